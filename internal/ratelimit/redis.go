@@ -1,0 +1,64 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"mailroom/internal/clock"
+)
+
+// incrScript increments the window's counter and gives a fresh key its
+// expiry in the same round trip, so a crash between the two cannot leave a
+// counter that never expires.
+const incrScript = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return n`
+
+// redisTTL outlives the window by a full window so that nodes whose clocks
+// differ by a few seconds still find the counter.
+const redisTTL = 2 * Window
+
+// Redis is a Limiter whose counters live in Redis, so every node pointed at
+// the same Redis enforces one budget per key. Keys are
+// "<prefix>:<key>:<window start unix>".
+type Redis struct {
+	client *redis.Client
+	clock  clock.Clock
+	prefix string
+	script *redis.Script
+}
+
+var _ Limiter = (*Redis)(nil)
+
+// NewRedis returns a limiter sharing counters through client.
+func NewRedis(client *redis.Client, c clock.Clock, prefix string) *Redis {
+	return &Redis{client: client, clock: c, prefix: prefix, script: redis.NewScript(incrScript)}
+}
+
+// Allow counts one request for key. A Redis failure is returned as an error;
+// the caller decides whether to fail open.
+func (r *Redis) Allow(ctx context.Context, key string, limit int) (Result, error) {
+	start := windowStart(r.clock.Now())
+	k := r.prefix + ":" + key + ":" + strconv.FormatInt(start, 10)
+	n, err := r.script.Run(ctx, r.client, []string{k}, int(redisTTL.Seconds())).Int64()
+	if err != nil {
+		return Result{}, fmt.Errorf("ratelimit: redis: %w", err)
+	}
+	return result(n, limit, start), nil
+}
+
+// ParseRedisURL builds a client from a redis:// or rediss:// URL such as
+// MAILROOM_REDIS_URL. It does not connect.
+func ParseRedisURL(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: redis url: %w", err)
+	}
+	return redis.NewClient(opts), nil
+}

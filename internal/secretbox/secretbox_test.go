@@ -1,0 +1,129 @@
+package secretbox_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+
+	"mailroom/internal/secretbox"
+)
+
+func newBox(t testing.TB, key string) *secretbox.Box {
+	t.Helper()
+	b, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSealOpenRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "operator secret")
+	for _, pt := range [][]byte{{}, []byte("whsec_abc"), bytes.Repeat([]byte{0xff}, 4096)} {
+		s, err := b.Seal(pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(s, "v1:") {
+			t.Fatalf("sealed value %q lacks v1: prefix", s)
+		}
+		got, err := b.Open(s)
+		if err != nil || !bytes.Equal(got, pt) {
+			t.Fatalf("Open = %q, %v; want %q", got, err, pt)
+		}
+	}
+}
+
+func TestSealUsesFreshNonce(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "k")
+	s1, _ := b.Seal([]byte("same"))
+	s2, _ := b.Seal([]byte("same"))
+	if s1 == s2 {
+		t.Fatal("two seals of the same plaintext are identical")
+	}
+}
+
+func TestOpenRejects(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "right key")
+	sealed, _ := b.Seal([]byte("private key bytes"))
+	raw, _ := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(sealed, "v1:"))
+
+	flip := func(i int) string {
+		c := bytes.Clone(raw)
+		c[i] ^= 1
+		return "v1:" + base64.RawURLEncoding.EncodeToString(c)
+	}
+	other, _ := newBox(t, "wrong key").Seal([]byte("private key bytes"))
+
+	tests := map[string]string{
+		"flipped nonce":      flip(0),
+		"flipped ciphertext": flip(14),
+		"flipped tag":        flip(len(raw) - 1),
+		"truncated":          sealed[:len(sealed)-4],
+		"other key":          other,
+		"no prefix":          strings.TrimPrefix(sealed, "v1:"),
+		"unknown version":    "v2:" + strings.TrimPrefix(sealed, "v1:"),
+		"bad base64":         "v1:!!!",
+		"empty":              "",
+		"too short":          "v1:AAAA",
+	}
+	for name, s := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := b.Open(s); !errors.Is(err, secretbox.ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestMAC(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "k")
+	m := b.MAC("unsubscribe", []byte("ct_1"))
+	if len(m) != 32 {
+		t.Fatalf("len = %d", len(m))
+	}
+	if !bytes.Equal(m, newBox(t, "k").MAC("unsubscribe", []byte("ct_1"))) {
+		t.Fatal("MAC not deterministic for the same key")
+	}
+	if !b.Verify("unsubscribe", []byte("ct_1"), m) {
+		t.Fatal("Verify rejected a good MAC")
+	}
+	for name, ok := range map[string]bool{
+		"other purpose": b.Verify("cursor", []byte("ct_1"), m),
+		"other data":    b.Verify("unsubscribe", []byte("ct_2"), m),
+		"other key":     newBox(t, "k2").Verify("unsubscribe", []byte("ct_1"), m),
+	} {
+		if ok {
+			t.Errorf("%s: MAC accepted", name)
+		}
+	}
+}
+
+func TestNewRejectsEmptyKey(t *testing.T) {
+	t.Parallel()
+	if _, err := secretbox.New(""); err == nil {
+		t.Fatal("empty key accepted")
+	}
+}
+
+// FuzzOpen feeds stored (possibly corrupted) values to Open: it must never
+// panic, and must never accept anything it did not seal.
+func FuzzOpen(f *testing.F) {
+	b := newBox(f, "fuzz key")
+	good, _ := b.Seal([]byte("seed"))
+	for _, s := range []string{good, "", "v1:", "v1:AAAA", "v1:" + strings.Repeat("A", 40), "v2:xx"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		pt, err := b.Open(s)
+		if err == nil && s != good && !bytes.Equal(pt, []byte("seed")) {
+			t.Fatalf("Open accepted a forged value %q -> %q", s, pt)
+		}
+	})
+}

@@ -89,7 +89,11 @@ func (r *Resolver) LookupTXT(ctx context.Context, name string) ([]string, error)
 	}
 	out := make([]string, 0, len(rrs))
 	for _, rr := range rrs {
-		out = append(out, strings.Join(rr.(*dns.TXT).Txt, ""))
+		var b strings.Builder
+		for _, part := range rr.(*dns.TXT).Txt {
+			b.WriteString(unescapeTXT(part))
+		}
+		out = append(out, b.String())
 	}
 	return out, nil
 }
@@ -274,6 +278,32 @@ func exchange(ctx context.Context, m *dns.Msg, server string) (*dns.Msg, error) 
 	resp, _, err = tcp.ExchangeContext(ctx, m, server)
 	return resp, err
 }
+
+// unescapeTXT undoes miekg/dns's presentation escaping of a character-string
+// (\X for a quote or backslash, \DDD for unprintable bytes) to give back the
+// bytes on the wire.
+func unescapeTXT(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b = append(b, s[i])
+			continue
+		}
+		i++
+		if i+2 < len(s) && isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+			b = append(b, byte(int(s[i]-'0')*100+int(s[i+1]-'0')*10+int(s[i+2]-'0')))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // systemErr maps Go resolver errors onto ErrNotFound.
 func systemErr(err error) error {

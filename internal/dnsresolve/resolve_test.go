@@ -169,3 +169,25 @@ func TestInvalidName(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// FuzzLookupTXT checks that any bytes published in a TXT record come back
+// unchanged: miekg/dns escapes quotes, backslashes and unprintable bytes, and
+// the resolver must undo exactly that.
+func FuzzLookupTXT(f *testing.F) {
+	for _, s := range []string{"v=spf1 -all", `say "hi" \ bye`, "tab\there\x00\xff", `\065\`, strings.Repeat("é", 200)} {
+		f.Add(s)
+	}
+	s := dnstest.Start(f)
+	r := dnsresolve.New(s.Addr())
+	f.Fuzz(func(t *testing.T, raw string) {
+		if len(raw) > 4000 {
+			return
+		}
+		s.Reset()
+		s.AddTXT("fuzz.example", raw)
+		got, err := r.LookupTXT(context.Background(), "fuzz.example")
+		if err != nil || len(got) != 1 || got[0] != raw {
+			t.Fatalf("published %q, got %q, %v", raw, got, err)
+		}
+	})
+}

@@ -9,6 +9,7 @@
 package dnstest
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -88,10 +89,10 @@ func (s *Server) AddTXT(name string, values ...string) {
 	var parts []string
 	for _, v := range values {
 		for len(v) > 255 {
-			parts = append(parts, v[:255])
+			parts = append(parts, escapeTXT(v[:255]))
 			v = v[255:]
 		}
-		parts = append(parts, v)
+		parts = append(parts, escapeTXT(v))
 	}
 	if len(parts) == 0 {
 		parts = []string{""}
@@ -211,6 +212,26 @@ func (s *Server) serve(w dns.ResponseWriter, req *dns.Msg) {
 		m.Truncate(size)
 	}
 	_ = w.WriteMsg(m)
+}
+
+// escapeTXT turns raw bytes into miekg/dns's presentation form, which is what
+// it expects in dns.TXT.Txt: backslash and quote escaped, other unprintable
+// bytes as \DDD.
+func escapeTXT(raw string) string {
+	var b strings.Builder
+	for i := range len(raw) {
+		c := raw[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c > '~':
+			fmt.Fprintf(&b, "\\%03d", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // fqdn lowercases name and gives it exactly one trailing dot.

@@ -1,0 +1,67 @@
+package domains
+
+// Record kinds, as the spec names them in records[].record.
+const (
+	RecordMX        = "MX"
+	RecordDKIM      = "DKIM"
+	RecordSPF       = "SPF"
+	RecordDMARC     = "DMARC"
+	RecordOwnership = "OWNERSHIP"
+)
+
+// Record statuses: pending until seen, verified once seen as published,
+// failed when something is published at the name but with the wrong value.
+const (
+	StatusPending  = "pending"
+	StatusVerified = "verified"
+	StatusFailed   = "failed"
+)
+
+// DKIMSelectors returns the three selectors every domain publishes; having
+// three lets keys rotate without a window in which signatures fail to verify.
+func DKIMSelectors() [3]string { return [3]string{"mr1", "mr2", "mr3"} }
+
+// Record is one DNS record a domain owner must publish.
+type Record struct {
+	Record   string `json:"record"` // MX, DKIM, SPF, DMARC or OWNERSHIP
+	Type     string `json:"type"`   // TXT, MX or CNAME
+	Name     string `json:"name"`   // fully qualified, without trailing dot
+	Value    string `json:"value"`  // exactly what to publish
+	Priority *int   `json:"priority,omitempty"`
+	Status   string `json:"status"`
+}
+
+// RecordConfig is the installation-wide part of every domain's records.
+type RecordConfig struct {
+	InboundHost string // host name domains point their MX at
+	SPFInclude  string // SPF mechanisms authorising our senders, e.g. "ip4:192.0.2.1" or "a:mx.example"
+}
+
+// KeySet is one DKIM selector and the TXT value publishing its public key.
+type KeySet struct {
+	Selector    string
+	PublicValue string // as made by DKIMRecordValue
+}
+
+// BuildRecords lists, in a stable order, everything domain must publish:
+// MX, one DKIM record per key set, SPF, DMARC and the ownership token.
+// domain must already be normalized. Every status starts pending.
+func BuildRecords(domain string, cfg RecordConfig, dkim []KeySet, ownershipToken string) []Record {
+	prio := 10
+	recs := []Record{{Record: RecordMX, Type: "MX", Name: domain, Value: cfg.InboundHost, Priority: &prio}}
+	for _, k := range dkim {
+		recs = append(recs, Record{Record: RecordDKIM, Type: "TXT", Name: k.Selector + "._domainkey." + domain, Value: k.PublicValue})
+	}
+	recs = append(recs,
+		Record{Record: RecordSPF, Type: "TXT", Name: domain, Value: "v=spf1 " + cfg.SPFInclude + " ~all"},
+		Record{Record: RecordDMARC, Type: "TXT", Name: "_dmarc." + domain, Value: "v=DMARC1; p=none;"},
+		Record{Record: RecordOwnership, Type: "TXT", Name: "_mailroom." + domain, Value: OwnershipPrefix + ownershipToken},
+	)
+	for i := range recs {
+		recs[i].Status = StatusPending
+	}
+	return recs
+}
+
+// OwnershipPrefix starts the ownership TXT value.
+const OwnershipPrefix = "mailroom-verification="

@@ -34,6 +34,7 @@ type Message struct {
 	To       []string
 	Data     []byte
 	Received time.Time
+	TLS      bool // the session was encrypted (STARTTLS or implicit TLS)
 }
 
 // Option configures a Sink.
@@ -244,7 +245,8 @@ func (ss *session) Data(r io.Reader) error {
 			return err
 		}
 	}
-	ss.sink.record(Message{From: ss.from, To: to, Data: data, Received: time.Now()})
+	_, isTLS := ss.conn.TLSConnectionState()
+	ss.sink.record(Message{From: ss.from, To: to, Data: data, Received: time.Now(), TLS: isTLS})
 	return nil
 }
 

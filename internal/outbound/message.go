@@ -1,0 +1,316 @@
+package outbound
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-message/mail"
+)
+
+// Address is a mailbox: an optional display name and an addr-spec.
+type Address struct {
+	Name    string
+	Address string
+}
+
+// Attachment is one file carried in a multipart/mixed message.
+type Attachment struct {
+	Filename string
+	// ContentType is sniffed from the file name, then from the bytes, when
+	// empty.
+	ContentType string
+	Data        []byte
+}
+
+// Message is everything Build needs to produce an RFC 5322 message.
+type Message struct {
+	From    Address
+	To      []Address
+	Cc      []Address
+	Bcc     []Address // envelope only; never written to the header
+	ReplyTo []Address
+	Subject string
+	HTML    string
+	Text    string
+	// Headers are extra header fields such as In-Reply-To, References or
+	// X-Entity-Ref-ID. Fields Build writes itself are refused.
+	Headers     map[string]string
+	Attachments []Attachment
+	// MessageID is written as given, with or without angle brackets; when
+	// empty Build generates one on the From domain.
+	MessageID string
+	// Date is required: Build never reads the clock.
+	Date time.Time
+}
+
+// ErrHeaderInjection is returned when a header value would end the field
+// early (CR or LF) and so let a caller forge other header fields.
+var ErrHeaderInjection = errors.New("outbound: header value contains CR or LF")
+
+// reservedHeaders are written by Build; letting Headers set them would allow
+// spoofing or a message whose structure contradicts its Content-Type.
+var reservedHeaders = []string{
+	"message-id", "date", "from", "to", "cc", "bcc", "reply-to", "subject",
+	"dkim-signature", "mime-version", "content-type", "content-transfer-encoding",
+	"content-disposition", "sender", "return-path",
+}
+
+// NewMessageID returns a globally unique "<random@domain>" message id.
+func NewMessageID(domain string) string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	id := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	if domain == "" {
+		domain = "localhost"
+	}
+	return "<" + id + "@" + domain + ">"
+}
+
+// Build assembles m into wire bytes with CRLF line endings: text/plain alone,
+// multipart/alternative when there is HTML (a plain part is derived from the
+// HTML when Text is empty), wrapped in multipart/mixed when there are
+// attachments.
+func Build(m *Message) ([]byte, error) {
+	if err := validate(m); err != nil {
+		return nil, err
+	}
+	h, err := header(m)
+	if err != nil {
+		return nil, err
+	}
+	text := m.Text
+	if text == "" && m.HTML != "" {
+		text = HTMLToText(m.HTML)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(m.HTML) + 2*len(text) + 1024 + attachmentsSize(m.Attachments))
+	if len(m.Attachments) == 0 {
+		if m.HTML == "" {
+			w, err := mail.CreateSingleInlineWriter(&buf, withTextType(h, "text/plain"))
+			if err != nil {
+				return nil, err
+			}
+			if err := writeClose(w, text); err != nil {
+				return nil, err
+			}
+			return buf.Bytes(), nil
+		}
+		iw, err := mail.CreateInlineWriter(&buf, h)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeAlternatives(iw, text, m.HTML); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+
+	mw, err := mail.CreateWriter(&buf, h)
+	if err != nil {
+		return nil, err
+	}
+	if m.HTML == "" {
+		var ih mail.InlineHeader
+		ih.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
+		w, err := mw.CreateSingleInline(ih)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeClose(w, text); err != nil {
+			return nil, err
+		}
+	} else {
+		iw, err := mw.CreateInline()
+		if err != nil {
+			return nil, err
+		}
+		if err := writeAlternatives(iw, text, m.HTML); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range m.Attachments {
+		if err := writeAttachment(mw, a); err != nil {
+			return nil, err
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func header(m *Message) (mail.Header, error) {
+	var h mail.Header
+	h.SetDate(m.Date)
+	h.SetAddressList("From", toMail([]Address{m.From}))
+	if len(m.To) > 0 {
+		h.SetAddressList("To", toMail(m.To))
+	}
+	if len(m.Cc) > 0 {
+		h.SetAddressList("Cc", toMail(m.Cc))
+	}
+	if len(m.ReplyTo) > 0 {
+		h.SetAddressList("Reply-To", toMail(m.ReplyTo))
+	}
+	h.SetSubject(m.Subject)
+	id := strings.TrimSuffix(strings.TrimPrefix(m.MessageID, "<"), ">")
+	if id == "" {
+		id = strings.Trim(NewMessageID(domainOf(m.From.Address)), "<>")
+	}
+	h.SetMessageID(id)
+	h.Set("MIME-Version", "1.0")
+	// Sorted so that the same Message always yields the same bytes.
+	keys := make([]string, 0, len(m.Headers))
+	for k := range m.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		h.SetText(k, m.Headers[k])
+	}
+	return h, nil
+}
+
+func validate(m *Message) error {
+	if m.From.Address == "" {
+		return errors.New("outbound: From address is required")
+	}
+	if m.Date.IsZero() {
+		return errors.New("outbound: Date is required")
+	}
+	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
+		return errors.New("outbound: at least one recipient is required")
+	}
+	check := []string{m.Subject, m.MessageID, m.From.Name, m.From.Address}
+	for _, l := range [][]Address{m.To, m.Cc, m.Bcc, m.ReplyTo} {
+		for _, a := range l {
+			check = append(check, a.Name, a.Address)
+		}
+	}
+	for _, a := range m.Attachments {
+		check = append(check, a.Filename, a.ContentType)
+	}
+	for _, s := range check {
+		if strings.ContainsAny(s, "\r\n") {
+			return ErrHeaderInjection
+		}
+	}
+	for k, v := range m.Headers {
+		if !validHeaderName(k) {
+			return fmt.Errorf("outbound: invalid header name %q", k)
+		}
+		if slices.Contains(reservedHeaders, strings.ToLower(k)) {
+			return fmt.Errorf("outbound: header %q is written by the service", k)
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return ErrHeaderInjection
+		}
+	}
+	return nil
+}
+
+// validHeaderName follows RFC 5322 section 3.6.8: printable ASCII except
+// colon.
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 33 || c > 126 || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+func withTextType(h mail.Header, typ string) mail.Header {
+	h = h.Copy()
+	h.SetContentType(typ, map[string]string{"charset": "utf-8"})
+	return h
+}
+
+func writeAlternatives(iw *mail.InlineWriter, text, html string) error {
+	// Least preferred first (RFC 2046 section 5.1.4).
+	for _, p := range []struct{ typ, body string }{{"text/plain", text}, {"text/html", html}} {
+		var ih mail.InlineHeader
+		ih.SetContentType(p.typ, map[string]string{"charset": "utf-8"})
+		w, err := iw.CreatePart(ih)
+		if err != nil {
+			return err
+		}
+		if err := writeClose(w, p.body); err != nil {
+			return err
+		}
+	}
+	return iw.Close()
+}
+
+func writeAttachment(mw *mail.Writer, a Attachment) error {
+	ct := a.ContentType
+	if ct == "" {
+		ct = mime.TypeByExtension(strings.ToLower(path.Ext(a.Filename)))
+	}
+	if ct == "" {
+		ct = http.DetectContentType(a.Data)
+	}
+	typ, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return fmt.Errorf("outbound: attachment %q: content type %q: %w", a.Filename, ct, err)
+	}
+	var ah mail.AttachmentHeader
+	if a.Filename != "" {
+		params["name"] = a.Filename
+	}
+	ah.SetContentType(typ, params)
+	if a.Filename != "" {
+		ah.SetFilename(a.Filename)
+	}
+	w, err := mw.CreateAttachment(ah)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(a.Data); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+func writeClose(w io.WriteCloser, s string) error {
+	if _, err := io.WriteString(w, s); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+func toMail(l []Address) []*mail.Address {
+	out := make([]*mail.Address, len(l))
+	for i, a := range l {
+		out[i] = &mail.Address{Name: a.Name, Address: a.Address}
+	}
+	return out
+}
+
+func attachmentsSize(l []Attachment) int {
+	n := 0
+	for _, a := range l {
+		n += len(a.Data)*4/3 + 256
+	}
+	return n
+}
+
+func domainOf(addr string) string {
+	if i := strings.LastIndexByte(addr, '@'); i >= 0 {
+		return strings.ToLower(addr[i+1:])
+	}
+	return ""
+}

@@ -1,0 +1,254 @@
+package outbound
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"mailroom/internal/clock"
+)
+
+// MX is one mail exchanger of a domain.
+type MX struct {
+	Host string
+	Pref uint16
+}
+
+// MXResolver is the DNS the MX transport needs. A name that does not exist
+// should be reported as a *net.DNSError with IsNotFound set: that is what
+// makes the failure permanent rather than a retry.
+type MXResolver interface {
+	LookupMX(ctx context.Context, domain string) ([]MX, error)
+	LookupHost(ctx context.Context, host string) ([]string, error)
+}
+
+// MXOptions tunes direct delivery. Zero values pick the defaults given per
+// field.
+type MXOptions struct {
+	// Port is the SMTP port on every exchanger. Default 25; tests point it
+	// at a sink.
+	Port int
+	// HeloName is the name sent in EHLO; it should resolve back to the
+	// sending IP. Default "localhost".
+	HeloName string
+	// MaxConnsPerHost caps concurrent sessions to one exchanger. Default 10.
+	MaxConnsPerHost int
+	// MaxMessagesPerConn closes a session after this many messages.
+	// Default 100.
+	MaxMessagesPerConn int
+	// IdleTimeout discards pooled sessions idle longer than this.
+	// Default 30s.
+	IdleTimeout time.Duration
+	// DialTimeout bounds each TCP connect. Default 30s.
+	DialTimeout time.Duration
+	// CommandTimeout bounds each SMTP reply (twice that after DATA).
+	// Default: go-smtp's 5 minutes.
+	CommandTimeout time.Duration
+	// Clock times idle sessions. Default clock.Real.
+	Clock clock.Clock
+}
+
+// MXTransport delivers straight to each recipient domain's exchangers.
+// STARTTLS is opportunistic (RFC 3207 section 4.1 as practised: any
+// certificate is accepted, and a failed handshake falls back to plaintext).
+type MXTransport struct {
+	resolver MXResolver
+	port     string
+	sess     *session
+	pool     *pool
+}
+
+var _ Transport = (*MXTransport)(nil)
+
+// NewMX returns a direct-delivery transport using resolver for DNS.
+func NewMX(resolver MXResolver, opts MXOptions) *MXTransport {
+	port := opts.Port
+	if port == 0 {
+		port = 25
+	}
+	s := &session{
+		helo:           opts.HeloName,
+		tls:            &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}, //nolint:gosec // opportunistic TLS: encryption without authentication beats plaintext
+		opportunistic:  true,
+		dialTimeout:    opts.DialTimeout,
+		commandTimeout: opts.CommandTimeout,
+	}
+	if s.helo == "" {
+		s.helo = "localhost"
+	}
+	if s.dialTimeout == 0 {
+		s.dialTimeout = 30 * time.Second
+	}
+	t := &MXTransport{resolver: resolver, port: strconv.Itoa(port), sess: s}
+	t.pool = newPool(t.dial, poolConfig{
+		maxConns: opts.MaxConnsPerHost, idleTimeout: opts.IdleTimeout,
+		maxMsgs: opts.MaxMessagesPerConn, clock: opts.Clock,
+	})
+	return t
+}
+
+// dial opens a session to exchanger addr (name:port), trying each of its
+// addresses in turn.
+func (t *MXTransport) dial(ctx context.Context, addr string) (*conn, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	ips := []string{host}
+	if net.ParseIP(host) == nil {
+		var err error
+		if ips, err = t.resolver.LookupHost(ctx, host); err != nil {
+			return nil, err
+		}
+	}
+	var errs []error
+	for _, ip := range ips {
+		c, err := t.sess.open(ctx, addr, ip, port, host)
+		if err == nil {
+			return &conn{c: c, host: addr}, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", ip, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("%s has no addresses", host)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// Send groups the recipients by domain and runs one transaction per domain,
+// the domains in parallel.
+func (t *MXTransport) Send(ctx context.Context, env Envelope, data []byte) (*Result, error) {
+	if err := validEnvelope(env); err != nil {
+		return nil, err
+	}
+	var domains []string
+	groups := map[string][]string{}
+	for _, r := range env.To {
+		d := domainOf(r)
+		if _, ok := groups[d]; !ok {
+			domains = append(domains, d)
+		}
+		groups[d] = append(groups[d], r)
+	}
+	results := make([]*Result, len(domains))
+	errs := make([]error, len(domains))
+	if len(domains) == 1 {
+		results[0], errs[0] = t.sendDomain(ctx, domains[0], Envelope{From: env.From, To: groups[domains[0]]}, data)
+	} else {
+		var wg sync.WaitGroup
+		for i, d := range domains {
+			wg.Go(func() {
+				results[i], errs[i] = t.sendDomain(ctx, d, Envelope{From: env.From, To: groups[d]}, data)
+			})
+		}
+		wg.Wait()
+	}
+
+	// Back in envelope order, so callers can zip results with recipients.
+	byRcpt := make(map[string]RcptResult, len(env.To))
+	res := &Result{}
+	for _, r := range results {
+		if res.Host == "" {
+			res.Host = r.Host
+		}
+		for _, rr := range r.Rcpts {
+			byRcpt[rr.Rcpt] = rr
+		}
+	}
+	for _, r := range env.To {
+		res.Rcpts = append(res.Rcpts, byRcpt[r])
+	}
+	var failed error
+	for _, err := range errs {
+		if err == nil {
+			return res, nil // somebody answered
+		}
+		if failed == nil {
+			failed = err
+		}
+	}
+	return res, failed
+}
+
+// sendDomain tries the domain's exchangers in preference order until one
+// answers.
+func (t *MXTransport) sendDomain(ctx context.Context, domain string, env Envelope, data []byte) (*Result, error) {
+	hosts, err := t.exchangers(ctx, domain)
+	if err != nil {
+		se := &SendError{Temporary: !isNotFound(err), Err: err}
+		var perm *SendError
+		if errors.As(err, &perm) {
+			se = perm
+		}
+		return &Result{Rcpts: failAll(env.To, "", se.Err, se.Temporary)}, se
+	}
+	var lastRes *Result
+	var lastErr error
+	for _, h := range hosts {
+		addr := net.JoinHostPort(h, t.port)
+		res := &Result{Host: addr}
+		err := t.pool.do(ctx, addr, func(cn *conn) error {
+			rcpts, err := transact(cn.c, addr, env, data)
+			res.Rcpts = rcpts
+			return err
+		})
+		if err == nil {
+			return res, nil
+		}
+		lastRes, lastErr = finishFailed(res, env.To, addr, err)
+		if lastErr == nil || ctx.Err() != nil {
+			// Some recipients got an answer: the transaction happened and
+			// must not be repeated on the next exchanger.
+			return lastRes, lastErr
+		}
+	}
+	return lastRes, lastErr
+}
+
+// exchangers lists the hosts to try: MX records by preference (RFC 5321
+// section 5.1), or the domain itself when it has none.
+func (t *MXTransport) exchangers(ctx context.Context, domain string) ([]string, error) {
+	if domain == "" {
+		return nil, &SendError{Err: errors.New("recipient has no domain")}
+	}
+	mxs, err := t.resolver.LookupMX(ctx, domain)
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	if len(mxs) == 0 {
+		// Implicit MX: the domain's own address records, if any.
+		if _, err := t.resolver.LookupHost(ctx, domain); err != nil {
+			return nil, err
+		}
+		return []string{domain}, nil
+	}
+	slices.SortStableFunc(mxs, func(a, b MX) int { return int(a.Pref) - int(b.Pref) })
+	hosts := make([]string, 0, len(mxs))
+	for _, mx := range mxs {
+		h := strings.TrimSuffix(mx.Host, ".")
+		if h == "" {
+			// Null MX (RFC 7505): the domain accepts no mail at all.
+			return nil, &SendError{Err: fmt.Errorf("%s publishes a null MX and accepts no mail", domain)}
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
+}
+
+// Close ends the idle pooled sessions; Send may still be called after.
+func (t *MXTransport) Close() error {
+	t.pool.close()
+	return nil
+}
+
+func isNotFound(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de) && de.IsNotFound
+}

@@ -1,0 +1,198 @@
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/emersion/go-smtp"
+)
+
+// Envelope is the SMTP envelope: the return path (MAIL FROM) and the
+// recipients (RCPT TO), Bcc included.
+type Envelope struct {
+	From string
+	To   []string
+}
+
+// RcptResult is the receiving server's answer for one recipient: to RCPT
+// when it refused there, else to the end of DATA.
+type RcptResult struct {
+	Rcpt     string
+	Code     int    // SMTP reply code; 0 when no server answered (see Message)
+	Enhanced string // RFC 3463 code such as "5.1.1", "" when the server gave none
+	Message  string
+	// Temporary is true for 4xx replies and for failures to reach any
+	// server; the recipient should be retried later.
+	Temporary bool
+	OK        bool   // accepted for delivery (250 after DATA)
+	Host      string // the server that answered, host:port
+}
+
+// Result gathers per-recipient outcomes of one Send.
+type Result struct {
+	Rcpts []RcptResult
+	// Host is the server that answered (host:port); with several
+	// destination domains, the first one.
+	Host string
+}
+
+// Transport delivers one message to the recipients of an envelope.
+//
+// Send returns a nil error whenever at least one server answered; refused
+// recipients are in Result.Rcpts. It returns a *SendError when no
+// recipient got an answer (connection refused, dropped, timed out, no
+// usable MX); Result is then still filled, one RcptResult per recipient.
+type Transport interface {
+	Send(ctx context.Context, env Envelope, data []byte) (*Result, error)
+}
+
+// SendError is a failure of the whole transaction.
+type SendError struct {
+	Temporary bool   // retry later; false for a domain that cannot receive mail (no such domain, null MX)
+	Host      string // the server involved, if any
+	Err       error
+}
+
+func (e *SendError) Error() string {
+	kind := "permanent"
+	if e.Temporary {
+		kind = "temporary"
+	}
+	if e.Host != "" {
+		return fmt.Sprintf("outbound: %s failure at %s: %v", kind, e.Host, e.Err)
+	}
+	return fmt.Sprintf("outbound: %s failure: %v", kind, e.Err)
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// IsTemporary reports whether err (from Send) is worth retrying. Errors
+// that are not a *SendError (a cancelled context, say) count as temporary.
+func IsTemporary(err error) bool {
+	var se *SendError
+	if errors.As(err, &se) {
+		return se.Temporary
+	}
+	return err != nil
+}
+
+// errBroken marks an I/O failure mid-transaction: the connection must not
+// go back to the pool and the recipients get no server answer.
+type errBroken struct{ err error }
+
+func (e errBroken) Error() string { return e.err.Error() }
+func (e errBroken) Unwrap() error { return e.err }
+
+// transact runs MAIL, RCPT for each recipient and, when at least one was
+// accepted, DATA on an open client. A server reply (even 5xx) yields
+// per-recipient results; only a broken connection returns an error.
+func transact(c *smtp.Client, host string, env Envelope, data []byte) ([]RcptResult, error) {
+	out := make([]RcptResult, len(env.To))
+	for i, r := range env.To {
+		out[i] = RcptResult{Rcpt: r, Host: host}
+	}
+	opts := &smtp.MailOptions{Size: int64(len(data))}
+	if err := c.Mail(env.From, opts); err != nil {
+		if !applyReply(out, nil, err) {
+			return out, errBroken{err}
+		}
+		_ = c.Reset()
+		return out, nil
+	}
+	accepted := make([]int, 0, len(env.To))
+	for i, r := range env.To {
+		if err := c.Rcpt(r, nil); err != nil {
+			if !applyReply(out[i:i+1], nil, err) {
+				return out, errBroken{err}
+			}
+			continue
+		}
+		accepted = append(accepted, i)
+	}
+	if len(accepted) == 0 {
+		if err := c.Reset(); err != nil {
+			return out, errBroken{err}
+		}
+		return out, nil
+	}
+	w, err := c.Data()
+	if err != nil {
+		if !applyReply(out, accepted, err) {
+			return out, errBroken{err}
+		}
+		return out, nil
+	}
+	if _, err := w.Write(data); err != nil {
+		return out, errBroken{err}
+	}
+	resp, err := w.CloseWithResponse()
+	if err != nil {
+		if !applyReply(out, accepted, err) {
+			return out, errBroken{err}
+		}
+		return out, nil
+	}
+	for _, i := range accepted {
+		out[i].OK = true
+		out[i].Code = 250
+		out[i].Message = resp.StatusText
+	}
+	return out, nil
+}
+
+// applyReply records a server reply on the recipients at idx (all when idx
+// is nil). It returns false when err is not a server reply.
+func applyReply(out []RcptResult, idx []int, err error) bool {
+	var se *smtp.SMTPError
+	if !errors.As(err, &se) {
+		return false
+	}
+	set := func(r *RcptResult) {
+		r.Code = se.Code
+		r.Message = se.Message
+		if se.EnhancedCode != smtp.NoEnhancedCode && se.EnhancedCode != (smtp.EnhancedCode{}) {
+			r.Enhanced = fmt.Sprintf("%d.%d.%d", se.EnhancedCode[0], se.EnhancedCode[1], se.EnhancedCode[2])
+		}
+		r.Temporary = se.Code >= 400 && se.Code < 500
+	}
+	if idx == nil {
+		for i := range out {
+			set(&out[i])
+		}
+		return true
+	}
+	for _, i := range idx {
+		set(&out[i])
+	}
+	return true
+}
+
+// failAll gives every recipient the same transport failure.
+func failAll(rcpts []string, host string, err error, temporary bool) []RcptResult {
+	out := make([]RcptResult, len(rcpts))
+	for i, r := range rcpts {
+		out[i] = RcptResult{Rcpt: r, Host: host, Message: err.Error(), Temporary: temporary}
+	}
+	return out
+}
+
+// validEnvelope refuses addresses that would break the SMTP command line.
+func validEnvelope(env Envelope) error {
+	if len(env.To) == 0 {
+		return errors.New("outbound: envelope has no recipients")
+	}
+	for _, a := range append([]string{env.From}, env.To...) {
+		if strings.ContainsAny(a, "\r\n<>") {
+			return fmt.Errorf("outbound: invalid envelope address %q", a)
+		}
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,37 @@
+package sending
+
+import (
+	"strings"
+	"testing"
+)
+
+func FuzzParseAddress(f *testing.F) {
+	for _, s := range []string{
+		"a@b.co", "Alice <alice@Example.COM>", `"Doe, Jane" <jane@example.com>`, "=?utf-8?q?J=C3=B6rg?= <j@example.com>",
+		"user@bücher.example", "a@b.co\r\nBcc: x@y.z", `"john doe"@example.com`, "a@[1.2.3.4]", "<a@b.co>",
+		"=?utf-8?b?QWxpY2U=?= <a@b.co>", `"=?x?" <a@b.co>`, "a(comment)@b.co", "Name <a@xn--bcher-kva.example>",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAddress(s)
+		if err != nil {
+			return
+		}
+		if strings.ContainsAny(a.Email, "\r\n\x00 ") || strings.ContainsAny(a.Name, "\r\n\x00") {
+			t.Fatalf("ParseAddress(%q) let a control character through: %+v", s, a)
+		}
+		at := strings.LastIndexByte(a.Email, '@')
+		if at < 1 || at > maxLocalPart || len(a.Email) > maxEmailLength || a.Email[at+1:] != strings.ToLower(a.Email[at+1:]) {
+			t.Fatalf("ParseAddress(%q) = %+v breaks a limit", s, a)
+		}
+		formatted := a.String()
+		back, err := ParseAddress(formatted)
+		if err != nil {
+			t.Fatalf("ParseAddress(%q) = %+v, but its String %q does not re-parse: %v", s, a, formatted, err)
+		}
+		if back != a {
+			t.Fatalf("ParseAddress(%q) = %+v; String %q re-parses as %+v", s, a, formatted, back)
+		}
+	})
+}

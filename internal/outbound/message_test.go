@@ -210,3 +210,15 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+func FuzzHTMLToText(f *testing.F) {
+	for _, s := range []string{"<p>a<b>b</b></p>", "<a href='x'>y</a>", "<script>", "<li><li><br/>", "</a></a>&amp;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := HTMLToText(s)
+		if strings.ContainsRune(out, '<') && !strings.Contains(s, "<") && !strings.Contains(s, "&") {
+			t.Fatalf("invented markup from %q: %q", s, out)
+		}
+	})
+}

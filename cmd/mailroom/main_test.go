@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mailroom/internal/testkit/testdb"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestWorkspaceCreatePrintsOneJSONObject(t *testing.T) {
+	e := map[string]string{"MAILROOM_DATABASE_URL": testdb.URL(t), "MAILROOM_DATA_DIR": t.TempDir()}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"mailroom", "migrate"}, env(e), &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	out.Reset()
+	err := run(context.Background(), []string{"mailroom", "workspace", "create", "--name", "Acme", "--owner-email", "me@acme.io"}, env(e), &out, &errOut)
+	if err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var got map[string]string
+	dec := json.NewDecoder(&out)
+	if err := dec.Decode(&got); err != nil || dec.More() {
+		t.Fatalf("stdout is not exactly one JSON object: %q %v", out.String(), err)
+	}
+	if !strings.HasPrefix(got["api_key"], "mr_") || !strings.HasPrefix(got["workspace_id"], "ws_") || len(got) != 2 {
+		t.Fatalf("%v", got)
+	}
+	if err := run(context.Background(), []string{"mailroom", "workspace", "create", "--name", "x"}, env(e), &out, &errOut); err == nil {
+		t.Fatal("missing --owner-email accepted")
+	}
+}
+
+// TestServeBinary builds the real binary, serves, creates a workspace while
+// it runs, and checks SIGTERM exits 0.
+func TestServeBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "mailroom")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v %s", err, out)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = environ
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never healthy: %s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	create := exec.Command(bin, "workspace", "create", "--name", "Live", "--owner-email", "a@b.io")
+	create.Env = environ
+	out, err := create.Output()
+	if err != nil {
+		t.Fatalf("workspace create while serving: %v", err)
+	}
+	var ws map[string]string
+	if err := json.Unmarshal(out, &ws); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/api-keys", nil)
+	req.Header.Set("Authorization", "Bearer "+ws["api_key"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("key from CLI rejected by server: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve did not exit 0 on SIGTERM: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"route":"GET /v1/api-keys"`) || !strings.Contains(logs.String(), `"request_id"`) {
+		t.Fatalf("request log line missing: %s", logs.String())
+	}
+}

@@ -1,0 +1,213 @@
+// Package app is the composition root: it builds the store, the queue, the
+// services and the servers from a Config, and owns their start and stop order.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/clock"
+	"mailroom/internal/config"
+	"mailroom/internal/httpapi"
+	"mailroom/internal/jobs"
+	"mailroom/internal/ratelimit"
+	"mailroom/internal/secretbox"
+	"mailroom/internal/store"
+	"mailroom/internal/workspaces"
+)
+
+// Options are the parts tests replace.
+type Options struct {
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+// App is one running Mailroom node.
+type App struct {
+	Config     *config.Config
+	DB         *store.DB
+	Queue      *jobs.Queue
+	Workspaces *workspaces.Service
+	Box        *secretbox.Box
+	Clock      clock.Clock
+	Log        *slog.Logger
+	Handler    http.Handler
+	Registry   *prometheus.Registry
+
+	httpSrv  *http.Server
+	httpLn   net.Listener
+	cancel   context.CancelFunc
+	bg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+// Open connects to the database and migrates it (shared by every command).
+func Open(ctx context.Context, cfg *config.Config) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := jobs.Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// New builds a node: database (migrated), queue, services and the HTTP handler.
+func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	key, err := cfg.EnsureSecretKey()
+	if err != nil {
+		return nil, err
+	}
+	box, err := secretbox.New(key)
+	if err != nil {
+		return nil, fmt.Errorf("MAILROOM_SECRET_KEY: %w", err)
+	}
+	db, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry()}
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Workspaces = workspaces.New(db, o.Clock)
+
+	workers := river.NewWorkers()
+	periodic := []*river.PeriodicJob{jobs.CleanupPeriodic()}
+	river.AddWorker(workers, &jobs.CleanupWorker{DB: db, Clock: o.Clock})
+	// Services register their workers and periodic jobs below.
+
+	queueOpts := jobs.Options{
+		Workers:  workers,
+		Periodic: periodic,
+		Logger:   o.Logger.With("component", "queue"),
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: 20},
+		},
+	}
+	q, err := jobs.New(db, queueOpts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Queue = q
+	a.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mailroom_queue_depth", Help: "Jobs waiting to run (available, scheduled or retrying).",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		n, err := q.Depth(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	}))
+
+	limiter, err := newLimiter(cfg, o.Clock)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.Handler = httpapi.NewHandler(httpapi.Deps{
+		Workspaces:     a.Workspaces,
+		Limiter:        limiter,
+		KeyLimit:       cfg.RateLimit,
+		AnonymousLimit: cfg.RateLimitAnonymous,
+		Box:            box,
+		Clock:          o.Clock,
+		Logger:         o.Logger,
+		LogRequests:    true,
+		Registry:       a.Registry,
+		Ready:          db.Ping,
+		Services:       httpapi.Services{},
+	})
+	return a, nil
+}
+
+func newLimiter(cfg *config.Config, c clock.Clock) (ratelimit.Limiter, error) {
+	if cfg.RedisURL == "" {
+		return ratelimit.NewMemory(c), nil
+	}
+	client, err := ratelimit.ParseRedisURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("MAILROOM_REDIS_URL: %w", err)
+	}
+	return ratelimit.NewRedis(client, c, "mailroom:rl"), nil
+}
+
+// Start opens the listeners and starts the workers. It returns once the node
+// is serving.
+func (a *App) Start(ctx context.Context) error {
+	bgctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.cancel = cancel
+	if err := a.Queue.Start(bgctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", a.Config.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listening on MAILROOM_HTTP_ADDR %s: %w", a.Config.HTTPAddr, err)
+	}
+	a.httpLn = ln
+	a.httpSrv = &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("http server stopped", "err", err)
+		}
+	}()
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		a.Workspaces.RunFlusher(bgctx, 5*time.Second)
+	}()
+	a.Log.Info("mailroom serving", "http", ln.Addr().String(), "database", a.DB.Dialect.String())
+	return nil
+}
+
+// HTTPAddr is the address the API listens on (useful with port 0).
+func (a *App) HTTPAddr() string {
+	if a.httpLn == nil {
+		return ""
+	}
+	return a.httpLn.Addr().String()
+}
+
+// Stop drains: the HTTP server finishes in-flight requests, the queue lets
+// running jobs end, background loops flush, then the database closes. A
+// second call does nothing.
+func (a *App) Stop(ctx context.Context) error {
+	var err error
+	a.stopOnce.Do(func() {
+		if a.httpSrv != nil {
+			err = errors.Join(err, a.httpSrv.Shutdown(ctx))
+		}
+		err = errors.Join(err, a.Queue.Stop(ctx))
+		if a.cancel != nil {
+			a.cancel()
+		}
+		a.bg.Wait()
+		err = errors.Join(err, a.DB.Close())
+	})
+	return err
+}

@@ -1,0 +1,191 @@
+// Package config reads Mailroom's configuration from MAILROOM_* environment
+// variables. Defaults make `mailroom serve` work with no configuration at all.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Config is the whole of Mailroom's settings, typed.
+type Config struct {
+	HTTPAddr             string
+	SMTPAddr             string
+	DatabaseURL          string
+	ServiceDomain        string
+	PublicURL            string
+	Outbound             string
+	DNSResolver          string
+	WebhookAllowPrivate  bool
+	SecretKey            string
+	RateLimit            int
+	RateLimitAnonymous   int
+	RedisURL             string
+	OutboundIPs          []string // published in SPF; empty means a: of the service domain's outbound host
+	InboundHost          string   // MX target published for sending domains
+	DomainLimit          int      // domains per workspace; 0 = unlimited
+	SMTPPort             int      // destination port for direct MX delivery (25; tests use the sink's)
+	HeloName             string
+	LogLevel             string
+	DataDir              string // where SQLite and the generated secret key live
+	DeliveryConcurrency  int
+	WebhookConcurrency   int
+	RelayInsecureSkipTLS bool
+}
+
+// IsPostgres reports whether the database URL names PostgreSQL.
+func (c *Config) IsPostgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
+
+// Load reads the configuration through getenv (os.Getenv in production, a map
+// in tests) and validates it.
+func Load(getenv func(string) string) (*Config, error) {
+	get := func(k, def string) string {
+		if v, ok := lookup(getenv, k); ok {
+			return v
+		}
+		return def
+	}
+	c := &Config{
+		HTTPAddr:             get("MAILROOM_HTTP_ADDR", ":8080"),
+		SMTPAddr:             get("MAILROOM_SMTP_ADDR", ":2525"),
+		DatabaseURL:          get("MAILROOM_DATABASE_URL", "./data/mailroom.db"),
+		ServiceDomain:        strings.ToLower(get("MAILROOM_SERVICE_DOMAIN", "mailroom.localhost")),
+		PublicURL:            strings.TrimRight(get("MAILROOM_PUBLIC_URL", "http://localhost:8080"), "/"),
+		Outbound:             get("MAILROOM_OUTBOUND", "mx"),
+		DNSResolver:          get("MAILROOM_DNS_RESOLVER", ""),
+		SecretKey:            get("MAILROOM_SECRET_KEY", ""),
+		RedisURL:             get("MAILROOM_REDIS_URL", ""),
+		InboundHost:          strings.ToLower(get("MAILROOM_INBOUND_HOST", "")),
+		HeloName:             get("MAILROOM_HELO_NAME", ""),
+		LogLevel:             get("MAILROOM_LOG_LEVEL", "info"),
+		RelayInsecureSkipTLS: get("MAILROOM_OUTBOUND_INSECURE_TLS", "") == "true",
+	}
+	var errs []error
+	boolean := func(k string, dst *bool) {
+		v := get(k, "false")
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not true or false", k, v))
+		}
+		*dst = b
+	}
+	integer := func(k string, def int, dst *int) {
+		v := get(k, strconv.Itoa(def))
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("%s: %q is not a non-negative integer", k, v))
+		}
+		*dst = n
+	}
+	boolean("MAILROOM_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
+	integer("MAILROOM_RATE_LIMIT", 600, &c.RateLimit)
+	integer("MAILROOM_RATE_LIMIT_ANONYMOUS", 30, &c.RateLimitAnonymous)
+	integer("MAILROOM_DOMAIN_LIMIT", 0, &c.DomainLimit)
+	integer("MAILROOM_SMTP_PORT", 25, &c.SMTPPort)
+	integer("MAILROOM_DELIVERY_CONCURRENCY", 64, &c.DeliveryConcurrency)
+	integer("MAILROOM_WEBHOOK_CONCURRENCY", 64, &c.WebhookConcurrency)
+	if v := get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
+		for _, ip := range strings.Split(v, ",") {
+			if ip = strings.TrimSpace(ip); ip != "" {
+				c.OutboundIPs = append(c.OutboundIPs, ip)
+			}
+		}
+	}
+	if c.InboundHost == "" {
+		c.InboundHost = "mx." + c.ServiceDomain
+	}
+	if c.HeloName == "" {
+		c.HeloName = "mail." + c.ServiceDomain
+	}
+	if c.IsPostgres() {
+		c.DataDir = get("MAILROOM_DATA_DIR", "./data")
+	} else {
+		c.DataDir = get("MAILROOM_DATA_DIR", filepath.Dir(c.DatabaseURL))
+	}
+	if err := c.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func lookup(getenv func(string) string, k string) (string, bool) {
+	v := getenv(k)
+	if v == "" {
+		return "", false
+	}
+	return v, true
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.ServiceDomain == "" || strings.ContainsAny(c.ServiceDomain, " /@") {
+		errs = append(errs, fmt.Errorf("MAILROOM_SERVICE_DOMAIN: %q is not a host name", c.ServiceDomain))
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("MAILROOM_PUBLIC_URL: %q must be an absolute http(s) URL", c.PublicURL))
+	}
+	if c.Outbound != "mx" {
+		u, err := url.Parse(c.Outbound)
+		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("MAILROOM_OUTBOUND: %q must be mx, smtp://[user:pass@]host:port or smtps://...", c.Outbound))
+		}
+	}
+	if c.RateLimit == 0 {
+		errs = append(errs, errors.New("MAILROOM_RATE_LIMIT: must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// EnsureSecretKey returns the configured secret key or, when none is set, the
+// one generated on first start into the data directory, so that links and
+// encrypted secrets survive restarts of a single node.
+func (c *Config) EnsureSecretKey() (string, error) {
+	if c.SecretKey != "" {
+		return c.SecretKey, nil
+	}
+	path := filepath.Join(c.DataDir, "secret.key")
+	if b, err := os.ReadFile(path); err == nil {
+		if k := strings.TrimSpace(string(b)); k != "" {
+			c.SecretKey = k
+			return k, nil
+		}
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return "", fmt.Errorf("creating data directory: %w", err)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	k := hex.EncodeToString(b)
+	// O_EXCL so two processes starting together agree on one key.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if os.IsExist(err) {
+			c.SecretKey = ""
+			return c.EnsureSecretKey()
+		}
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(k + "\n"); err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	c.SecretKey = k
+	return k, nil
+}

@@ -1,0 +1,161 @@
+// Package events is the event log. Every event the spec lists is written
+// here in the same transaction as the state change that raises it, with its
+// id (whd_) minted once; the webhook dispatcher fans undispatched rows out to
+// endpoints, and an email's timeline (events[] on GET /v1/emails/{id}) is read
+// from the same rows. Timeline-only entries (accepted, scheduled, cancelled,
+// deferred) are stored as already dispatched so no webhook ever carries them.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+// Event kinds and their sequence numbers (the spec's event table).
+const (
+	EmailSent         = "email.sent"
+	EmailDelivered    = "email.delivered"
+	EmailBounced      = "email.bounced"
+	EmailComplained   = "email.complained"
+	EmailReceived     = "email.received"
+	EmailFiltered     = "email.filtered"
+	DomainVerified    = "domain.verified"
+	WorkspaceThrottle = "workspace.throttled"
+	WorkspacePaused   = "workspace.paused"
+	WorkspaceResumed  = "workspace.resumed"
+	RunStarted        = "automation.run.started"
+	RunFailed         = "automation.run.failed"
+
+	// Timeline-only entries: never sent as webhooks.
+	EmailAccepted    = "email.accepted"
+	EmailScheduled   = "email.scheduled"
+	EmailRescheduled = "email.rescheduled"
+	EmailCancelled   = "email.cancelled"
+	EmailDeferred    = "email.deferred"
+)
+
+var sequences = map[string]int{
+	EmailSent: 2, EmailDelivered: 3, EmailBounced: 3, EmailComplained: 4,
+	EmailReceived: 1, EmailFiltered: 1,
+	DomainVerified: 0, WorkspaceThrottle: 0, WorkspacePaused: 0, WorkspaceResumed: 0,
+	RunStarted: 0, RunFailed: 0,
+	EmailAccepted: 1, EmailScheduled: 1, EmailRescheduled: 1, EmailCancelled: 1, EmailDeferred: 2,
+}
+
+// IsWebhookEvent reports whether kind is one the spec delivers as a webhook.
+func IsWebhookEvent(kind string) bool {
+	switch kind {
+	case EmailAccepted, EmailScheduled, EmailRescheduled, EmailCancelled, EmailDeferred:
+		return false
+	}
+	_, ok := sequences[kind]
+	return ok
+}
+
+// Sequence returns the spec's sequence number for kind.
+func Sequence(kind string) (int, bool) {
+	s, ok := sequences[kind]
+	return s, ok
+}
+
+// Event is one raised event.
+type Event struct {
+	ID          string
+	WorkspaceID string
+	EmailID     string // empty when no message is behind it
+	Type        string
+	Sequence    int
+	CreatedAt   time.Time
+	Data        map[string]any
+}
+
+// Envelope is the webhook body: {id, event, timestamp, sequence, data}.
+type Envelope struct {
+	ID        string          `json:"id"`
+	Event     string          `json:"event"`
+	Timestamp string          `json:"timestamp"`
+	Sequence  int             `json:"sequence"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// TimeFormat is ISO 8601 UTC with milliseconds, as the spec asks.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Raise writes an event inside tx and returns it with its id. The caller's
+// transaction makes the event exactly as durable as the change behind it.
+func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
+	seq, ok := sequences[ev.Type]
+	if !ok {
+		return ev, fmt.Errorf("events: unknown kind %q", ev.Type)
+	}
+	ev.Sequence = seq
+	if ev.ID == "" {
+		ev.ID = ids.New("whd")
+	}
+	if ev.CreatedAt.IsZero() {
+		return ev, fmt.Errorf("events: %s raised without a time", ev.Type)
+	}
+	if ev.Data == nil {
+		ev.Data = map[string]any{}
+	}
+	data, err := json.Marshal(ev.Data)
+	if err != nil {
+		return ev, err
+	}
+	webhook, dispatched := 1, 0
+	if !IsWebhookEvent(ev.Type) {
+		webhook, dispatched = 0, 1
+	}
+	var emailID any
+	if ev.EmailID != "" {
+		emailID = ev.EmailID
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), webhook, dispatched)
+	if err != nil {
+		return ev, fmt.Errorf("raising %s: %w", ev.Type, err)
+	}
+	if webhook == 1 {
+		db := tx.DB()
+		tx.AfterCommit(func() { db.Signal(SignalTopic) })
+	}
+	return ev, nil
+}
+
+// Timeline returns the events of one email, oldest first.
+func Timeline(ctx context.Context, db *store.DB, workspaceID, emailID string) ([]Event, error) {
+	rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events
+		WHERE workspace_id = ? AND email_id = ? ORDER BY seq`, workspaceID, emailID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		ev := Event{WorkspaceID: workspaceID, EmailID: emailID}
+		var at int64
+		var data string
+		if err := rows.Scan(&ev.ID, &ev.Type, &ev.Sequence, &at, &data); err != nil {
+			return nil, err
+		}
+		ev.CreatedAt = store.FromMillis(at)
+		_ = json.Unmarshal([]byte(data), &ev.Data)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// Marshal renders the webhook envelope of an event row.
+func MarshalEnvelope(id, kind string, sequence int, at time.Time, data []byte) ([]byte, error) {
+	return json.Marshal(Envelope{ID: id, Event: kind, Timestamp: at.UTC().Format(TimeFormat), Sequence: sequence, Data: data})
+}
+
+// SignalTopic is the store signal raised after a transaction that wrote a
+// webhook event commits, so the dispatcher need not wait for its next poll.
+const SignalTopic = "events"

@@ -1,0 +1,233 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/ids"
+	"mailroom/internal/ratelimit"
+	"mailroom/internal/workspaces"
+)
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyAPIKey
+	keyRoute
+)
+
+// routeInfo carries the matched pattern of the inner /v1 mux back out to the
+// logging middleware.
+type routeInfo struct{ pattern string }
+
+func requestID(r *http.Request) string {
+	if v, ok := r.Context().Value(keyRequestID).(string); ok {
+		return v
+	}
+	return ""
+}
+
+// apiKey returns the authenticated key of the request (set by authenticate).
+func apiKey(r *http.Request) *workspaces.Key {
+	k, _ := r.Context().Value(keyAPIKey).(*workspaces.Key)
+	return k
+}
+
+// statusWriter remembers the status for logs and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status = code
+		w.wrote = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_http_requests_total", Help: "HTTP requests by route pattern and status.",
+		}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "mailroom_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// outer wraps every request: request id, panic recovery, one log line and
+// metrics. A panic becomes 500 internal_error with the request id instead of
+// a dropped connection.
+func (h *handler) outer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rid := ids.New("req")
+		w.Header().Set("x-request-id", rid)
+		ri := &routeInfo{}
+		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, rid), keyRoute, ri)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.ErrorContext(r.Context(), "panic in handler", "panic", fmt.Sprint(p), "request_id", rid, "stack", string(debug.Stack()))
+				if !sw.wrote {
+					writeError(sw, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			route := r.Pattern
+			if ri.pattern != "" && ri.pattern != "/v1/" {
+				route = ri.pattern
+			}
+			if route == "" || route == "/" || route == "/v1/" {
+				route = "unmatched"
+			}
+			d := time.Since(start)
+			h.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+			h.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
+			if h.logRequests {
+				h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+					slog.String("method", r.Method), slog.String("route", route), slog.Int("status", sw.status),
+					slog.Duration("duration", d), slog.String("request_id", rid))
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// limitAndAuth runs on every /v1 request: it identifies the caller (API key
+// or anonymous IP), counts the request against that budget, writes the
+// rate-limit headers, and refuses bad keys. Scope checks happen per route.
+func (h *handler) limitAndAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var key *workspaces.Key
+		var authErr error
+		if authz := r.Header.Get("Authorization"); authz != "" {
+			secret, ok := strings.CutPrefix(authz, "Bearer ")
+			if !ok {
+				authErr = workspaces.ErrBadKey
+			} else {
+				key, authErr = h.d.Workspaces.Authenticate(r.Context(), strings.TrimSpace(secret))
+			}
+		} else if r.URL.Path != "/v1/openapi.json" {
+			authErr = workspaces.ErrBadKey
+		}
+		if authErr != nil && !apierr.Is(authErr, "unauthorized") {
+			writeError(w, r, authErr)
+			return
+		}
+		bucket, limit := "ip:"+clientIP(r), h.d.AnonymousLimit
+		if key != nil {
+			bucket, limit = "key:"+key.ID, h.d.KeyLimit
+		}
+		res, err := h.d.Limiter.Allow(r.Context(), bucket, limit)
+		if err != nil {
+			// A rate-limit store outage must not take the API down: let the
+			// request through and say nothing about the remaining budget.
+			slog.WarnContext(r.Context(), "rate limiter unavailable", "err", err)
+			res = ratelimit.Result{Limit: limit, Remaining: -1, Reset: h.d.Clock.Now().Truncate(time.Minute).Add(time.Minute), Allowed: true}
+		}
+		now := h.d.Clock.Now()
+		setRateHeaders(w.Header(), res, now)
+		if !res.Allowed {
+			wait := res.RetryAfter(now)
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
+			w.Header().Set("RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			writeErrorShape(w, apierr.New(http.StatusTooManyRequests, "rate_limited",
+				"Rate limit of %d requests per minute exceeded.", res.Limit).WithNext("Wait Retry-After seconds, then retry."), true)
+			return
+		}
+		if authErr != nil {
+			writeError(w, r, authErr)
+			return
+		}
+		if key != nil {
+			r = r.WithContext(context.WithValue(r.Context(), keyAPIKey, key))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func setRateHeaders(hd http.Header, res ratelimit.Result, now time.Time) {
+	reset := int(res.Reset.Sub(now).Seconds() + 0.999)
+	if reset < 0 {
+		reset = 0
+	}
+	limit := strconv.Itoa(res.Limit)
+	hd.Set("RateLimit-Limit", limit)
+	hd.Set("X-RateLimit-Limit", limit)
+	if res.Remaining >= 0 {
+		rem := strconv.Itoa(res.Remaining)
+		hd.Set("RateLimit-Remaining", rem)
+		hd.Set("X-RateLimit-Remaining", rem)
+	}
+	hd.Set("RateLimit-Reset", strconv.Itoa(reset))
+	hd.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
+	hd.Set("RateLimit-Policy", limit+";w=60")
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func errScope(scope string) error {
+	return apierr.New(http.StatusForbidden, "insufficient_scope", "This API key lacks the %s scope.", scope).
+		WithNext("Use a key created with the " + scope + " scope, or without scopes for full access.")
+}
+
+// scoped wraps a handler with the scope its route family needs.
+func scoped(scope string, fn func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		k := apiKey(r)
+		if k == nil {
+			writeError(w, r, workspaces.ErrBadKey)
+			return
+		}
+		if !k.HasScope(scope) {
+			writeError(w, r, errScope(scope))
+			return
+		}
+		if err := fn(w, r); err != nil {
+			writeError(w, r, err)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+// Package httpapi is the HTTP face of Mailroom: routes.go lists every route;
+// each resource has its own file whose handlers decode, validate, call the
+// service and encode, nothing more. Error shapes, authentication, scopes,
+// rate limits and pagination are shared here so no handler repeats them.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"mailroom/internal/clock"
+	"mailroom/internal/ratelimit"
+	"mailroom/internal/secretbox"
+	"mailroom/internal/workspaces"
+)
+
+// Deps are the services the API calls.
+type Deps struct {
+	Workspaces     *workspaces.Service
+	Limiter        ratelimit.Limiter
+	KeyLimit       int
+	AnonymousLimit int
+	Box            *secretbox.Box
+	Clock          clock.Clock
+	Logger         *slog.Logger
+	LogRequests    bool
+	Registry       *prometheus.Registry
+	Ready          func(ctx context.Context) error
+	Services       Services
+}
+
+type handler struct {
+	d           Deps
+	log         *slog.Logger
+	logRequests bool
+	metrics     *metrics
+	pager       pager
+}
+
+// NewHandler builds the http.Handler for the whole service.
+func NewHandler(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	h := &handler{d: d, log: d.Logger, logRequests: d.LogRequests, metrics: newMetrics(d.Registry), pager: pager{box: d.Box}}
+
+	api := http.NewServeMux()
+	h.routes(api)
+	limited := h.limitAndAuth(api)
+	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Record the matched route pattern for the request log and metrics.
+		if ri, ok := r.Context().Value(keyRoute).(*routeInfo); ok {
+			_, ri.pattern = api.Handler(r)
+		}
+		limited.ServeHTTP(w, r)
+	})
+
+	root := http.NewServeMux()
+	root.Handle("/v1/", v1)
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	root.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if d.Ready != nil {
+			if err := d.Ready(ctx); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
+	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, errNoRoute())
+	})
+	return h.outer(root)
+}

@@ -1,0 +1,350 @@
+// Package store is Mailroom's persistence: one database/sql handle per
+// dialect (embedded SQLite or PostgreSQL), embedded goose migrations numbered
+// alike for both, and the transaction helpers every service uses. SQL is kept
+// in the common subset and written with ? placeholders; Rebind turns them into
+// $n for PostgreSQL, so each real dialect difference lives in one place here.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Dialect names the SQL database in use.
+type Dialect int
+
+const (
+	SQLite Dialect = iota
+	Postgres
+)
+
+func (d Dialect) String() string {
+	if d == Postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// ErrNotFound is returned by store lookups that find no row; services turn it
+// into the spec's not_found for their resource.
+var ErrNotFound = errors.New("store: not found")
+
+// DB is the database handle. Writes go through W; on SQLite W has exactly one
+// connection (SQLite allows one writer, and one connection avoids SQLITE_BUSY
+// storms) while R is a pool of readers that WAL lets run beside the writer. On
+// PostgreSQL both are the same pool.
+type DB struct {
+	W       *sql.DB
+	R       *sql.DB
+	Dialect Dialect
+	rebinds sync.Map // query -> rebound query (PostgreSQL)
+	hook    BeforeCommitHook
+	signals sync.Map // topic -> chan struct{}
+}
+
+//go:embed migrations
+var migrations embed.FS
+
+// Open connects to the database named by url: a postgres:// URL for
+// PostgreSQL, anything else a file path for embedded SQLite.
+func Open(ctx context.Context, url string) (*DB, error) {
+	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
+		return openPostgres(ctx, url)
+	}
+	return openSQLite(ctx, url)
+}
+
+func openPostgres(ctx context.Context, url string) (*DB, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(40)
+	db.SetMaxIdleConns(40)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	return &DB{W: db, R: db, Dialect: Postgres}, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*DB, error) {
+	path = strings.TrimPrefix(path, "sqlite://")
+	path = strings.TrimPrefix(path, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating database directory: %w", err)
+		}
+	}
+	// synchronous=FULL: an acknowledged send survives power loss. Throughput
+	// comes from group commit (many sends share one fsync), not from skipping it.
+	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=cache_size(-32000)"
+	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	r.SetConnMaxIdleTime(0)
+	return &DB{W: w, R: r, Dialect: SQLite}, nil
+}
+
+// Close releases both pools.
+func (db *DB) Close() error {
+	err := db.W.Close()
+	if db.R != db.W {
+		err = errors.Join(err, db.R.Close())
+	}
+	return err
+}
+
+// Ping checks the database answers (for /readyz).
+func (db *DB) Ping(ctx context.Context) error { return db.W.PingContext(ctx) }
+
+// Migrate applies every embedded migration for the dialect. Safe to run from
+// several processes: PostgreSQL takes an advisory lock, SQLite's single
+// writer serialises.
+func (db *DB) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations/"+db.Dialect.String())
+	if err != nil {
+		return err
+	}
+	dialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if db.Dialect == Postgres {
+		dialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(dialect, db.W, sub, opts...)
+	if err != nil {
+		return fmt.Errorf("loading migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrating database: %w", err)
+	}
+	return nil
+}
+
+// Rebind turns ? placeholders into the dialect's form.
+func (db *DB) Rebind(q string) string {
+	if db.Dialect != Postgres {
+		return q
+	}
+	if v, ok := db.rebinds.Load(q); ok {
+		return v.(string)
+	}
+	r := rebind(q)
+	db.rebinds.Store(q, r)
+	return r
+}
+
+func rebind(q string) string {
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	inQuote := false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c == '\'' {
+			inQuote = !inQuote
+		}
+		if c == '?' && !inQuote {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Exec runs a write outside any explicit transaction.
+func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return db.W.ExecContext(ctx, db.Rebind(q), args...)
+}
+
+// Query reads from the reader pool.
+func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return db.R.QueryContext(ctx, db.Rebind(q), args...)
+}
+
+// QueryRow reads one row from the reader pool.
+func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return db.R.QueryRowContext(ctx, db.Rebind(q), args...)
+}
+
+// Tx is a write transaction. Jobs added with AddJob are inserted into the
+// queue inside the same transaction just before it commits (see Jobs).
+type Tx struct {
+	Tx      *sql.Tx
+	db      *DB
+	pending []any // queue inserts gathered for the commit hook
+	after   []func()
+}
+
+// Dialect of the transaction's database.
+func (tx *Tx) Dialect() Dialect { return tx.db.Dialect }
+
+// Exec runs a statement inside the transaction.
+func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return tx.Tx.ExecContext(ctx, tx.db.Rebind(q), args...)
+}
+
+// Query reads inside the transaction.
+func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return tx.Tx.QueryContext(ctx, tx.db.Rebind(q), args...)
+}
+
+// QueryRow reads one row inside the transaction.
+func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return tx.Tx.QueryRowContext(ctx, tx.db.Rebind(q), args...)
+}
+
+// AddJob records a queue insert to be made in this transaction before commit.
+// The value is whatever the commit hook (set by the jobs package) understands.
+func (tx *Tx) AddJob(j any) { tx.pending = append(tx.pending, j) }
+
+// AfterCommit runs f once the transaction has committed (e.g. to wake a worker).
+func (tx *Tx) AfterCommit(f func()) { tx.after = append(tx.after, f) }
+
+// BeforeCommitHook inserts the jobs gathered with AddJob. The jobs package
+// installs it; it runs inside the transaction so that rows and their jobs
+// commit together or not at all.
+type BeforeCommitHook func(ctx context.Context, tx *sql.Tx, jobs []any) error
+
+// SetBeforeCommit installs the hook that inserts queued jobs. Call it once,
+// while wiring the application, before any transaction adds a job.
+func (db *DB) SetBeforeCommit(h BeforeCommitHook) { db.hook = h }
+
+func (db *DB) beforeCommit() BeforeCommitHook { return db.hook }
+
+// Begin starts a write transaction.
+func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	t, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{Tx: t, db: db}, nil
+}
+
+// Commit inserts pending jobs, commits, then runs the after-commit functions.
+func (tx *Tx) Commit(ctx context.Context) error {
+	if len(tx.pending) > 0 {
+		h := tx.db.beforeCommit()
+		if h == nil {
+			tx.Tx.Rollback()
+			return errors.New("store: jobs added but no queue is installed")
+		}
+		if err := h(ctx, tx.Tx, tx.pending); err != nil {
+			tx.Tx.Rollback()
+			return err
+		}
+	}
+	if err := tx.Tx.Commit(); err != nil {
+		return err
+	}
+	for _, f := range tx.after {
+		f()
+	}
+	return nil
+}
+
+// Rollback abandons the transaction.
+func (tx *Tx) Rollback() error { return tx.Tx.Rollback() }
+
+// InTx runs fn in a write transaction and commits when it returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint failure in
+// either dialect.
+func IsUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key value")
+}
+
+// Millis converts a time to the stored form (unix milliseconds).
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// FromMillis converts the stored form back to UTC time.
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// NullMillis converts a nullable stored time.
+func NullMillis(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := FromMillis(v.Int64)
+	return &t
+}
+
+// Signals returns the channel that Signal(topic) wakes. Workers wait on it
+// beside their poll timer so that fresh work starts at once on this node;
+// other nodes find it on their next poll.
+func (db *DB) Signals(topic string) <-chan struct{} {
+	ch, _ := db.signals.LoadOrStore(topic, make(chan struct{}, 1))
+	return ch.(chan struct{})
+}
+
+// Signal wakes the waiter on topic without blocking.
+func (db *DB) Signal(topic string) {
+	ch, _ := db.signals.LoadOrStore(topic, make(chan struct{}, 1))
+	select {
+	case ch.(chan struct{}) <- struct{}{}:
+	default:
+	}
+}
+
+// DB returns the database the transaction belongs to.
+func (tx *Tx) DB() *DB { return tx.db }

@@ -1,0 +1,104 @@
+// Package suppressions is the list of addresses mail must not go to: rows
+// per workspace (from a bounce, a complaint, an unsubscribe or by hand) and
+// global rows that the operator adds for the whole service.
+package suppressions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+// Reasons the spec defines.
+const (
+	ReasonBounce    = "bounce"
+	ReasonComplaint = "complaint"
+	ReasonUnsub     = "unsub"
+	ReasonManual    = "manual"
+)
+
+// ValidReason reports whether r is one of the spec's reasons.
+func ValidReason(r string) bool {
+	switch r {
+	case ReasonBounce, ReasonComplaint, ReasonUnsub, ReasonManual:
+		return true
+	}
+	return false
+}
+
+// globalWorkspace is the workspace_id of service-wide rows.
+const globalWorkspace = ""
+
+// Normalize is the stored form of an address: trimmed and lowercased, so a
+// suppression matches however the caller spells the address.
+func Normalize(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// AddTx records a suppression inside tx; an existing row for the address is
+// kept as it is (the first reason wins). It returns the row id.
+func AddTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, sourceEmailID string, now time.Time) (string, error) {
+	email = Normalize(email)
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	id = ids.New("sup")
+	var src any
+	if sourceEmailID != "" {
+		src = sourceEmailID
+	}
+	global := 0
+	if workspaceID == globalWorkspace {
+		global = 1
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO suppressions (id, workspace_id, email, reason, is_global, source_email_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, email) DO NOTHING`,
+		id, workspaceID, email, reason, global, src, store.Millis(now))
+	if err != nil {
+		return "", fmt.Errorf("adding suppression: %w", err)
+	}
+	return id, nil
+}
+
+// AddGlobal records a service-wide suppression (operator command).
+func AddGlobal(ctx context.Context, db *store.DB, email, reason string, now time.Time) (string, error) {
+	var id string
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		id, err = AddTx(ctx, tx, globalWorkspace, email, reason, "", now)
+		return err
+	})
+	return id, err
+}
+
+// Suppressed returns, of the given addresses, those suppressed for the
+// workspace or globally (normalized form).
+func Suppressed(ctx context.Context, db *store.DB, workspaceID string, emails []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(emails) == 0 {
+		return out, nil
+	}
+	args := []any{workspaceID}
+	ph := make([]string, 0, len(emails))
+	for _, e := range emails {
+		args = append(args, Normalize(e))
+		ph = append(ph, "?")
+	}
+	rows, err := db.Query(ctx, `SELECT email, reason FROM suppressions WHERE (workspace_id = ? OR workspace_id = '') AND email IN (`+strings.Join(ph, ",")+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e, r string
+		if err := rows.Scan(&e, &r); err != nil {
+			return nil, err
+		}
+		out[e] = r
+	}
+	return out, rows.Err()
+}

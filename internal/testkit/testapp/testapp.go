@@ -1,0 +1,208 @@
+// Package testapp starts a real Mailroom node in-process for end-to-end
+// tests: the same app.New and app.Start the binary uses, on a fresh database
+// (SQLite, or PostgreSQL when MAILROOM_TEST_DATABASE_URL is set), listening
+// on 127.0.0.1, with a workspace and its API key ready.
+package testapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"mailroom/internal/app"
+	"mailroom/internal/clock"
+	"mailroom/internal/config"
+	"mailroom/internal/testkit/openapicheck"
+	"mailroom/internal/testkit/testdb"
+)
+
+// App is a running node plus a client for it.
+type App struct {
+	*app.App
+	T           testing.TB
+	URL         string // http://127.0.0.1:port
+	Key         string // API key of the default workspace (every scope)
+	WorkspaceID string
+	Env         map[string]string
+	Client      *http.Client
+	SkipOpenAPI bool // for tests that send deliberately odd requests in bulk
+}
+
+// Option adjusts the environment before start.
+type Option func(env map[string]string, o *app.Options)
+
+// WithEnv sets a MAILROOM_* variable.
+func WithEnv(k, v string) Option {
+	return func(env map[string]string, _ *app.Options) { env[k] = v }
+}
+
+// WithClock uses c as the node's clock.
+func WithClock(c clock.Clock) Option {
+	return func(_ map[string]string, o *app.Options) { o.Clock = c }
+}
+
+// WithDatabase points the node at an existing database (e.g. a second node
+// sharing the first one's).
+func WithDatabase(url string) Option {
+	return func(env map[string]string, _ *app.Options) { env["MAILROOM_DATABASE_URL"] = url }
+}
+
+// Start boots a node and creates a workspace.
+func Start(t testing.TB, opts ...Option) *App {
+	t.Helper()
+	env := map[string]string{
+		"MAILROOM_HTTP_ADDR":             "127.0.0.1:0",
+		"MAILROOM_SMTP_ADDR":             "",
+		"MAILROOM_DATABASE_URL":          testdb.URL(t),
+		"MAILROOM_SECRET_KEY":            "test-secret-key-0123456789",
+		"MAILROOM_SERVICE_DOMAIN":        "mailroom.test",
+		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true",
+		"MAILROOM_DATA_DIR":              t.TempDir(),
+	}
+	o := app.Options{}
+	for _, f := range opts {
+		f(env, &o)
+	}
+	if o.Logger == nil {
+		level := slog.LevelWarn
+		if os.Getenv("MAILROOM_TEST_LOG") != "" {
+			level = slog.LevelDebug
+		}
+		o.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("testapp: config: %v", err)
+	}
+	ctx := context.Background()
+	a, err := app.New(ctx, cfg, o)
+	if err != nil {
+		t.Fatalf("testapp: %v", err)
+	}
+	if err := a.Start(ctx); err != nil {
+		a.Stop(ctx)
+		t.Fatalf("testapp: start: %v", err)
+	}
+	ta := &App{App: a, T: t, URL: "http://" + a.HTTPAddr(), Env: env, Client: &http.Client{Timeout: 30 * time.Second}}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a.Stop(sctx)
+	})
+	w, key, err := a.Workspaces.CreateWorkspace(ctx, "Test workspace", "owner@example.com", true)
+	if err != nil {
+		t.Fatalf("testapp: creating workspace: %v", err)
+	}
+	ta.Key, ta.WorkspaceID = key, w.ID
+	return ta
+}
+
+// NewWorkspace creates another workspace and returns its id and key.
+func (a *App) NewWorkspace(name, owner string) (string, string) {
+	a.T.Helper()
+	w, key, err := a.Workspaces.CreateWorkspace(context.Background(), name, owner, true)
+	if err != nil {
+		a.T.Fatalf("testapp: creating workspace: %v", err)
+	}
+	return w.ID, key
+}
+
+// Response is a decoded reply.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r *Response) JSON() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decoding %s: %v", r.Body, err)
+	}
+}
+
+// Do calls the API with the default key. body may be nil, a string or []byte
+// (sent as is) or any value (sent as JSON).
+func (a *App) Do(method, path string, body any) *Response {
+	return a.DoKey(a.Key, method, path, body)
+}
+
+// DoKey calls the API with the given key ("" sends no Authorization).
+func (a *App) DoKey(key, method, path string, body any) *Response {
+	a.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			a.T.Fatalf("encoding request: %v", err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, a.URL+path, rd)
+	if err != nil {
+		a.T.Fatalf("request: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return a.Send(req)
+}
+
+// Send performs a prepared request.
+func (a *App) Send(req *http.Request) *Response {
+	a.T.Helper()
+	resp, err := a.Client.Do(req)
+	if err != nil {
+		a.T.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	if !a.SkipOpenAPI {
+		openapicheck.Check(a.T, req, out.Status, out.Header, out.Body)
+	}
+	return out
+}
+
+// Eventually polls cond until it holds or the timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out: "+format, args...)
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}

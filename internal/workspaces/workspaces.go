@@ -1,0 +1,296 @@
+// Package workspaces holds workspaces and their API keys. A key is shown
+// once; only its SHA-256 is stored. Keys carry 256 random bits, so a fast
+// hash is the right tool (there is nothing to brute-force), and a lookup by
+// hash followed by a constant-time comparison keeps timing from telling
+// anything about stored keys.
+package workspaces
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/clock"
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+// KeyPrefix starts every API key.
+const KeyPrefix = "mr_"
+
+// Scopes the spec defines.
+const (
+	ScopeSend      = "mail:send"
+	ScopeRead      = "mail:read"
+	ScopeWorkspace = "workspace"
+)
+
+// AllScopes is what a key created without scopes gets.
+var AllScopes = []string{ScopeSend, ScopeRead, ScopeWorkspace}
+
+// Workspace is a tenant.
+type Workspace struct {
+	ID             string
+	Name           string
+	OwnerEmail     string
+	OwnerConfirmed bool
+	CreatedAt      time.Time
+}
+
+// Key is a stored API key (never its value).
+type Key struct {
+	ID          string     `json:"id"`
+	WorkspaceID string     `json:"-"`
+	Name        string     `json:"name"`
+	Scopes      []string   `json:"scopes"`
+	CreatedAt   time.Time  `json:"created_at"`
+	LastUsedAt  *time.Time `json:"last_used_at"`
+}
+
+// HasScope reports whether the key carries scope.
+func (k *Key) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
+
+// Service manages workspaces and keys.
+type Service struct {
+	db    *store.DB
+	clock clock.Clock
+
+	mu   sync.Mutex
+	used map[string]time.Time // key id -> last use not yet written
+}
+
+// New builds the service.
+func New(db *store.DB, c clock.Clock) *Service {
+	return &Service{db: db, clock: c, used: map[string]time.Time{}}
+}
+
+// CreateWorkspace makes a workspace and its first key (every scope).
+func (s *Service) CreateWorkspace(ctx context.Context, name, ownerEmail string, confirmed bool) (*Workspace, string, error) {
+	name = strings.TrimSpace(name)
+	ownerEmail = strings.TrimSpace(strings.ToLower(ownerEmail))
+	if name == "" {
+		return nil, "", errors.New("a workspace needs a name")
+	}
+	if at := strings.LastIndexByte(ownerEmail, '@'); at < 1 || at == len(ownerEmail)-1 || strings.ContainsAny(ownerEmail, " \r\n<>") {
+		return nil, "", errors.New("the owner email is not an address")
+	}
+	w := &Workspace{ID: ids.New("ws"), Name: name, OwnerEmail: ownerEmail, OwnerConfirmed: confirmed, CreatedAt: s.clock.Now()}
+	var secret string
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, owner_email, owner_confirmed, created_at) VALUES (?, ?, ?, ?, ?)`,
+			w.ID, w.Name, w.OwnerEmail, boolInt(confirmed), store.Millis(w.CreatedAt)); err != nil {
+			return err
+		}
+		var err error
+		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return w, secret, nil
+}
+
+// Workspace reads one workspace.
+func (s *Service) Workspace(ctx context.Context, id string) (*Workspace, error) {
+	w := &Workspace{ID: id}
+	var confirmed int
+	var at int64
+	err := s.db.QueryRow(ctx, `SELECT name, owner_email, owner_confirmed, created_at FROM workspaces WHERE id = ?`, id).
+		Scan(&w.Name, &w.OwnerEmail, &confirmed, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.OwnerConfirmed = confirmed == 1
+	w.CreatedAt = store.FromMillis(at)
+	return w, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func hashKey(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string) (*Key, string, error) {
+	secret := KeyPrefix + ids.Secret(32)
+	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, CreatedAt: s.clock.Now()}
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt))
+	return k, secret, err
+}
+
+// CreateKey validates and stores a new key, returning its value once.
+func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool) (*Key, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, "", apierr.InvalidRequest("name is required.")
+	}
+	if len(name) > 200 {
+		return nil, "", apierr.InvalidRequest("name is longer than 200 characters.")
+	}
+	if !scopesGiven || len(scopes) == 0 {
+		scopes = AllScopes
+	}
+	var clean []string
+	for _, sc := range scopes {
+		if !slices.Contains(AllScopes, sc) {
+			return nil, "", apierr.InvalidRequest("Unknown scope %q; scopes are mail:send, mail:read and workspace.", sc)
+		}
+		if !slices.Contains(clean, sc) {
+			clean = append(clean, sc)
+		}
+	}
+	var k *Key
+	var secret string
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean)
+		return err
+	})
+	return k, secret, err
+}
+
+// ListKeys returns the workspace's keys, oldest first.
+func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Key{}
+	for rows.Next() {
+		k := Key{WorkspaceID: workspaceID}
+		var scopes string
+		var at int64
+		var used sql.NullInt64
+		if err := rows.Scan(&k.ID, &k.Name, &scopes, &at, &used); err != nil {
+			return nil, err
+		}
+		k.Scopes = strings.Split(scopes, ",")
+		k.CreatedAt = store.FromMillis(at)
+		k.LastUsedAt = store.NullMillis(used)
+		s.mu.Lock()
+		if t, ok := s.used[k.ID]; ok {
+			k.LastUsedAt = &t
+		}
+		s.mu.Unlock()
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// DeleteKey revokes a key: the row goes, so the very next request with it fails.
+func (s *Service) DeleteKey(ctx context.Context, workspaceID, id string) error {
+	res, err := s.db.Exec(ctx, `DELETE FROM api_keys WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return apierr.NotFound("API key")
+	}
+	s.mu.Lock()
+	delete(s.used, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// ErrBadKey means the presented key is absent, malformed, wrong or revoked.
+var ErrBadKey = apierr.New(http.StatusUnauthorized, "unauthorized", "Missing, invalid or revoked API key.").
+	WithNext("Send Authorization: Bearer <API_KEY> with a key from this workspace.")
+
+// Authenticate resolves a presented key. It reads the database every time so
+// that a revocation on any node is effective on the very next request.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*Key, error) {
+	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) < len(KeyPrefix)+40 || len(secret) > 200 {
+		return nil, ErrBadKey
+	}
+	h := hashKey(secret)
+	k := &Key{}
+	var stored, scopes string
+	var at int64
+	err := s.db.QueryRow(ctx, `SELECT id, workspace_id, name, scopes, key_hash, created_at FROM api_keys WHERE key_hash = ?`, h).
+		Scan(&k.ID, &k.WorkspaceID, &k.Name, &scopes, &stored, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrBadKey
+	}
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(stored), []byte(h)) != 1 {
+		return nil, ErrBadKey
+	}
+	k.Scopes = strings.Split(scopes, ",")
+	k.CreatedAt = store.FromMillis(at)
+	s.mu.Lock()
+	s.used[k.ID] = s.clock.Now()
+	s.mu.Unlock()
+	return k, nil
+}
+
+// FlushLastUsed writes the coalesced last-use times in one transaction, so
+// authentication never writes to the database per request.
+func (s *Service) FlushLastUsed(ctx context.Context) error {
+	s.mu.Lock()
+	pending := s.used
+	s.used = map[string]time.Time{}
+	s.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		for id, t := range pending {
+			if _, err := tx.Exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
+				store.Millis(t), id, store.Millis(t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// Put them back so the next flush tries again.
+		s.mu.Lock()
+		for id, t := range pending {
+			if cur, ok := s.used[id]; !ok || cur.Before(t) {
+				s.used[id] = t
+			}
+		}
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// RunFlusher flushes last-use times every interval until ctx ends, then once more.
+func (s *Service) RunFlusher(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.FlushLastUsed(fctx)
+			cancel()
+			return
+		case <-t.C:
+			_ = s.FlushLastUsed(ctx)
+		}
+	}
+}

@@ -44,6 +44,9 @@ type App struct {
 	Handler    http.Handler
 	Registry   *prometheus.Registry
 
+	services   httpapi.Services
+	background []Background
+
 	httpSrv  *http.Server
 	httpLn   net.Listener
 	cancel   context.CancelFunc
@@ -95,7 +98,16 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	workers := river.NewWorkers()
 	periodic := []*river.PeriodicJob{jobs.CleanupPeriodic()}
 	river.AddWorker(workers, &jobs.CleanupWorker{DB: db, Clock: o.Clock})
-	// Services register their workers and periodic jobs below.
+	// Each area builds its service and registers its workers, periodic jobs
+	// and background loops in its own wire*.go file.
+	w := &wiring{workers: workers}
+	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireDomains, a.wireSending, a.wireDelivery, a.wireWebhooks} {
+		if err := wire(w); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	periodic = append(periodic, w.periodic...)
 
 	queueOpts := jobs.Options{
 		Workers:  workers,
@@ -139,7 +151,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		LogRequests:    true,
 		Registry:       a.Registry,
 		Ready:          db.Ping,
-		Services:       httpapi.Services{},
+		Services:       a.services,
 	})
 	return a, nil
 }
@@ -181,6 +193,11 @@ func (a *App) Start(ctx context.Context) error {
 		defer a.bg.Done()
 		a.Workspaces.RunFlusher(bgctx, 5*time.Second)
 	}()
+	for _, b := range a.background {
+		if err := b.Start(bgctx); err != nil {
+			return err
+		}
+	}
 	a.Log.Info("mailroom serving", "http", ln.Addr().String(), "database", a.DB.Dialect.String())
 	return nil
 }
@@ -202,6 +219,9 @@ func (a *App) Stop(ctx context.Context) error {
 		if a.httpSrv != nil {
 			err = errors.Join(err, a.httpSrv.Shutdown(ctx))
 		}
+		for i := len(a.background) - 1; i >= 0; i-- {
+			err = errors.Join(err, a.background[i].Stop(ctx))
+		}
 		err = errors.Join(err, a.Queue.Stop(ctx))
 		if a.cancel != nil {
 			a.cancel()
@@ -210,4 +230,17 @@ func (a *App) Stop(ctx context.Context) error {
 		err = errors.Join(err, a.DB.Close())
 	})
 	return err
+}
+
+// Background is a long-running part (SMTP listener, dispatcher loop) started
+// after the queue and stopped, in reverse order, before it.
+type Background interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// wiring collects what the areas register while the node is built.
+type wiring struct {
+	workers  *river.Workers
+	periodic []*river.PeriodicJob
 }

@@ -4,11 +4,20 @@ import (
 	"net/http"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/domains"
+	"mailroom/internal/sending"
+	"mailroom/internal/suppressions"
+	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
 
 // Services are the domain services behind the routes, filled in by app.
-type Services struct{}
+type Services struct {
+	Sending      *sending.Service
+	Domains      *domains.Service
+	Webhooks     *webhooks.Service
+	Suppressions *suppressions.Service
+}
 
 func errNoRoute() error {
 	return apierr.New(http.StatusNotFound, "not_found", "No such route.").WithNext("See /v1/openapi.json for the routes this server offers.")
@@ -30,6 +39,12 @@ func (h *handler) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/api-keys", scoped(ws, h.listAPIKeys))
 	mux.HandleFunc("POST /v1/api-keys", scoped(ws, h.createAPIKey))
 	mux.HandleFunc("DELETE /v1/api-keys/{id}", scoped(ws, h.deleteAPIKey))
+
+	// Each resource lists its routes at the top of its own file.
+	h.emailsRoutes(mux)
+	h.domainsRoutes(mux)
+	h.webhooksRoutes(mux)
+	h.suppressionsRoutes(mux)
 
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) { writeError(w, r, errNoRoute()) })
 }

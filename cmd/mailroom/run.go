@@ -14,6 +14,7 @@ import (
 	"mailroom/internal/app"
 	"mailroom/internal/clock"
 	"mailroom/internal/config"
+	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/workspaces"
 )
@@ -129,9 +130,16 @@ func suppressionAddGlobal(ctx context.Context, cfg *config.Config, args []string
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if !strings.Contains(*email, "@") {
+	if *email == "" {
 		return errors.New("suppression add-global needs --email ADDRESS")
 	}
+	// The same parsing as the API, so the stored form (punycode domain)
+	// matches what the send path looks up.
+	addr, err := sending.ParseAddress(*email)
+	if err != nil {
+		return fmt.Errorf("--email: %w", err)
+	}
+	*email = addr.Email
 	if !suppressions.ValidReason(*reason) {
 		return fmt.Errorf("unknown reason %q", *reason)
 	}

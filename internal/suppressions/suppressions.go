@@ -5,6 +5,8 @@ package suppressions
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,11 +42,20 @@ func Normalize(email string) string { return strings.ToLower(strings.TrimSpace(e
 // AddTx records a suppression inside tx; an existing row for the address is
 // kept as it is (the first reason wins). It returns the row id.
 func AddTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, sourceEmailID string, now time.Time) (string, error) {
+	id, _, err := addTx(ctx, tx, workspaceID, email, reason, sourceEmailID, now)
+	return id, err
+}
+
+// addTx is AddTx that also reports whether this call inserted the row.
+func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, sourceEmailID string, now time.Time) (string, bool, error) {
 	email = Normalize(email)
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)
 	if err == nil {
-		return id, nil
+		return id, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", false, fmt.Errorf("reading suppression: %w", err)
 	}
 	id = ids.New("sup")
 	var src any
@@ -55,13 +66,20 @@ func AddTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 	if workspaceID == globalWorkspace {
 		global = 1
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO suppressions (id, workspace_id, email, reason, is_global, source_email_id, created_at)
+	res, err := tx.Exec(ctx, `INSERT INTO suppressions (id, workspace_id, email, reason, is_global, source_email_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, email) DO NOTHING`,
 		id, workspaceID, email, reason, global, src, store.Millis(now))
 	if err != nil {
-		return "", fmt.Errorf("adding suppression: %w", err)
+		return "", false, fmt.Errorf("adding suppression: %w", err)
 	}
-	return id, nil
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		// A concurrent transaction inserted the address first; its row wins.
+		if err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id); err != nil {
+			return "", false, fmt.Errorf("reading suppression: %w", err)
+		}
+		return id, false, nil
+	}
+	return id, true, nil
 }
 
 // AddGlobal records a service-wide suppression (operator command).

@@ -1,4 +1,53 @@
 package app
 
-// wireDomains builds the domains service and registers its workers.
-func (a *App) wireDomains(w *wiring) error { return nil }
+import (
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/dnsresolve"
+	"mailroom/internal/domains"
+)
+
+// wireDomains builds the domains service and registers the nightly pass.
+// SPF authorises MAILROOM_OUTBOUND_IPS when set, else the HELO host's
+// addresses (a:); MX points at MAILROOM_INBOUND_HOST. A custom tracking
+// host's CNAME may point at track.<service domain> or at the public URL's host.
+func (a *App) wireDomains(w *wiring) error {
+	spf := "a:" + a.Config.HeloName
+	if len(a.Config.OutboundIPs) > 0 {
+		var terms []string
+		for _, ip := range a.Config.OutboundIPs {
+			if strings.Contains(ip, ":") {
+				terms = append(terms, "ip6:"+ip)
+			} else {
+				terms = append(terms, "ip4:"+ip)
+			}
+		}
+		spf = strings.Join(terms, " ")
+	}
+	targets := []string{"track." + a.Config.ServiceDomain}
+	shared := targets[0]
+	if u, err := url.Parse(a.Config.PublicURL); err == nil && u.Hostname() != "" {
+		shared = strings.ToLower(u.Hostname())
+		if net.ParseIP(shared) == nil && strings.Contains(shared, ".") && shared != targets[0] {
+			targets = append(targets, shared)
+		}
+	}
+	svc := domains.New(a.DB, a.Box, a.Clock, dnsresolve.New(a.Config.DNSResolver), domains.Config{
+		ServiceDomain:      a.Config.ServiceDomain,
+		Records:            domains.RecordConfig{InboundHost: a.Config.InboundHost, SPFInclude: spf},
+		TrackingTargets:    targets,
+		SharedTrackingHost: shared,
+		Limit:              a.Config.DomainLimit,
+	}, a.Log.With("component", "domains"))
+	a.services.Domains = svc
+	river.AddWorker(w.workers, &domains.RecheckWorker{Service: svc})
+	w.periodic = append(w.periodic, svc.RecheckPeriodic())
+	return nil
+}
+
+// Domains is the node's domains service (for the other areas' wiring and tests).
+func (a *App) Domains() *domains.Service { return a.services.Domains }

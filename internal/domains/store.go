@@ -1,0 +1,250 @@
+package domains
+
+import (
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// insert writes a domain and its keys; the first selector's key is active.
+func (s *Service) insert(ctx context.Context, tx *store.Tx, d *Domain, keys [3]*rsa.PrivateKey) error {
+	statuses, _ := json.Marshal(d.statuses)
+	if _, err := tx.Exec(ctx, `INSERT INTO domains (id, workspace_id, domain, verification_status, shared, ownership_token,
+		record_status, verified_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.WorkspaceID, d.Name, d.Status, boolInt(d.Shared), d.token, string(statuses), nullMillis(d), store.Millis(d.CreatedAt)); err != nil {
+		return err
+	}
+	for i, sel := range DKIMSelectors() {
+		sealed, err := s.box.Seal(MarshalPrivateKey(keys[i]))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO domain_keys (domain_id, selector, private_key, public_value, active, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, d.ID, sel, sealed, DKIMRecordValue(&keys[i].PublicKey), boolInt(i == 0), store.Millis(d.CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nullMillis(d *Domain) any {
+	if d.VerifiedAt == nil {
+		return nil
+	}
+	return store.Millis(*d.VerifiedAt)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// load reads domains matching where (on alias d) with their public keys.
+func (s *Service) load(ctx context.Context, where string, args ...any) ([]*Domain, error) {
+	rows, err := s.db.Query(ctx, `SELECT d.id, d.workspace_id, d.domain, d.verification_status, d.shared, d.ownership_token,
+		d.tracking_host, d.record_status, d.check_failures, d.verified_at, d.created_at FROM domains d WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Domain
+	byID := map[string]*Domain{}
+	for rows.Next() {
+		d := &Domain{}
+		var shared int
+		var tracking sql.NullString
+		var statuses string
+		var verified sql.NullInt64
+		var created int64
+		if err := rows.Scan(&d.ID, &d.WorkspaceID, &d.Name, &d.Status, &shared, &d.token, &tracking, &statuses,
+			&d.failures, &verified, &created); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		d.Shared = shared == 1
+		if tracking.Valid {
+			d.Tracking = &tracking.String
+		}
+		_ = json.Unmarshal([]byte(statuses), &d.statuses)
+		d.VerifiedAt = store.NullMillis(verified)
+		d.CreatedAt = store.FromMillis(created)
+		out = append(out, d)
+		byID[d.ID] = d
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	keys := map[string][]KeySet{}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(out)), ",")
+	idArgs := make([]any, len(out))
+	for i, d := range out {
+		idArgs[i] = d.ID
+	}
+	krows, err := s.db.Query(ctx, `SELECT domain_id, selector, public_value FROM domain_keys WHERE domain_id IN (`+marks+`) ORDER BY domain_id, selector`, idArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer krows.Close()
+	for krows.Next() {
+		var id string
+		var k KeySet
+		if err := krows.Scan(&id, &k.Selector, &k.PublicValue); err != nil {
+			return nil, err
+		}
+		keys[id] = append(keys[id], k)
+	}
+	if err := krows.Err(); err != nil {
+		return nil, err
+	}
+	for _, d := range out {
+		d.Records = s.records(d, keys[d.ID])
+	}
+	return out, nil
+}
+
+// WorkspaceDomainName is the workspace's own subdomain of the service
+// domain: a slug of the workspace name and eight characters of its id, so
+// it is readable and never collides.
+func WorkspaceDomainName(workspaceID, workspaceName, serviceDomain string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(workspaceName) {
+		if b.Len() >= 30 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case b.Len() > 0 && !dash:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	slug := strings.Trim(b.String(), "-")
+	if slug == "" {
+		slug = "ws"
+	}
+	suffix := workspaceID
+	if _, after, ok := strings.Cut(workspaceID, "_"); ok {
+		suffix = after
+	}
+	suffix = strings.ToLower(suffix)
+	if len(suffix) > 8 {
+		suffix = suffix[:8]
+	}
+	return slug + "-" + suffix + "." + serviceDomain
+}
+
+// EnsureWorkspaceDomain returns the workspace's own subdomain, creating it
+// on first use. It is safe to call from several nodes at once: the loser of
+// the insert race reads the winner's row. Workspace creation may call it
+// as a hook; GET /v1/domains calls it lazily.
+func (s *Service) EnsureWorkspaceDomain(ctx context.Context, workspaceID string) (*Domain, error) {
+	if d, err := s.loadShared(ctx, workspaceID); err == nil || !errors.Is(err, store.ErrNotFound) {
+		return d, err
+	}
+	var wsName string
+	if err := s.db.QueryRow(ctx, `SELECT name FROM workspaces WHERE id = ?`, workspaceID).Scan(&wsName); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", workspaceID, err)
+	}
+	keys, err := generateKeys()
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	d := &Domain{ID: ids.New("dom"), WorkspaceID: workspaceID, Name: WorkspaceDomainName(workspaceID, wsName, s.cfg.ServiceDomain),
+		Status: DomainVerified, Shared: true, CreatedAt: now, VerifiedAt: &now, token: ids.Secret(20), statuses: map[string]string{}}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error { return s.insert(ctx, tx, d, keys) })
+	if err != nil && !store.IsUniqueViolation(err) {
+		return nil, err
+	}
+	return s.loadShared(ctx, workspaceID)
+}
+
+func (s *Service) loadShared(ctx context.Context, workspaceID string) (*Domain, error) {
+	ds, err := s.load(ctx, `d.workspace_id = ? AND d.shared = 1`, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return ds[0], nil
+}
+
+// ServiceKeySelector is the selector of the service domain's DKIM key.
+const ServiceKeySelector = "mr1"
+
+type serviceKey struct {
+	domain string
+	key    *rsa.PrivateKey
+}
+
+// ServiceKey returns the service domain's DKIM key, used for mail from the
+// sandbox sender and to the test addresses. The first node to need it
+// generates it; a unique key on the domain settles races between nodes, and
+// every node then uses the stored one. The public record to publish is
+// logged when the key is made.
+func (s *Service) ServiceKey(ctx context.Context) (string, string, crypto.Signer, error) {
+	s.mu.Lock()
+	cached := s.svc
+	s.mu.Unlock()
+	if cached != nil {
+		return cached.domain, ServiceKeySelector, cached.key, nil
+	}
+	domain := s.cfg.ServiceDomain
+	read := func() (string, error) {
+		var sealed string
+		err := s.db.QueryRow(ctx, `SELECT private_key FROM service_keys WHERE domain = ?`, domain).Scan(&sealed)
+		return sealed, err
+	}
+	sealed, err := read()
+	if isNoRows(err) {
+		key, gerr := GenerateKey()
+		if gerr != nil {
+			return "", "", nil, gerr
+		}
+		newSealed, serr := s.box.Seal(MarshalPrivateKey(key))
+		if serr != nil {
+			return "", "", nil, serr
+		}
+		public := DKIMRecordValue(&key.PublicKey)
+		res, ierr := s.db.Exec(ctx, `INSERT INTO service_keys (domain, selector, private_key, public_value, created_at)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (domain) DO NOTHING`, domain, ServiceKeySelector, newSealed, public, store.Millis(s.clock.Now()))
+		if ierr != nil {
+			return "", "", nil, ierr
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			s.log.Info("generated the service domain's DKIM key; publish it",
+				"name", ServiceKeySelector+"._domainkey."+domain, "type", "TXT", "value", public)
+		}
+		sealed, err = read()
+	}
+	if err != nil {
+		return "", "", nil, err
+	}
+	key, err := s.openKey(sealed)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("service DKIM key: %w", err)
+	}
+	s.mu.Lock()
+	s.svc = &serviceKey{domain: domain, key: key}
+	s.mu.Unlock()
+	return domain, ServiceKeySelector, key, nil
+}

@@ -1,0 +1,130 @@
+package domains
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/dnsresolve"
+)
+
+// Tracking is a domain's tracking host setting with a live CNAME check.
+type Tracking struct {
+	DomainID    string
+	Host        *string // custom host; nil = links use SharedHost
+	SharedHost  string
+	CNAMETarget string // what a custom host's CNAME must point at
+	CNAMEFound  *bool  // nil when there is no custom host
+}
+
+// ExpandTrackingHost turns what was sent as tracking_host into a full host
+// name under domain: a bare label becomes label.<domain>; a full name must
+// sit strictly under the sending domain.
+func ExpandTrackingHost(domain, input string) (string, error) {
+	s := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(input)), ".")
+	if s != "" && !strings.Contains(s, ".") {
+		s += "." + domain
+	}
+	host, err := Normalize(s)
+	if err != nil {
+		return "", apierr.InvalidRequest("tracking_host %q is not a host name.", input)
+	}
+	if !strings.HasSuffix(host, "."+domain) {
+		return "", apierr.InvalidRequest("tracking_host %s must sit under the sending domain %s.", host, domain).
+			WithNext("Send a bare label such as \"links\" to use links." + domain + ".")
+	}
+	return host, nil
+}
+
+// SetTrackingHost sets (host non-nil) or clears (nil: back to the shared
+// host) a domain's tracking host. A new host is turned on only once its
+// CNAME points at one of the configured tracking targets.
+func (s *Service) SetTrackingHost(ctx context.Context, workspaceID, id string, host *string) (*Domain, error) {
+	d, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	if host == nil {
+		if d.Tracking == nil {
+			return nil, errNothingChanges("the domain already uses the shared tracking host")
+		}
+		if _, err := s.db.Exec(ctx, `UPDATE domains SET tracking_host = NULL WHERE workspace_id = ? AND id = ?`, workspaceID, id); err != nil {
+			return nil, err
+		}
+		return s.Get(ctx, workspaceID, id)
+	}
+	if d.Shared {
+		return nil, apierr.Invalid422("tracking_needs_custom_domain",
+			"A tracking host needs a custom domain; %s is the workspace's shared sending subdomain.", d.Name).
+			WithNext("Add your own domain with POST /v1/domains and set its tracking host.")
+	}
+	h, err := ExpandTrackingHost(d.Name, *host)
+	if err != nil {
+		return nil, err
+	}
+	if d.Tracking != nil && *d.Tracking == h {
+		return nil, errNothingChanges("the tracking host is already " + h)
+	}
+	if found, _ := s.cnameFound(ctx, h); !found {
+		return nil, apierr.Invalid422("tracking_cname_not_found", "%s has no CNAME record pointing at %s yet.", h, s.cnameTarget()).
+			WithNext("Publish "+h+" CNAME "+s.cnameTarget()+", wait for it to resolve, then try again.").
+			With("cname_target", s.cnameTarget())
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE domains SET tracking_host = ? WHERE workspace_id = ? AND id = ?`, h, workspaceID, id); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, workspaceID, id)
+}
+
+func errNothingChanges(why string) *apierr.Error {
+	return apierr.InvalidRequest("The body changes nothing: %s.", why)
+}
+
+// TrackingFor reads a domain's tracking setting and checks its CNAME now.
+func (s *Service) TrackingFor(ctx context.Context, workspaceID, id string) (*Tracking, error) {
+	d, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tracking{DomainID: d.ID, Host: d.Tracking, SharedHost: s.cfg.SharedTrackingHost, CNAMETarget: s.cnameTarget()}
+	if d.Tracking != nil {
+		found, err := s.cnameFound(ctx, *d.Tracking)
+		if err != nil {
+			s.log.Warn("tracking CNAME lookup failed", "host", *d.Tracking, "err", err)
+		}
+		t.CNAMEFound = &found
+	}
+	return t, nil
+}
+
+func (s *Service) cnameTarget() string {
+	if len(s.cfg.TrackingTargets) == 0 {
+		return "track." + s.cfg.ServiceDomain
+	}
+	return s.cfg.TrackingTargets[0]
+}
+
+// cnameFound looks the host's CNAME up live. err is set only when DNS
+// could not answer.
+func (s *Service) cnameFound(ctx context.Context, host string) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	target, err := s.resolver.LookupCNAME(cctx, host)
+	if errors.Is(err, dnsresolve.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	targets := s.cfg.TrackingTargets
+	if len(targets) == 0 {
+		targets = []string{s.cnameTarget()}
+	}
+	for _, t := range targets {
+		if sameHost(target, t) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,160 @@
+package domains
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/events"
+	"mailroom/internal/store"
+)
+
+// checkTimeout bounds the DNS lookups of one domain check.
+const checkTimeout = 15 * time.Second
+
+// Verification is the outcome of a verify call: the domain as it now
+// stands and every record with whether it was found.
+type Verification struct {
+	Domain  *Domain
+	Records []Checked
+}
+
+// Verified reports whether the domain is verified after the check.
+func (v *Verification) Verified() bool { return v.Domain.Status == DomainVerified }
+
+// Required reports whether rec must be found for a domain to verify. The
+// ownership token proves control of the zone; SPF and all three DKIM keys
+// make mail from it authenticate, including after a rotation to mr2 or mr3.
+// MX (receiving) and DMARC (the owner's policy) are reported but optional.
+func Required(rec Record) bool {
+	switch rec.Record {
+	case RecordOwnership, RecordSPF, RecordDKIM:
+		return true
+	}
+	return false
+}
+
+// Verify looks every record of the domain up now and moves it to verified
+// when the required ones are found, raising domain.verified once per
+// transition. It is safe to call repeatedly. A domain verified by another
+// workspace meanwhile answers 409 domain_taken.
+func (s *Service) Verify(ctx context.Context, workspaceID, id string) (*Verification, error) {
+	d, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Shared {
+		out := make([]Checked, len(d.Records))
+		for i, r := range d.Records {
+			out[i] = Checked{Record: r, Found: true}
+		}
+		return &Verification{Domain: d, Records: out}, nil
+	}
+	checked, lookErr, err := s.check(ctx, d, false)
+	if err != nil {
+		return nil, err
+	}
+	if lookErr != nil {
+		s.log.Warn("domain check: DNS lookups failed", "domain", d.Name, "err", lookErr)
+	}
+	d, err = s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	// The stored statuses carry the check's outcome; Found comes from it.
+	for i := range checked {
+		checked[i].Status = d.Records[i].Status
+	}
+	return &Verification{Domain: d, Records: checked}, nil
+}
+
+// check runs the DNS lookups for d and records the result. nightly checks
+// also count consecutive failures of verified domains. lookErr holds DNS
+// failures, which never demote a domain; err means nothing was stored.
+func (s *Service) check(ctx context.Context, d *Domain, nightly bool) (checked []Checked, lookErr, err error) {
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	checked, lookErr = CheckAll(cctx, s.resolver, d.Records)
+	cancel()
+	ok := true
+	for _, c := range checked {
+		if Required(c.Record) && !c.Found {
+			ok = false
+		}
+	}
+	statuses := make(map[string]string, len(checked))
+	for _, c := range checked {
+		statuses[statusKey(c.Record)] = c.Status
+	}
+	statusJSON, _ := json.Marshal(statuses)
+	now := s.clock.Now()
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE domains SET record_status = ?, checked_at = ? WHERE id = ?`,
+			string(statusJSON), store.Millis(now), d.ID); err != nil {
+			return err
+		}
+		switch {
+		case ok:
+			res, err := tx.Exec(ctx, `UPDATE domains SET verification_status = 'verified', verified_at = ?, check_failures = 0
+				WHERE id = ? AND verification_status <> 'verified'`, store.Millis(now), d.ID)
+			if store.IsUniqueViolation(err) {
+				return errTaken(d.Name)
+			}
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				_, err = tx.Exec(ctx, `UPDATE domains SET check_failures = 0 WHERE id = ?`, d.ID)
+				return err
+			}
+			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: d.WorkspaceID, Type: events.DomainVerified, CreatedAt: now,
+				Data: map[string]any{"domain_id": d.ID, "domain": d.Name}})
+			return err
+		case nightly && lookErr == nil && d.Status == DomainVerified:
+			_, err := tx.Exec(ctx, `UPDATE domains SET check_failures = check_failures + 1,
+				verification_status = CASE WHEN check_failures + 1 >= ? THEN 'failed' ELSE verification_status END
+				WHERE id = ? AND verification_status = 'verified'`, s.cfg.FailAfter, d.ID)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return checked, lookErr, nil
+}
+
+// RecheckAll is the nightly pass: every custom domain on every workspace is
+// looked up again. Pending and failed domains whose records now resolve
+// become verified; verified ones whose required records are missing count a
+// failure, and after Config.FailAfter consecutive ones become failed (sends
+// then answer domain_not_verified). DNS errors count for nothing. It
+// returns how many domains it checked, and only storage errors.
+func (s *Service) RecheckAll(ctx context.Context) (int, error) {
+	all, err := s.load(ctx, `d.shared = 0 ORDER BY d.created_at, d.id`)
+	if err != nil {
+		return 0, err
+	}
+	sem := make(chan struct{}, 4)
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, d := range all {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, lookErr, err := s.check(ctx, d, true)
+			switch {
+			case apierr.Is(err, "domain_taken"):
+				s.log.Info("nightly domain check: verified on another workspace", "domain", d.Name, "workspace", d.WorkspaceID)
+			case err != nil:
+				errs[i] = err
+			case lookErr != nil:
+				s.log.Warn("nightly domain check: DNS lookups failed", "domain", d.Name, "err", lookErr)
+			}
+		})
+	}
+	wg.Wait()
+	return len(all), errors.Join(errs...)
+}

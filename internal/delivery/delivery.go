@@ -111,12 +111,13 @@ func (s *Service) Stop(context.Context) error {
 
 // DefaultRetrySchedule spaces attempts for temporary failures as MTAs do,
 // about three days in all (1+5+15+30 min, 1+2+4 h, then every 8 h): a
-// recipient is tried 15 times before it bounces as soft.
+// recipient is tried 16 times over about 72 hours before it bounces as
+// soft.
 func DefaultRetrySchedule() []time.Duration {
 	return []time.Duration{
 		time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute,
 		time.Hour, 2 * time.Hour, 4 * time.Hour,
-		8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour,
+		8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour,
 	}
 }
 

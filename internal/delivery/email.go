@@ -39,7 +39,9 @@ type Recipient struct {
 	temporary bool // this attempt's failure was temporary (not stored)
 }
 
-func (r Recipient) owed() bool { return r.Status == RcptPending || r.Status == RcptDeferred || r.Status == "" }
+func (r Recipient) owed() bool {
+	return r.Status == RcptPending || r.Status == RcptDeferred || r.Status == ""
+}
 
 // storedAttachment is an element of emails.attachments. The sending area
 // stores {filename, content_type, content_base64}; "content" (base64 too,

@@ -112,6 +112,11 @@ func Load(getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
+	// An empty variable means "default", so "off" is how the listener is
+	// turned off (tests, API-only nodes).
+	if c.SMTPAddr == "off" {
+		c.SMTPAddr = ""
+	}
 	if c.InboundHost == "" {
 		c.InboundHost = "mx." + c.ServiceDomain
 	}

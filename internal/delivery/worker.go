@@ -93,7 +93,11 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 		return 0, s.record(e, changed, nil, now)
 	}
 
-	raw, err := s.message(ctx, e, now)
+	retry := false
+	for _, r := range rcpts {
+		retry = retry || r.Attempts > 0
+	}
+	raw, err := s.message(ctx, e, now, retry)
 	if err != nil {
 		var perm permanentError
 		if errors.As(err, &perm) {
@@ -191,17 +195,19 @@ func (e permanentError) Unwrap() error { return e.err }
 
 // message returns the signed bytes: those kept from an earlier attempt, or
 // freshly built and signed once.
-func (s *Service) message(ctx context.Context, e *email, now time.Time) ([]byte, error) {
-	var raw []byte
-	err := s.db.QueryRow(ctx, `SELECT data FROM outbound_messages WHERE email_id = ?`, e.ID).Scan(&raw)
-	if err == nil && len(raw) > 0 {
-		return raw, nil
+func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bool) ([]byte, error) {
+	if retry {
+		var raw []byte
+		err := s.db.QueryRow(ctx, `SELECT data FROM outbound_messages WHERE email_id = ?`, e.ID).Scan(&raw)
+		if err == nil && len(raw) > 0 {
+			return raw, nil
+		}
 	}
 	m, err := e.build(now)
 	if err != nil {
 		return nil, permanentError{err}
 	}
-	raw, err = outbound.Build(m)
+	raw, err := outbound.Build(m)
 	if err != nil {
 		return nil, permanentError{err}
 	}

@@ -57,7 +57,7 @@ func TestServeBinary(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	dir := t.TempDir()
-	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir)
+	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=off", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = environ
 	var logs bytes.Buffer

@@ -46,6 +46,7 @@ type App struct {
 
 	services   httpapi.Services
 	background []Background
+	delivery   deliveryParts
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -110,12 +111,16 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	periodic = append(periodic, w.periodic...)
 
 	queueOpts := jobs.Options{
-		Workers:  workers,
-		Periodic: periodic,
-		Logger:   o.Logger.With("component", "queue"),
+		Workers:     workers,
+		Periodic:    periodic,
+		Logger:      o.Logger.With("component", "queue"),
+		RescueAfter: cfg.JobRescueAfter,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
 		},
+	}
+	for name, qc := range w.queues {
+		queueOpts.Queues[name] = qc
 	}
 	q, err := jobs.New(db, queueOpts)
 	if err != nil {
@@ -243,4 +248,5 @@ type Background interface {
 type wiring struct {
 	workers  *river.Workers
 	periodic []*river.PeriodicJob
+	queues   map[string]river.QueueConfig // extra named queues beside the default one
 }

@@ -1,4 +1,70 @@
 package app
 
-// wireDelivery builds the delivery service and registers its workers.
-func (a *App) wireDelivery(w *wiring) error { return nil }
+import (
+	"crypto/tls"
+	"fmt"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/delivery"
+	"mailroom/internal/dnsresolve"
+	"mailroom/internal/jobs"
+	"mailroom/internal/outbound"
+	"mailroom/internal/smtpin"
+)
+
+// deliveryParts are the delivery engine's pieces the App exposes.
+type deliveryParts struct {
+	service *delivery.Service
+	smtp    *smtpin.Server
+}
+
+// wireDelivery builds the delivery engine (one transport per node, so SMTP
+// sessions are pooled across jobs), registers the deliver worker on its own
+// queue and the inbound SMTP listener for bounces and complaints.
+func (a *App) wireDelivery(w *wiring) error {
+	cfg := a.Config
+	var transport delivery.Transport
+	if cfg.Outbound == "mx" {
+		transport = outbound.NewMX(delivery.NewMXResolver(dnsresolve.New(cfg.DNSResolver)), outbound.MXOptions{
+			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock,
+		})
+	} else {
+		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock}
+		if cfg.RelayInsecureSkipTLS {
+			opts.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // operator's explicit choice (MAILROOM_OUTBOUND_INSECURE_TLS)
+		}
+		r, err := outbound.NewRelay(cfg.Outbound, opts)
+		if err != nil {
+			return fmt.Errorf("MAILROOM_OUTBOUND: %w", err)
+		}
+		transport = r
+	}
+	var keys delivery.Keys
+	if k, ok := any(a.services.Domains).(delivery.Keys); ok && a.services.Domains != nil {
+		keys = k
+	}
+	svc := delivery.New(delivery.Config{
+		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "delivery"),
+		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain,
+	})
+	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
+	if w.queues == nil {
+		w.queues = map[string]river.QueueConfig{}
+	}
+	w.queues[jobs.QueueDeliver] = river.QueueConfig{MaxWorkers: max(1, cfg.DeliveryConcurrency)}
+
+	in := smtpin.New(smtpin.Options{
+		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, Log: a.Log.With("component", "smtpin"),
+	})
+	a.delivery = deliveryParts{service: svc, smtp: in}
+	a.background = append(a.background, svc, in)
+	return nil
+}
+
+// Delivery is the node's delivery engine.
+func (a *App) Delivery() *delivery.Service { return a.delivery.service }
+
+// SMTPAddr is the address the inbound SMTP listener is bound to ("" when
+// MAILROOM_SMTP_ADDR is empty or the node is not started).
+func (a *App) SMTPAddr() string { return a.delivery.smtp.Addr() }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the whole of Mailroom's settings, typed.
@@ -38,6 +39,10 @@ type Config struct {
 	DeliveryConcurrency  int
 	WebhookConcurrency   int
 	RelayInsecureSkipTLS bool
+	// JobRescueAfter is how long a job may stay running before the queue
+	// assumes its worker died and runs it again (MAILROOM_JOB_RESCUE_AFTER,
+	// a Go duration; default 5m).
+	JobRescueAfter time.Duration
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -93,12 +98,24 @@ func Load(getenv func(string) string) (*Config, error) {
 	integer("MAILROOM_SMTP_PORT", 25, &c.SMTPPort)
 	integer("MAILROOM_DELIVERY_CONCURRENCY", 64, &c.DeliveryConcurrency)
 	integer("MAILROOM_WEBHOOK_CONCURRENCY", 64, &c.WebhookConcurrency)
+	if v := get("MAILROOM_JOB_RESCUE_AFTER", "5m"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("MAILROOM_JOB_RESCUE_AFTER: %q is not a duration of at least 1s (such as 5m)", v))
+		}
+		c.JobRescueAfter = d
+	}
 	if v := get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
 		for _, ip := range strings.Split(v, ",") {
 			if ip = strings.TrimSpace(ip); ip != "" {
 				c.OutboundIPs = append(c.OutboundIPs, ip)
 			}
 		}
+	}
+	// An empty variable means "default", so "off" is how the listener is
+	// turned off (tests, API-only nodes).
+	if c.SMTPAddr == "off" {
+		c.SMTPAddr = ""
 	}
 	if c.InboundHost == "" {
 		c.InboundHost = "mx." + c.ServiceDomain

@@ -1,3 +1,126 @@
 // Package delivery turns queued emails into SMTP transactions and their
-// outcomes into events. Filled in by the delivery-engine work.
+// outcomes into events: the deliver job (jobs.DeliverArgs) builds the
+// message once (internal/outbound), signs it once with the sending domain's
+// DKIM key, hands it to the node's transport (a relay or direct MX) with a
+// VERP return path, and records each recipient's outcome with its events,
+// suppressions and retries. Reports that come back later (RFC 3464 delivery
+// status notifications, RFC 5965 feedback reports) arrive through
+// internal/smtpin and end up in HandleReport.
 package delivery
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"mailroom/internal/clock"
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+)
+
+// Keys gives the DKIM key to sign with; *domains.Service implements it.
+type Keys interface {
+	// SigningKey is the active key of a verified domain of the workspace,
+	// store.ErrNotFound when there is none.
+	SigningKey(ctx context.Context, workspaceID, domain string) (selector string, key crypto.Signer, err error)
+	// ServiceKey is the service domain's key, used for the sandbox sender.
+	ServiceKey(ctx context.Context) (domain, selector string, key crypto.Signer, err error)
+}
+
+// Transport is what the engine sends through; *outbound.Relay and
+// *outbound.MXTransport implement it.
+type Transport interface {
+	outbound.Transport
+	Close() error
+}
+
+// Config assembles a Service.
+type Config struct {
+	DB    *store.DB
+	Clock clock.Clock
+	Log   *slog.Logger
+	// Transport carries every message of the node; it pools connections, so
+	// there is one per node.
+	Transport Transport
+	// Keys may be nil: mail then goes out unsigned (only before the domains
+	// area is wired).
+	Keys Keys
+	// ServiceDomain hosts the sandbox sender onboarding@<ServiceDomain>.
+	ServiceDomain string
+	// Retry is the wait before each new attempt for recipients that got a
+	// temporary failure; nil means DefaultRetrySchedule. After the last wait
+	// the next temporary failure bounces them as soft.
+	Retry []time.Duration
+}
+
+// Service is the delivery engine of one node.
+type Service struct {
+	db        *store.DB
+	clock     clock.Clock
+	log       *slog.Logger
+	transport Transport
+	keys      atomic.Pointer[keysHolder]
+	svcDomain string
+	retry     []time.Duration
+	writes    *groupCommit
+	signers   signerCache
+}
+
+// New returns the engine.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Retry == nil {
+		cfg.Retry = DefaultRetrySchedule()
+	}
+	s := &Service{
+		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport,
+		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB),
+	}
+	s.SetKeys(cfg.Keys)
+	return s
+}
+
+type keysHolder struct{ k Keys }
+
+// SetKeys replaces the DKIM key source (nil: send unsigned). Wiring that
+// builds the domains service after the engine, and tests, use it.
+func (s *Service) SetKeys(k Keys) { s.keys.Store(&keysHolder{k}) }
+
+// Start does nothing: the worker runs on the queue. It is here so the
+// service can sit among the node's background parts and close its
+// transport on Stop.
+func (s *Service) Start(context.Context) error { return nil }
+
+// Stop closes the transport's idle sessions; sessions in use close when
+// their job ends.
+func (s *Service) Stop(context.Context) error {
+	if s.transport == nil {
+		return nil
+	}
+	return s.transport.Close()
+}
+
+// DefaultRetrySchedule spaces attempts for temporary failures as MTAs do,
+// about three days in all (1+5+15+30 min, 1+2+4 h, then every 8 h): a
+// recipient is tried 16 times over about 72 hours before it bounces as
+// soft.
+func DefaultRetrySchedule() []time.Duration {
+	return []time.Duration{
+		time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+		time.Hour, 2 * time.Hour, 4 * time.Hour,
+		8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour, 8 * time.Hour,
+	}
+}
+
+// errGone means the email is no longer to be delivered (cancelled,
+// deleted, already final).
+var errGone = errors.New("delivery: email is not waiting for delivery")

@@ -1,0 +1,295 @@
+// Command deliver measures the delivery engine end to end: an in-process
+// node on SQLite delivers N accepted emails, each signed with RSA-2048 DKIM,
+// through the relay transport to a go-smtp sink on loopback. In the same run
+// it measures the two ceilings that bound the figure: the raw SMTP loopback
+// rate (the same client and sink, no Mailroom) and the RSA-2048 signing rate
+// on every core. The last line is the headline.
+//
+//	go run ./bench/deliver [-n 5000] [-workers 128]
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"mailroom/internal/app"
+	"mailroom/internal/config"
+	"mailroom/internal/ids"
+	"mailroom/internal/jobs"
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "deliver:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	n := flag.Int("n", 5000, "emails to deliver")
+	workers := flag.Int("workers", 128, "deliver workers (MAILROOM_DELIVERY_CONCURRENCY)")
+	window := flag.Duration("window", 3*time.Second, "how long each ceiling is measured")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the end-to-end phase to this file")
+	flag.Parse()
+	ctx := context.Background()
+
+	sink, err := startSink()
+	if err != nil {
+		return err
+	}
+	defer sink.srv.Close()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	sample, err := sampleMessage()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("cpus: %d, message: %d bytes, workers: %d\n", runtime.GOMAXPROCS(0), len(sample), *workers)
+
+	signRate, err := signCeiling(key, sample, *window)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("RSA-2048 DKIM signing ceiling: %.0f signatures/s on %d cores\n", signRate, runtime.GOMAXPROCS(0))
+
+	smtpRate, err := smtpCeiling(ctx, sink, sample, *workers, *window)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("raw SMTP loopback ceiling (same client and sink, no Mailroom): %.0f msgs/s\n", smtpRate)
+
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rate, err := endToEnd(ctx, sink, key, *n, *workers)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("end to end (SQLite, RSA-2048 DKIM, relay to sink): %d emails delivered at %.0f msgs/s (%.0f%% of the signing ceiling)\n",
+		*n, rate, 100*rate/signRate)
+	return nil
+}
+
+func sampleMessage() ([]byte, error) {
+	return outbound.Build(&outbound.Message{
+		From:      outbound.Address{Name: "Example News", Address: "news@example.com"},
+		To:        []outbound.Address{{Address: "user@example.net"}},
+		Subject:   "Your receipt",
+		HTML:      "<p>Hello,</p><p>thanks for your order. Your receipt is below.</p>" + string(make([]byte, 0)),
+		Text:      "Hello, thanks for your order.",
+		MessageID: "<em_sample@example.com>",
+		Date:      time.Now(),
+	})
+}
+
+func signCeiling(key crypto.Signer, msg []byte, window time.Duration) (float64, error) {
+	signer := outbound.NewSigner("example.com", "s1", key)
+	var count atomic.Int64
+	var firstErr atomic.Value
+	stop := time.Now().Add(window)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				if _, err := signer.Sign(msg); err != nil {
+					firstErr.Store(err)
+					return
+				}
+				count.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return 0, err
+	}
+	return float64(count.Load()) / time.Since(start).Seconds(), nil
+}
+
+func smtpCeiling(ctx context.Context, s *sink, msg []byte, workers int, window time.Duration) (float64, error) {
+	relay, err := outbound.NewRelay("smtp://"+s.addr, outbound.RelayOptions{MaxConns: max(10, workers/2)})
+	if err != nil {
+		return 0, err
+	}
+	defer relay.Close()
+	var count atomic.Int64
+	var firstErr atomic.Value
+	stop := time.Now().Add(window)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				res, err := relay.Send(ctx, outbound.Envelope{From: "bounces+x@example.com", To: []string{"user@example.net"}}, msg)
+				if err != nil || !res.Rcpts[0].OK {
+					firstErr.Store(fmt.Errorf("sink refused: %v %+v", err, res))
+					return
+				}
+				count.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return 0, err
+	}
+	return float64(count.Load()) / time.Since(start).Seconds(), nil
+}
+
+type benchKeys struct{ key crypto.Signer }
+
+func (k benchKeys) SigningKey(context.Context, string, string) (string, crypto.Signer, error) {
+	return "s1", k.key, nil
+}
+
+func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, error) {
+	return "mailroom.localhost", "s1", k.key, nil
+}
+
+func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (float64, error) {
+	dir, err := os.MkdirTemp("", "mailroom-bench-deliver")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	env := map[string]string{
+		"MAILROOM_DATABASE_URL":         dir + "/mailroom.db",
+		"MAILROOM_HTTP_ADDR":            "127.0.0.1:0",
+		"MAILROOM_SMTP_ADDR":            "off",
+		"MAILROOM_SECRET_KEY":           "bench-secret-key-0123456789",
+		"MAILROOM_OUTBOUND":             "smtp://" + s.addr,
+		"MAILROOM_DELIVERY_CONCURRENCY": strconv.Itoa(workers),
+		"MAILROOM_LOG_LEVEL":            "error",
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		return 0, err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
+	if err != nil {
+		return 0, err
+	}
+	a.Delivery().SetKeys(benchKeys{key})
+
+	// Accept the emails as the sending area does (row and job in one
+	// transaction, here 500 to a transaction) before the node starts, so
+	// the measured window is delivery alone.
+	t0 := time.Now()
+	for done := 0; done < n; {
+		k := min(500, n-done)
+		err := a.DB.InTx(ctx, func(tx *store.Tx) error {
+			now := store.Millis(time.Now())
+			for i := 0; i < k; i++ {
+				id := ids.New("em")
+				if _, err := tx.Exec(ctx, `INSERT INTO emails (id, workspace_id, status, from_addr, to_addrs, subject, html, text_body, created_at, updated_at)
+					VALUES (?, 'ws_bench', 'queued', 'Example News <news@example.com>', ?, 'Your receipt', ?, ?, ?, ?)`,
+					id, fmt.Sprintf(`["user%d@example.net"]`, done+i),
+					"<p>Hello,</p><p>thanks for your order. Your receipt is below.</p>", "Hello, thanks for your order.", now, now); err != nil {
+					return err
+				}
+				tx.AddJob(jobs.DeliverArgs{EmailID: id, WorkspaceID: "ws_bench"})
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		done += k
+	}
+	fmt.Printf("accepted %d emails in %v\n", n, time.Since(t0).Round(time.Millisecond))
+	before := s.count.Load()
+	start := time.Now()
+	if err := a.Start(ctx); err != nil {
+		return 0, err
+	}
+	defer a.Stop(ctx)
+	for {
+		var open int
+		if err := a.DB.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status IN ('queued', 'sending')`).Scan(&open); err != nil {
+			return 0, err
+		}
+		if open == 0 {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return 0, fmt.Errorf("%d emails still open after 5 minutes", open)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	var delivered int
+	if err := a.DB.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status = 'delivered'`).Scan(&delivered); err != nil {
+		return 0, err
+	}
+	if delivered != n || s.count.Load()-before < int64(n) {
+		return 0, fmt.Errorf("%d of %d delivered, %d at the sink", delivered, n, s.count.Load()-before)
+	}
+	return float64(n) / elapsed.Seconds(), nil
+}
+
+// sink is a go-smtp server on loopback that accepts and counts.
+type sink struct {
+	srv   *smtp.Server
+	addr  string
+	count atomic.Int64
+}
+
+func startSink() (*sink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{addr: ln.Addr().String()}
+	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
+	srv.Domain = "sink.localhost"
+	srv.MaxMessageBytes = 64 << 20
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	s.srv = srv
+	go srv.Serve(ln)
+	return s, nil
+}
+
+type sinkSession struct{ s *sink }
+
+func (ss *sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (ss *sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
+func (ss *sinkSession) Data(r io.Reader) error {
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return err
+	}
+	ss.s.count.Add(1)
+	return nil
+}
+func (ss *sinkSession) Reset()        {}
+func (ss *sinkSession) Logout() error { return nil }

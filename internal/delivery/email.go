@@ -1,0 +1,230 @@
+package delivery
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// Recipient statuses kept in emails.recipients.
+const (
+	RcptPending    = "pending"    // not tried yet
+	RcptDeferred   = "deferred"   // temporary failure; owed another attempt
+	RcptDelivered  = "delivered"  // the receiving server accepted it
+	RcptBounced    = "bounced"    // refused, or temporary failures ran out
+	RcptSuppressed = "suppressed" // on the suppression list at send time; never sent
+	RcptComplained = "complained" // a feedback report named it after delivery
+)
+
+// Recipient is one envelope recipient's outcome, as stored in
+// emails.recipients (a JSON array).
+type Recipient struct {
+	Email    string `json:"email"`
+	Status   string `json:"status"`
+	Code     int    `json:"code,omitempty"`
+	Enhanced string `json:"enhanced,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Attempts int    `json:"attempts"`
+
+	temporary bool // this attempt's failure was temporary (not stored)
+}
+
+func (r Recipient) owed() bool {
+	return r.Status == RcptPending || r.Status == RcptDeferred || r.Status == ""
+}
+
+// storedAttachment is an element of emails.attachments. The sending area
+// stores {filename, content_type, content_base64}; "content" (base64 too,
+// as encoding/json writes []byte) is read as well.
+type storedAttachment struct {
+	Filename      string `json:"filename"`
+	ContentType   string `json:"content_type"`
+	ContentBase64 string `json:"content_base64"`
+	Content       []byte `json:"content"`
+}
+
+// email is the row the deliver job works from.
+type email struct {
+	ID, WorkspaceID, Status string
+	From                    string
+	To, Cc, Bcc, ReplyTo    []string
+	Subject                 string
+	HTML, Text              string
+	Headers                 map[string]string
+	Attachments             []storedAttachment
+	Tags                    map[string]string
+	TestMode                bool
+	MessageID               string
+	Recipients              []Recipient
+}
+
+const emailColumns = `id, workspace_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,
+	html, text_body, headers, attachments, tags, test_mode, message_id, recipients`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanEmail(row scanner) (*email, error) {
+	var e email
+	var to, cc, bcc, replyTo, headers, atts, tags, rcpts string
+	var html, text sql.NullString
+	var testMode int
+	err := row.Scan(&e.ID, &e.WorkspaceID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo, &e.Subject,
+		&html, &text, &headers, &atts, &tags, &testMode, &e.MessageID, &rcpts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.HTML, e.Text, e.TestMode = html.String, text.String, testMode != 0
+	for _, f := range []struct {
+		src string
+		dst any
+	}{{to, &e.To}, {cc, &e.Cc}, {bcc, &e.Bcc}, {replyTo, &e.ReplyTo}, {headers, &e.Headers}, {atts, &e.Attachments}, {tags, &e.Tags}, {rcpts, &e.Recipients}} {
+		if f.src == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+			return nil, fmt.Errorf("delivery: email %s: malformed column: %w", e.ID, err)
+		}
+	}
+	return &e, nil
+}
+
+// loadEmail reads an email by id (the id is the scope: it is random and
+// names one workspace's row).
+func loadEmail(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
+}, id string) (*email, error) {
+	return scanEmail(q.QueryRow(ctx, `SELECT `+emailColumns+` FROM emails WHERE id = ?`, id))
+}
+
+// envelope lists the distinct addresses of to, cc and bcc, in that order.
+func (e *email) envelope() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range [][]string{e.To, e.Cc, e.Bcc} {
+		for _, s := range l {
+			a := parseAddress(s).Address
+			if k := suppressions.Normalize(a); a != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// recipients returns the stored outcomes, or a fresh pending list on the
+// first attempt.
+func (e *email) recipients() []Recipient {
+	if len(e.Recipients) > 0 {
+		return append([]Recipient(nil), e.Recipients...)
+	}
+	env := e.envelope()
+	out := make([]Recipient, len(env))
+	for i, a := range env {
+		out[i] = Recipient{Email: a, Status: RcptPending}
+	}
+	return out
+}
+
+// fromDomain is the sending domain: the From address's domain.
+func (e *email) fromDomain() string {
+	a := parseAddress(e.From).Address
+	if i := strings.LastIndexByte(a, '@'); i >= 0 {
+		return strings.ToLower(a[i+1:])
+	}
+	return ""
+}
+
+// messageID is "<email id@sending domain>": stable across attempts, so a
+// retry after a crash carries the same id and a returned DSN names it.
+func (e *email) messageID() string { return "<" + e.ID + "@" + e.fromDomain() + ">" }
+
+// build assembles the message (never with a Bcc header).
+func (e *email) build(now time.Time) (*outbound.Message, error) {
+	m := outbound.Message{Date: now}
+	m.From = parseAddress(e.From)
+	m.To = parseAddresses(e.To)
+	m.Cc = parseAddresses(e.Cc)
+	m.ReplyTo = parseAddresses(e.ReplyTo)
+	m.Subject = e.Subject
+	m.HTML, m.Text = e.HTML, e.Text
+	m.Headers = e.Headers
+	m.MessageID = e.messageID()
+	if len(m.To)+len(m.Cc) == 0 {
+		// Build needs a recipient; a Bcc-only message goes out with its
+		// envelope recipients only, and no header names them.
+		m.Bcc = parseAddresses(e.Bcc)
+	}
+	for i, a := range e.Attachments {
+		data := a.Content
+		if data == nil && a.ContentBase64 != "" {
+			var err error
+			if data, err = decodeBase64(a.ContentBase64); err != nil {
+				return nil, fmt.Errorf("attachment %d: %w", i, err)
+			}
+		}
+		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: data})
+	}
+	return &m, nil
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimRight(s, "=")
+	if strings.ContainsAny(s, "-_") {
+		return base64.RawURLEncoding.DecodeString(s)
+	}
+	return base64.RawStdEncoding.DecodeString(s)
+}
+
+// parseAddress reads "Name <a@b>" or a bare address as stored; something
+// unparseable is used as the address itself (the sending area validated it).
+func parseAddress(s string) outbound.Address {
+	s = strings.TrimSpace(s)
+	if a, err := mail.ParseAddress(s); err == nil {
+		return outbound.Address{Name: a.Name, Address: a.Address}
+	}
+	return outbound.Address{Address: strings.Trim(s, "<>")}
+}
+
+func parseAddresses(l []string) []outbound.Address {
+	out := make([]outbound.Address, 0, len(l))
+	for _, s := range l {
+		out = append(out, parseAddress(s))
+	}
+	return out
+}
+
+// eventData is the common part of every email.* event's data.
+func (e *email) eventData(to []string) map[string]any {
+	tags := map[string]any{}
+	for k, v := range e.Tags {
+		tags[k] = v
+	}
+	if to == nil {
+		to = []string{}
+	}
+	d := map[string]any{"email_id": e.ID, "from": e.From, "to": to, "subject": e.Subject, "tags": tags}
+	if e.TestMode {
+		d["test_mode"] = true
+	}
+	return d
+}

@@ -1,0 +1,246 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"mailroom/internal/events"
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// Email statuses this area sets (see the cross-area contract).
+const (
+	StatusSending    = "sending"
+	StatusDelivered  = "delivered"
+	StatusBounced    = "bounced"
+	StatusComplained = "complained"
+	StatusFailed     = "failed"
+)
+
+// record writes one attempt's outcome in one transaction: the merged
+// recipients, the email's status, the events and the suppressions. keep
+// holds the signed message when recipients are still owed a retry.
+func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Time) error {
+	ctx := context.Background()
+	return s.writes.Do(ctx, func(tx *store.Tx) error {
+		status, rcpts, err := lockRecipients(ctx, tx, e)
+		if err != nil {
+			return err
+		}
+		if status != "queued" && status != StatusSending {
+			// Another run (after a rescue) already finished the email.
+			return errGone
+		}
+		rcpts = merge(rcpts, changed)
+
+		var delivered, deferred []string
+		lastError := ""
+		deferDiag := ""
+		for _, r := range changed {
+			switch r.Status {
+			case RcptDelivered:
+				delivered = append(delivered, r.Email)
+			case RcptDeferred:
+				deferred = append(deferred, r.Email)
+				deferDiag = diagnostic(r)
+				lastError = deferDiag
+			case RcptSuppressed:
+				lastError = r.Message
+			}
+		}
+		if len(delivered) > 0 {
+			// One transaction answered 2xx: the message is sent and, as far
+			// as Mailroom can ever know, delivered (see docs/decisions.md).
+			for _, kind := range []string{events.EmailSent, events.EmailDelivered} {
+				if _, err := events.Raise(ctx, tx, events.Event{
+					WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: now, Data: e.eventData(delivered),
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, r := range changed {
+			if r.Status != RcptBounced {
+				continue
+			}
+			if err := s.bounce(ctx, tx, e, r, now); err != nil {
+				return err
+			}
+			lastError = diagnostic(r)
+		}
+		if len(deferred) > 0 {
+			d := e.eventData(deferred)
+			d["diagnostic"] = deferDiag
+			if _, err := events.Raise(ctx, tx, events.Event{
+				WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: events.EmailDeferred, CreatedAt: now, Data: d,
+			}); err != nil {
+				return err
+			}
+		}
+
+		final := finalStatus(rcpts)
+		if final == "" {
+			final = StatusSending
+		}
+		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, lastError, now); err != nil {
+			return err
+		}
+		if final == StatusSending && keep != nil {
+			_, err = tx.Exec(ctx, `INSERT INTO outbound_messages (email_id, workspace_id, data, created_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (email_id) DO NOTHING`, e.ID, e.WorkspaceID, keep, store.Millis(now))
+			return err
+		}
+		if final != StatusSending {
+			_, err = tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
+		}
+		return err
+	})
+}
+
+// bounce raises email.bounced for one recipient and, for a hard bounce,
+// suppresses the address on the workspace.
+func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipient, now time.Time) error {
+	typ, sub := outbound.Classify(r.Code, r.Enhanced, r.Message)
+	switch {
+	case r.temporary:
+		// Temporary failures that ran out of retries.
+		typ = outbound.BounceSoft
+	case r.Code == 0:
+		// No server answered, and the transport called it permanent (no
+		// such domain, null MX).
+		typ = outbound.BounceHard
+	}
+	d := e.eventData([]string{r.Email})
+	d["bounce_type"], d["bounce_subtype"], d["diagnostic"] = typ, sub, diagnostic(r)
+	if _, err := events.Raise(ctx, tx, events.Event{
+		WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: events.EmailBounced, CreatedAt: now, Data: d,
+	}); err != nil {
+		return err
+	}
+	if typ != outbound.BounceHard {
+		return nil
+	}
+	_, err := suppressions.AddTx(ctx, tx, e.WorkspaceID, r.Email, suppressions.ReasonBounce, e.ID, now)
+	return err
+}
+
+// fail ends an email that can never go out (the message cannot be built,
+// the domain lost its key): status failed, the reason in last_error.
+func (s *Service) fail(e *email, reason string, now time.Time) error {
+	ctx := context.Background()
+	return s.writes.Do(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
+			WHERE id = ? AND status IN ('queued', 'sending')`, StatusFailed, reason, store.Millis(now), e.ID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
+		return err
+	})
+}
+
+// lockRecipients reads the email's status and recipients inside tx (locking
+// the row on PostgreSQL), so concurrent writers merge instead of
+// overwriting each other.
+func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (string, []Recipient, error) {
+	q := `SELECT status, recipients FROM emails WHERE id = ?`
+	if tx.Dialect() == store.Postgres {
+		q += ` FOR UPDATE`
+	}
+	var status, raw string
+	if err := tx.QueryRow(ctx, q, e.ID).Scan(&status, &raw); err != nil {
+		return "", nil, err
+	}
+	var rcpts []Recipient
+	if raw != "" {
+		if err := json.Unmarshal([]byte(raw), &rcpts); err != nil {
+			return "", nil, err
+		}
+	}
+	if len(rcpts) == 0 {
+		fresh := &email{To: e.To, Cc: e.Cc, Bcc: e.Bcc}
+		rcpts = fresh.recipients()
+	}
+	return status, rcpts, nil
+}
+
+func writeRecipients(ctx context.Context, tx *store.Tx, id, status string, rcpts []Recipient, lastError string, now time.Time) error {
+	b, err := json.Marshal(rcpts)
+	if err != nil {
+		return err
+	}
+	if lastError != "" {
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+			status, string(b), lastError, store.Millis(now), id)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, updated_at = ? WHERE id = ?`,
+			status, string(b), store.Millis(now), id)
+	}
+	return err
+}
+
+// merge replaces the entries of rcpts named in changed (by normalized
+// address) and appends the ones it lacks.
+func merge(rcpts, changed []Recipient) []Recipient {
+	for _, c := range changed {
+		found := false
+		for i := range rcpts {
+			if suppressions.Normalize(rcpts[i].Email) == suppressions.Normalize(c.Email) {
+				rcpts[i] = c
+				found = true
+				break
+			}
+		}
+		if !found {
+			rcpts = append(rcpts, c)
+		}
+	}
+	return rcpts
+}
+
+// finalStatus is the email's status once no recipient is owed an attempt:
+// delivered when any recipient took it (complained counts: it was
+// delivered), else bounced when any bounced, else failed (all suppressed).
+// It is "" while a recipient is still owed.
+func finalStatus(rcpts []Recipient) string {
+	var delivered, bounced, complained bool
+	for _, r := range rcpts {
+		switch r.Status {
+		case RcptDelivered:
+			delivered = true
+		case RcptComplained:
+			complained = true
+		case RcptBounced:
+			bounced = true
+		case RcptSuppressed:
+		default:
+			return ""
+		}
+	}
+	switch {
+	case complained:
+		return StatusComplained
+	case delivered:
+		return StatusDelivered
+	case bounced:
+		return StatusBounced
+	}
+	return StatusFailed
+}
+
+// diagnostic is the remote server's text as the event reports it: "550
+// 5.1.1 No such user here", or the connection failure.
+func diagnostic(r Recipient) string {
+	out := r.Message
+	if r.Enhanced != "" {
+		out = r.Enhanced + " " + out
+	}
+	if r.Code != 0 {
+		out = strconv.Itoa(r.Code) + " " + out
+	}
+	return out
+}

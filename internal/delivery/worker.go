@@ -1,0 +1,222 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/jobs"
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// Worker runs jobs.DeliverArgs.
+//
+// Crash safety comes from the queue: a job whose node dies mid-transaction
+// stays "running" until River's rescuer (MAILROOM_JOB_RESCUE_AFTER) hands
+// it to another worker, which finds the email still 'sending' and sends to
+// the recipients not yet recorded. A message may thus arrive twice, never
+// zero times. Temporary failures are not job errors: the job snoozes until
+// the next attempt of the retry schedule, which the email row counts, so
+// rescues and snoozes never eat into each other.
+type Worker struct {
+	river.WorkerDefaults[jobs.DeliverArgs]
+	Service *Service
+}
+
+// Work delivers one email.
+func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.DeliverArgs]) error {
+	next, err := w.Service.Deliver(ctx, job.Args.WorkspaceID, job.Args.EmailID)
+	if err != nil {
+		return err
+	}
+	if next > 0 {
+		return river.JobSnooze(next)
+	}
+	return nil
+}
+
+// Deliver makes one attempt at the email's owed recipients and records the
+// outcome. It returns how long to wait before the next attempt when some
+// recipients got a temporary failure (0 when every recipient is final), and
+// an error only when the attempt should be repeated by the queue (database
+// unreachable, job cancelled mid-send).
+func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (time.Duration, error) {
+	e, err := loadEmail(ctx, s.db, emailID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if e.WorkspaceID != workspaceID || (e.Status != "queued" && e.Status != "sending") {
+		return 0, nil
+	}
+	if e.TestMode {
+		// Test sends are simulated by the sending area and never reach a
+		// transport.
+		return 0, nil
+	}
+	rcpts := e.recipients()
+	now := s.clock.Now()
+
+	// Suppressions are checked again at send time: one may have been added
+	// (a bounce of another email, a complaint) since the send was accepted.
+	var owed []int
+	var addrs []string
+	for i, r := range rcpts {
+		if r.owed() {
+			owed = append(owed, i)
+			addrs = append(addrs, r.Email)
+		}
+	}
+	sup, err := suppressions.Suppressed(ctx, s.db, e.WorkspaceID, addrs)
+	if err != nil {
+		return 0, err
+	}
+	var changed []Recipient
+	var send []string
+	for _, i := range owed {
+		r := &rcpts[i]
+		if reason, ok := sup[suppressions.Normalize(r.Email)]; ok {
+			r.Status, r.Message = RcptSuppressed, "address is suppressed ("+reason+"); not sent"
+			changed = append(changed, *r)
+			continue
+		}
+		send = append(send, r.Email)
+	}
+	if len(send) == 0 {
+		return 0, s.record(e, changed, nil, now)
+	}
+
+	retry := false
+	for _, r := range rcpts {
+		retry = retry || r.Attempts > 0
+	}
+	raw, err := s.message(ctx, e, now, retry)
+	if err != nil {
+		var perm permanentError
+		if errors.As(err, &perm) {
+			return 0, s.fail(e, err.Error(), now)
+		}
+		return 0, err
+	}
+
+	err = s.writes.Do(ctx, func(tx *store.Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
+			WHERE id = ? AND status IN ('queued', 'sending')`, e.messageID(), store.Millis(now), e.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errGone
+		}
+		return nil
+	})
+	if errors.Is(err, errGone) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+
+	env := outbound.Envelope{From: outbound.VERPAddress("bounces", e.ID, e.fromDomain()), To: send}
+	res, sendErr := s.transport.Send(ctx, env, raw)
+	if sendErr != nil && ctx.Err() != nil {
+		// Cancelled mid-transaction (shutdown or job timeout): nothing is
+		// known about the recipients; the queue runs the job again.
+		return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, sendErr)
+	}
+	results := map[string]outbound.RcptResult{}
+	if res != nil {
+		for _, rr := range res.Rcpts {
+			results[rr.Rcpt] = rr
+		}
+	}
+	for _, i := range owed {
+		r := &rcpts[i]
+		if r.Status == RcptSuppressed {
+			continue
+		}
+		rr, ok := results[r.Email]
+		if !ok {
+			// No per-recipient answer: the whole send failed before any
+			// server spoke (or the envelope was refused locally).
+			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(sendErr), Temporary: outbound.IsTemporary(sendErr)}
+		}
+		r.Attempts++
+		r.Code, r.Enhanced, r.Message, r.temporary = rr.Code, rr.Enhanced, rr.Message, rr.Temporary
+		switch {
+		case rr.OK:
+			r.Status = RcptDelivered
+		case rr.Temporary && r.Attempts <= len(s.retry):
+			r.Status = RcptDeferred
+		default:
+			r.Status = RcptBounced
+		}
+		changed = append(changed, *r)
+	}
+	var keep []byte
+	next := time.Duration(0)
+	for _, r := range changed {
+		if r.Status == RcptDeferred {
+			if d := s.retry[r.Attempts-1]; next == 0 || d < next {
+				next = d
+			}
+			keep = raw
+		}
+	}
+	if err := s.record(e, changed, keep, now); err != nil {
+		if errors.Is(err, errGone) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	return next, nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "no answer from the receiving server"
+	}
+	return err.Error()
+}
+
+// permanentError is a failure no retry can fix (the message cannot be
+// built, the sending domain lost its key).
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// message returns the signed bytes: those kept from an earlier attempt, or
+// freshly built and signed once.
+func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bool) ([]byte, error) {
+	if retry {
+		var raw []byte
+		err := s.db.QueryRow(ctx, `SELECT data FROM outbound_messages WHERE email_id = ?`, e.ID).Scan(&raw)
+		if err == nil && len(raw) > 0 {
+			return raw, nil
+		}
+	}
+	m, err := e.build(now)
+	if err != nil {
+		return nil, permanentError{err}
+	}
+	raw, err := outbound.Build(m)
+	if err != nil {
+		return nil, permanentError{err}
+	}
+	signer, err := s.signer(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	if signer == nil {
+		return raw, nil
+	}
+	return signer.Sign(raw)
+}

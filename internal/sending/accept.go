@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -45,6 +46,8 @@ type booking struct {
 	caller Caller
 	v      *Validated
 	row    *emailRow
+	args   []any // row.insertArgs(), encoded before the commit
+	data   map[string]any
 	fp     string // fingerprint, when an idempotency key is given
 	key    string // idempotency key reserved in memory ("" if none)
 
@@ -189,7 +192,11 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		release()
 		return nil, nil, err
 	}
-	b.row = row
+	b.row, b.args = row, row.insertArgs()
+	b.data = row.eventData()
+	if row.ScheduledAt != nil {
+		b.data["scheduled_at"] = row.ScheduledAt.UTC().Format(time.RFC3339)
+	}
 	return b, nil, nil
 }
 
@@ -278,8 +285,8 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 // idempotency key (a unique row, so a race across nodes yields one email),
 // insert the email, raise its first timeline event and, for sends going
 // now, enqueue its work job.
-func (s *Service) acceptOp(b *booking) func(ctx context.Context, tx *store.Tx) error {
-	return func(ctx context.Context, tx *store.Tx) error {
+func (s *Service) acceptOp(b *booking) writeFunc {
+	return func(ctx context.Context, tx *store.Tx, work *batchWork) error {
 		b.outcome, b.err = Outcome{}, nil
 		e := b.row
 		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: e.Status}
@@ -300,35 +307,33 @@ func (s *Service) acceptOp(b *booking) func(ctx context.Context, tx *store.Tx) e
 				return nil
 			}
 		}
-		if err := insertEmail(ctx, tx, e); err != nil {
-			return err
+		if _, err := tx.Exec(ctx, insertEmailSQL, b.args...); err != nil {
+			return fmt.Errorf("inserting email: %w", err)
 		}
 		kind := events.EmailAccepted
 		if e.Status == StatusScheduled {
 			kind = events.EmailScheduled
 		}
-		data := e.eventData()
-		if e.ScheduledAt != nil {
-			data["scheduled_at"] = e.ScheduledAt.UTC().Format(time.RFC3339)
-		}
-		if _, err := events.Raise(ctx, tx, events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: e.CreatedAt, Data: data}); err != nil {
+		if _, err := events.Raise(ctx, tx, events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: e.CreatedAt, Data: b.data}); err != nil {
 			return err
 		}
 		if e.Status == StatusQueued {
-			tx.AddJob(workJob(e.ID, e.WorkspaceID, e.TestMode))
+			s.enqueueWork(tx, work, e)
 		}
 		b.outcome = out
 		return nil
 	}
 }
 
-// workJob is the job that carries an email forward once it is queued: the
-// delivery engine for real recipients, the simulator for test addresses.
-func workJob(emailID, workspaceID string, testMode bool) any {
-	if testMode {
-		return SimulateArgs{EmailID: emailID, WorkspaceID: workspaceID}
+// enqueueWork hands a queued email to what carries it forward: the delivery
+// engine's job for real recipients, the simulator for test addresses (one
+// simulator job per commit, see batchWork).
+func (s *Service) enqueueWork(tx *store.Tx, work *batchWork, e *emailRow) {
+	if e.TestMode {
+		work.simulate = append(work.simulate, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcomeOf(e.Recipients, s.serviceDomain)})
+		return
 	}
-	return jobs.DeliverArgs{EmailID: emailID, WorkspaceID: workspaceID}
+	tx.AddJob(jobs.DeliverArgs{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
 }
 
 // newRow turns a validated send into the row to store.

@@ -55,6 +55,10 @@ type DB struct {
 	rebinds sync.Map // query -> rebound query (PostgreSQL)
 	hook    BeforeCommitHook
 	signals sync.Map // topic -> chan struct{}
+	// Prepared statements per pool (SQLite only: pgx caches per connection
+	// itself). modernc's SQLite re-parses every unprepared statement, which
+	// was a third of the CPU of a send.
+	wstmts, rstmts *stmtCache
 }
 
 //go:embed migrations
@@ -120,11 +124,13 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(0)
-	return &DB{W: w, R: r, Dialect: SQLite}, nil
+	return &DB{W: w, R: r, Dialect: SQLite, wstmts: newStmtCache(w), rstmts: newStmtCache(r)}, nil
 }
 
 // Close releases both pools.
 func (db *DB) Close() error {
+	db.wstmts.close()
+	db.rstmts.close()
 	err := db.W.Close()
 	if db.R != db.W {
 		err = errors.Join(err, db.R.Close())
@@ -199,17 +205,89 @@ func rebind(q string) string {
 
 // Exec runs a write outside any explicit transaction.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := db.wstmts.get(q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return db.W.ExecContext(ctx, db.Rebind(q), args...)
 }
 
 // Query reads from the reader pool.
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := db.rstmts.get(q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return db.R.QueryContext(ctx, db.Rebind(q), args...)
 }
 
 // QueryRow reads one row from the reader pool.
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := db.rstmts.get(q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return db.R.QueryRowContext(ctx, db.Rebind(q), args...)
+}
+
+// stmtCacheMax bounds the statement cache: queries are constant strings in
+// practice, but one built with literals must not grow it without end.
+const stmtCacheMax = 1024
+
+// stmtCache prepares each query once per pool. Preparing needs a
+// connection, and the SQLite writer pool has one that the caller's own
+// transaction may hold, so get never blocks: a query seen for the first time
+// runs unprepared while a goroutine prepares it for the next use.
+type stmtCache struct {
+	pool   *sql.DB
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt // nil value: being prepared (or failed)
+	closed bool
+}
+
+func newStmtCache(pool *sql.DB) *stmtCache {
+	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+}
+
+func (c *stmtCache) get(q string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	st, seen := c.m[q]
+	if seen || c.closed || len(c.m) >= stmtCacheMax {
+		c.mu.Unlock()
+		return st
+	}
+	c.m[q] = nil
+	c.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, err := c.pool.PrepareContext(ctx, q)
+		if err != nil {
+			return // stays nil: the query keeps running unprepared
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			st.Close()
+			return
+		}
+		c.m[q] = st
+	}()
+	return nil
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, st := range c.m {
+		if st != nil {
+			st.Close()
+		}
+	}
 }
 
 // Tx is a write transaction. Jobs added with AddJob are inserted into the
@@ -226,16 +304,25 @@ func (tx *Tx) Dialect() Dialect { return tx.db.Dialect }
 
 // Exec runs a statement inside the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := tx.db.wstmts.get(q); st != nil {
+		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
 	return tx.Tx.ExecContext(ctx, tx.db.Rebind(q), args...)
 }
 
 // Query reads inside the transaction.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := tx.db.wstmts.get(q); st != nil {
+		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
 	return tx.Tx.QueryContext(ctx, tx.db.Rebind(q), args...)
 }
 
 // QueryRow reads one row inside the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := tx.db.wstmts.get(q); st != nil {
+		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
 	return tx.Tx.QueryRowContext(ctx, tx.db.Rebind(q), args...)
 }
 

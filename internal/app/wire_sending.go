@@ -1,4 +1,32 @@
 package app
 
-// wireSending builds the sending service and registers its workers.
-func (a *App) wireSending(w *wiring) error { return nil }
+import (
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/sending"
+)
+
+// wireSending builds the sending service and registers its workers: the
+// test-address simulator, complained@'s delayed complaint and the
+// every-second promotion of due scheduled emails. The service's group
+// committer runs as a background part, stopped after the HTTP server so
+// that every answered send has committed.
+func (a *App) wireSending(w *wiring) error {
+	svc := sending.New(sending.Config{
+		DB:            a.DB,
+		Clock:         a.Clock,
+		ServiceDomain: a.Config.ServiceDomain,
+		Logger:        a.Log.With("component", "sending"),
+	})
+	a.services.Sending = svc
+	river.AddWorker(w.workers, &sending.SimulateWorker{S: svc})
+	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
+	river.AddWorker(w.workers, &sending.PromoteWorker{S: svc})
+	w.periodic = append(w.periodic, sending.PromotePeriodic())
+	a.background = append(a.background, svc)
+	return nil
+}
+
+// Sending is the node's sending service (tests install a Domains lookup
+// through it until the domains area is wired).
+func (a *App) Sending() *sending.Service { return a.services.Sending }

@@ -72,6 +72,9 @@ func New(db *store.DB, o Options) (*Queue, error) {
 			cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 50}}
 		}
 		cfg.PeriodicJobs = o.Periodic
+		// A node may enqueue work for a worker that another area registers
+		// (or a newer node runs): the deliver job is inserted by sending.
+		cfg.SkipUnknownJobCheck = true
 		cfg.RescueStuckJobsAfter = o.RescueAfter
 		if cfg.RescueStuckJobsAfter == 0 {
 			cfg.RescueStuckJobsAfter = 10 * time.Minute

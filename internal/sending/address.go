@@ -26,8 +26,12 @@ type Address struct {
 
 // String formats the address for a message header (RFC 5322 §3.4): the name
 // is quoted when it holds specials and RFC 2047-encoded when it is not ASCII
-// or could be mistaken for an encoded word.
+// or could be mistaken for an encoded word. Without a name it is the bare
+// address.
 func (a Address) String() string {
+	if a.Name == "" {
+		return a.Email
+	}
 	if a.Name != "" && looksEncoded(a.Name) && isASCII(a.Name) {
 		// net/mail would write such a name bare and a reader would decode it,
 		// turning the literal text into something else; force Q-encoding.

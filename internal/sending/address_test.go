@@ -81,7 +81,7 @@ func TestAddressString(t *testing.T) {
 		a    Address
 		want string
 	}{
-		{Address{Email: "a@b.co"}, "<a@b.co>"},
+		{Address{Email: "a@b.co"}, "a@b.co"},
 		{Address{Name: "Alice", Email: "a@b.co"}, `"Alice" <a@b.co>`},
 		{Address{Name: "Doe, Jane", Email: "a@b.co"}, `"Doe, Jane" <a@b.co>`},
 		{Address{Name: "Jörg", Email: "a@b.co"}, "=?utf-8?q?J=C3=B6rg?= <a@b.co>"},

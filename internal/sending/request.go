@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,8 +56,8 @@ type Request struct {
 // 400 invalid_json; a body that is not an object, or a field of the wrong
 // JSON type, answers 400 invalid_request naming the field. null is the same
 // as an absent field. Field names match exactly (snake_case as in the spec);
-// unknown fields are ignored so that clients written against a newer API
-// keep working.
+// an unknown top-level field answers 400 invalid_request, as everywhere else
+// on the API: a misspelt field must not be silently dropped from an email.
 func DecodeRequest(raw []byte) (*Request, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
@@ -68,6 +69,11 @@ func DecodeRequest(raw []byte) (*Request, error) {
 	}
 	if fields == nil { // the body was the literal null
 		return nil, apierr.InvalidRequest("The body must be a JSON object.")
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(requestFields, name) {
+			return nil, apierr.InvalidRequest("Unknown field %q in the send request.", clip(name))
+		}
 	}
 	d := decoder{fields: fields}
 	r := &Request{
@@ -93,6 +99,10 @@ func DecodeRequest(raw []byte) (*Request, error) {
 	}
 	return r, nil
 }
+
+// requestFields are the send request's fields (the spec's table).
+var requestFields = []string{"from", "to", "subject", "html", "text", "cc", "bcc", "reply_to", "headers",
+	"attachments", "tags", "send_at", "idempotency_key", "template"}
 
 // decoder reads typed fields out of a JSON object and keeps the first error,
 // so DecodeRequest reads as a list of fields.

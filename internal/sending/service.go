@@ -1,5 +1,141 @@
 package sending
 
-// Service is the send API's service (emails, batch, scheduling, idempotency,
-// test addresses). Filled in by the sending work.
-type Service struct{}
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"mailroom/internal/clock"
+	"mailroom/internal/store"
+)
+
+// Email statuses (the contract shared with the delivery engine).
+const (
+	StatusQueued     = "queued"
+	StatusScheduled  = "scheduled"
+	StatusCancelled  = "cancelled"
+	StatusSending    = "sending"
+	StatusSent       = "sent"
+	StatusDelivered  = "delivered"
+	StatusBounced    = "bounced"
+	StatusComplained = "complained"
+	StatusFailed     = "failed"
+)
+
+// Domains is what sending needs from the domains area: the state of a
+// workspace's sending domain, "verified", "pending", or "" when the
+// workspace has no such domain.
+type Domains interface {
+	SendingStatus(ctx context.Context, workspaceID, domain string) (string, error)
+}
+
+// Config builds a Service.
+type Config struct {
+	DB            *store.DB
+	Clock         clock.Clock
+	ServiceDomain string  // where the sandbox sender and the test addresses live
+	Domains       Domains // nil: only the sandbox sender can send
+	Logger        *slog.Logger
+	// Committers is the number of group-commit writers; 0 picks 1 on SQLite
+	// (one writer anyway) and 4 on PostgreSQL.
+	Committers int
+	// TemplateExists is handed to Rules; nil until templates exist.
+	TemplateExists func(workspaceID, id string) bool
+}
+
+// Caller is who is sending or reading: the workspace and the API key. A key
+// holding only mail:send (OwnOnly) sees only the emails it sent.
+type Caller struct {
+	WorkspaceID string
+	KeyID       string
+	OwnOnly     bool
+}
+
+// Service books emails (now, in batches, scheduled), answers idempotent
+// repeats, simulates the test addresses and reads emails back.
+type Service struct {
+	db            *store.DB
+	clock         clock.Clock
+	log           *slog.Logger
+	serviceDomain string
+	sandboxFrom   string
+	domains       atomic.Pointer[domainsBox]
+	templates     func(workspaceID, id string) bool
+	writer        *groupWriter
+	inflight      inflight
+}
+
+type domainsBox struct{ d Domains }
+
+// New builds the service; Start begins its group committer.
+func New(cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{
+		db:            cfg.DB,
+		clock:         cfg.Clock,
+		log:           cfg.Logger,
+		serviceDomain: cfg.ServiceDomain,
+		sandboxFrom:   "onboarding@" + cfg.ServiceDomain,
+		templates:     cfg.TemplateExists,
+		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers),
+		inflight:      inflight{m: map[string]string{}},
+	}
+	s.SetDomains(cfg.Domains)
+	return s
+}
+
+// SetDomains installs (or replaces) the domains lookup. Safe at any time.
+func (s *Service) SetDomains(d Domains) { s.domains.Store(&domainsBox{d}) }
+
+// Start runs the group committer until Stop.
+func (s *Service) Start(ctx context.Context) error {
+	s.writer.start(ctx)
+	return nil
+}
+
+// Stop commits what is queued and stops the committer. A second call does
+// nothing.
+func (s *Service) Stop(ctx context.Context) error {
+	s.writer.shutdown()
+	return nil
+}
+
+// rules are the validation rules for one workspace.
+func (s *Service) rules(workspaceID string) Rules {
+	r := Rules{ServiceDomain: s.serviceDomain}
+	if s.templates != nil {
+		r.TemplateExists = func(id string) bool { return s.templates(workspaceID, id) }
+	}
+	return r
+}
+
+// inflight remembers idempotency keys whose first request is still being
+// booked on this node, so a concurrent duplicate answers
+// idempotency_in_flight instead of waiting.
+type inflight struct {
+	mu sync.Mutex
+	m  map[string]string // workspace + key -> fingerprint
+}
+
+func (f *inflight) acquire(ws, key, fp string) (held string, ok bool) {
+	k := ws + "\x00" + key
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cur, busy := f.m[k]; busy {
+		return cur, false
+	}
+	f.m[k] = fp
+	return "", true
+}
+
+func (f *inflight) release(ws, key string) {
+	f.mu.Lock()
+	delete(f.m, ws+"\x00"+key)
+	f.mu.Unlock()
+}

@@ -55,13 +55,10 @@ type DB struct {
 	rebinds sync.Map // query -> rebound query (PostgreSQL)
 	hook    BeforeCommitHook
 	signals sync.Map // topic -> chan struct{}
-
-	// SQLite re-parses every statement it is not given prepared, and parsing
-	// dominated the profile of cheap routes; database/sql's *Stmt keeps one
-	// prepared statement per connection, so a small cache of them removes it.
-	// (pgx caches prepared statements itself.)
-	stmtMu sync.Mutex
-	stmts  map[stmtKey]*sql.Stmt
+	// Prepared statements per pool (SQLite only: pgx caches per connection
+	// itself). modernc's SQLite re-parses every unprepared statement, which
+	// was a third of the CPU of a send.
+	wstmts, rstmts *stmtCache
 }
 
 //go:embed migrations
@@ -127,17 +124,13 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(0)
-	return &DB{W: w, R: r, Dialect: SQLite}, nil
+	return &DB{W: w, R: r, Dialect: SQLite, wstmts: newStmtCache(w), rstmts: newStmtCache(r)}, nil
 }
 
 // Close releases both pools.
 func (db *DB) Close() error {
-	db.stmtMu.Lock()
-	for _, st := range db.stmts {
-		st.Close()
-	}
-	db.stmts = nil
-	db.stmtMu.Unlock()
+	db.wstmts.close()
+	db.rstmts.close()
 	err := db.W.Close()
 	if db.R != db.W {
 		err = errors.Join(err, db.R.Close())
@@ -210,86 +203,91 @@ func rebind(q string) string {
 	return b.String()
 }
 
-type stmtKey struct {
-	pool *sql.DB
-	q    string
-}
-
-// maxStmts bounds the cache; queries built with variable IN lists beyond it
-// simply run unprepared.
-const maxStmts = 512
-
-// cachedStmt returns the prepared statement for q on pool if there is one.
-func (db *DB) cachedStmt(pool *sql.DB, q string) *sql.Stmt {
-	if db.Dialect != SQLite {
-		return nil
-	}
-	db.stmtMu.Lock()
-	defer db.stmtMu.Unlock()
-	return db.stmts[stmtKey{pool, q}]
-}
-
-// stmt returns a cached prepared statement for q on pool, preparing it on
-// first use, or nil when the dialect or the cache size says to run it
-// directly. Never call it for the writer while holding a transaction: the
-// writer has one connection and preparing would wait for it forever.
-func (db *DB) stmt(ctx context.Context, pool *sql.DB, q string) *sql.Stmt {
-	if db.Dialect != SQLite {
-		return nil
-	}
-	k := stmtKey{pool, q}
-	db.stmtMu.Lock()
-	st, ok := db.stmts[k]
-	full := len(db.stmts) >= maxStmts
-	db.stmtMu.Unlock()
-	if ok {
-		return st
-	}
-	if full {
-		return nil
-	}
-	st, err := pool.PrepareContext(ctx, q)
-	if err != nil {
-		return nil // the direct call will report the error
-	}
-	db.stmtMu.Lock()
-	defer db.stmtMu.Unlock()
-	if db.stmts == nil {
-		db.stmts = map[stmtKey]*sql.Stmt{}
-	}
-	if old, ok := db.stmts[k]; ok {
-		st.Close()
-		return old
-	}
-	db.stmts[k] = st
-	return st
-}
-
 // Exec runs a write outside any explicit transaction.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	q = db.Rebind(q)
-	if st := db.stmt(ctx, db.W, q); st != nil {
+	if st := db.wstmts.get(q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	return db.W.ExecContext(ctx, q, args...)
+	return db.W.ExecContext(ctx, db.Rebind(q), args...)
 }
 
 // Query reads from the reader pool.
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	q = db.Rebind(q)
-	if st := db.stmt(ctx, db.R, q); st != nil {
+	if st := db.rstmts.get(q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return db.R.QueryContext(ctx, q, args...)
+	return db.R.QueryContext(ctx, db.Rebind(q), args...)
 }
 
 // QueryRow reads one row from the reader pool.
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	q = db.Rebind(q)
-	if st := db.stmt(ctx, db.R, q); st != nil {
+	if st := db.rstmts.get(q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return db.R.QueryRowContext(ctx, q, args...)
+	return db.R.QueryRowContext(ctx, db.Rebind(q), args...)
+}
+
+// stmtCacheMax bounds the statement cache: queries are constant strings in
+// practice, but one built with literals must not grow it without end.
+const stmtCacheMax = 1024
+
+// stmtCache prepares each query once per pool. Preparing needs a
+// connection, and the SQLite writer pool has one that the caller's own
+// transaction may hold, so get never blocks: a query seen for the first time
+// runs unprepared while a goroutine prepares it for the next use.
+type stmtCache struct {
+	pool   *sql.DB
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt // nil value: being prepared (or failed)
+	closed bool
+}
+
+func newStmtCache(pool *sql.DB) *stmtCache {
+	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+}
+
+func (c *stmtCache) get(q string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	st, seen := c.m[q]
+	if seen || c.closed || len(c.m) >= stmtCacheMax {
+		c.mu.Unlock()
+		return st
+	}
+	c.m[q] = nil
+	c.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, err := c.pool.PrepareContext(ctx, q)
+		if err != nil {
+			return // stays nil: the query keeps running unprepared
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			st.Close()
+			return
+		}
+		c.m[q] = st
+	}()
+	return nil
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, st := range c.m {
+		if st != nil {
+			st.Close()
+		}
+	}
 }
 
 // Tx is a write transaction. Jobs added with AddJob are inserted into the
@@ -299,13 +297,6 @@ type Tx struct {
 	db      *DB
 	pending []any // queue inserts gathered for the commit hook
 	after   []func()
-	misses  []string // statements to prepare once the writer is free again
-}
-
-func (tx *Tx) miss(q string) {
-	if tx.db.Dialect == SQLite && len(tx.misses) < 16 {
-		tx.misses = append(tx.misses, q)
-	}
 }
 
 // Dialect of the transaction's database.
@@ -313,32 +304,26 @@ func (tx *Tx) Dialect() Dialect { return tx.db.Dialect }
 
 // Exec runs a statement inside the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	q = tx.db.Rebind(q)
-	if st := tx.db.cachedStmt(tx.db.W, q); st != nil {
+	if st := tx.db.wstmts.get(q); st != nil {
 		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
-	tx.miss(q)
-	return tx.Tx.ExecContext(ctx, q, args...)
+	return tx.Tx.ExecContext(ctx, tx.db.Rebind(q), args...)
 }
 
 // Query reads inside the transaction.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	q = tx.db.Rebind(q)
-	if st := tx.db.cachedStmt(tx.db.W, q); st != nil {
+	if st := tx.db.wstmts.get(q); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
-	tx.miss(q)
-	return tx.Tx.QueryContext(ctx, q, args...)
+	return tx.Tx.QueryContext(ctx, tx.db.Rebind(q), args...)
 }
 
 // QueryRow reads one row inside the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	q = tx.db.Rebind(q)
-	if st := tx.db.cachedStmt(tx.db.W, q); st != nil {
+	if st := tx.db.wstmts.get(q); st != nil {
 		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
-	tx.miss(q)
-	return tx.Tx.QueryRowContext(ctx, q, args...)
+	return tx.Tx.QueryRowContext(ctx, tx.db.Rebind(q), args...)
 }
 
 // AddJob records a queue insert to be made in this transaction before commit.
@@ -384,26 +369,14 @@ func (tx *Tx) Commit(ctx context.Context) error {
 	if err := tx.Tx.Commit(); err != nil {
 		return err
 	}
-	tx.prepareMisses(ctx)
 	for _, f := range tx.after {
 		f()
 	}
 	return nil
 }
 
-func (tx *Tx) prepareMisses(ctx context.Context) {
-	for _, q := range tx.misses {
-		tx.db.stmt(ctx, tx.db.W, q)
-	}
-	tx.misses = nil
-}
-
 // Rollback abandons the transaction.
-func (tx *Tx) Rollback() error {
-	err := tx.Tx.Rollback()
-	tx.prepareMisses(context.Background())
-	return err
-}
+func (tx *Tx) Rollback() error { return tx.Tx.Rollback() }
 
 // InTx runs fn in a write transaction and commits when it returns nil.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {

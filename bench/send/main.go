@@ -1,0 +1,297 @@
+// Command send measures how many sends a Mailroom node accepts per second:
+// POST /v1/emails to delivered@ over loopback at 64 connections, beside the
+// bare net/http JSON ceiling measured in the same run on the same machine.
+//
+//	go run ./bench/send                     # SQLite
+//	go run ./bench/send -pg postgres://...  # SQLite, then PostgreSQL
+//
+// The node is the real one (internal/app) with durable settings (SQLite
+// synchronous=FULL): every 200 counted here is an email committed to disk
+// with its timeline event and its job.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"mailroom/internal/app"
+	"mailroom/internal/config"
+	"mailroom/internal/ids"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/send:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	duration   time.Duration
+	conns      int
+	pg         string
+	skipLite   bool
+	cpuProfile string
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("send", flag.ContinueOnError)
+	var o options
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each measurement")
+	fs.IntVar(&o.conns, "c", 64, "concurrent connections")
+	fs.StringVar(&o.pg, "pg", "", "PostgreSQL URL to measure as well (a scratch schema is created and dropped)")
+	fs.BoolVar(&o.skipLite, "no-sqlite", false, "skip the SQLite measurement")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the node measurements to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	ceiling, err := measureCeiling(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v\n", ceiling.rate(), ceiling.p(50), ceiling.p(99))
+
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var headline []string
+	measure := func(name, dbURL string) error {
+		r, err := measureNode(ctx, o, dbURL)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		ratio := r.rate() / ceiling.rate()
+		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  ratio to ceiling %.2f\n",
+			name, r.rate(), r.p(50), r.p(99), r.errors, ratio)
+		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, ceiling.rate()))
+		return nil
+	}
+	if !o.skipLite {
+		dir, err := os.MkdirTemp("", "mailroom-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if err := measure("sqlite", filepath.Join(dir, "mailroom.db")); err != nil {
+			return err
+		}
+	}
+	if o.pg != "" {
+		u, drop, err := scratchSchema(ctx, o.pg)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		if err := measure("postgres", u); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, strings.Join(headline, "; "))
+	return nil
+}
+
+// result is one measurement.
+type result struct {
+	ok        int64
+	errors    int64
+	elapsed   time.Duration
+	latencies []time.Duration
+}
+
+func (r *result) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+func (r *result) p(q int) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	i := len(r.latencies) * q / 100
+	if i >= len(r.latencies) {
+		i = len(r.latencies) - 1
+	}
+	return r.latencies[i].Round(10 * time.Microsecond)
+}
+
+// load fires POSTs from conns goroutines for d and counts answers with want.
+func load(ctx context.Context, target, key string, body []byte, want, conns int, d time.Duration) (*result, error) {
+	tr := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, IdleConnTimeout: time.Minute}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var ok, bad atomic.Int64
+	var firstErr atomic.Value
+	lat := make([][]time.Duration, conns)
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 1<<14)
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if key != "" {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					bad.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				local = append(local, time.Since(t0))
+				if resp.StatusCode == want {
+					ok.Add(1)
+				} else {
+					bad.Add(1)
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("%d %s", resp.StatusCode, b))
+				}
+			}
+			lat[i] = local
+		}()
+	}
+	wg.Wait()
+	r := &result{ok: ok.Load(), errors: bad.Load(), elapsed: time.Since(start)}
+	for _, l := range lat {
+		r.latencies = append(r.latencies, l...)
+	}
+	slices.Sort(r.latencies)
+	if r.ok == 0 {
+		return r, fmt.Errorf("no request succeeded: %v", firstErr.Load())
+	}
+	if e := firstErr.Load(); e != nil {
+		fmt.Fprintf(os.Stderr, "first error: %v\n", e)
+	}
+	return r, nil
+}
+
+// measureCeiling runs a bare net/http server that decodes a JSON body and
+// answers a small JSON object: what any Go JSON API costs on this machine.
+func measureCeiling(ctx context.Context, o options) (*result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		b, _ := json.Marshal(map[string]string{"id": ids.New("em"), "status": "queued"})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	return load(ctx, "http://"+ln.Addr().String()+"/v1/emails", "", sendBody(), http.StatusOK, o.conns, o.duration)
+}
+
+func sendBody() []byte {
+	b, _ := json.Marshal(map[string]any{
+		"from": "Bench <onboarding@bench.test>", "to": []string{"delivered@bench.test"},
+		"subject": "Your receipt", "text": "Thanks for your order.", "html": "<p>Thanks for your order.</p>",
+		"tags": map[string]string{"kind": "receipt"},
+	})
+	return b
+}
+
+// measureNode starts a real node on dbURL and loads POST /v1/emails.
+func measureNode(ctx context.Context, o options, dbURL string) (*result, error) {
+	env := map[string]string{
+		"MAILROOM_HTTP_ADDR":      "127.0.0.1:0",
+		"MAILROOM_SMTP_ADDR":      "",
+		"MAILROOM_DATABASE_URL":   dbURL,
+		"MAILROOM_SECRET_KEY":     "bench-secret-key-0123456789abcdef",
+		"MAILROOM_SERVICE_DOMAIN": "bench.test",
+		"MAILROOM_RATE_LIMIT":     "1000000000",
+		"MAILROOM_DATA_DIR":       os.TempDir(),
+		"MAILROOM_LOG_LEVEL":      "error",
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Start(ctx); err != nil {
+		a.Stop(ctx)
+		return nil, err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		a.Stop(sctx)
+	}()
+	_, key, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
+	if err != nil {
+		return nil, err
+	}
+	target := "http://" + a.HTTPAddr() + "/v1/emails"
+	// A short warm-up fills connection pools and statement caches.
+	if _, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, time.Second); err != nil {
+		return nil, err
+	}
+	return load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.duration)
+}
+
+// scratchSchema creates a schema for the run and returns a URL selecting it.
+func scratchSchema(ctx context.Context, base string) (string, func(), error) {
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, err
+	}
+	schema := "bench_" + strings.ToLower(strings.TrimPrefix(ids.New("b"), "b_"))
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		db.Close()
+		return "", nil, fmt.Errorf("creating scratch schema: %w", err)
+	}
+	drop := func() {
+		db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		db.Close()
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		drop()
+		return "", nil, errors.New("-pg is not a URL")
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), drop, nil
+}

@@ -1,0 +1,384 @@
+package sending
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/events"
+	"mailroom/internal/ids"
+	"mailroom/internal/jobs"
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// MaxMessageSize is the spec's limit on the assembled message.
+const MaxMessageSize = 40 * 1024 * 1024
+
+// MaxBatch is the spec's limit on entries in one batch call.
+const MaxBatch = 100
+
+// Outcome is the answer to one accepted send: HTTP 200 {id, status:
+// "queued"} or 202 {id, status: "scheduled"}. A repeat under the same
+// idempotency key gets the first outcome back unchanged.
+type Outcome struct {
+	HTTPStatus int    `json:"-"`
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+}
+
+// Result is one entry of a batch: an Outcome or an error.
+type Result struct {
+	Outcome Outcome
+	Err     error
+}
+
+// booking is one send on its way through validation, policy and the
+// group commit.
+type booking struct {
+	caller Caller
+	v      *Validated
+	row    *emailRow
+	args   []any // row.insertArgs(), encoded before the commit
+	data   map[string]any
+	fp     string // fingerprint, when an idempotency key is given
+	key    string // idempotency key reserved in memory ("" if none)
+
+	// Set inside the transaction (possibly twice; see writeOp).
+	outcome Outcome
+	err     error
+}
+
+// Send books one email from a raw JSON send request.
+func (s *Service) Send(ctx context.Context, c Caller, raw []byte) (Outcome, error) {
+	res := s.book(ctx, c, []json.RawMessage{raw})
+	return res[0].Outcome, res[0].Err
+}
+
+// SendBatch books up to MaxBatch emails; each entry succeeds or fails on its
+// own, and all accepted entries share the group commit.
+func (s *Service) SendBatch(ctx context.Context, c Caller, raws []json.RawMessage) ([]Result, error) {
+	if len(raws) == 0 {
+		return nil, apierr.BadRequest("empty_batch", "emails is empty; a batch carries 1 to %d emails.", MaxBatch)
+	}
+	if len(raws) > MaxBatch {
+		return nil, apierr.BadRequest("batch_too_large", "The batch has %d emails; at most %d are allowed per call.", len(raws), MaxBatch).
+			WithNext("Split the emails over several batch calls.")
+	}
+	return s.book(ctx, c, raws), nil
+}
+
+// workspaceInfo is what policy needs from the workspace row.
+type workspaceInfo struct {
+	ownerEmail string
+	confirmed  bool
+}
+
+func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, error) {
+	var w workspaceInfo
+	var confirmed int
+	err := s.db.QueryRow(ctx, `SELECT owner_email, owner_confirmed FROM workspaces WHERE id = ?`, id).Scan(&w.ownerEmail, &confirmed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.ownerEmail = strings.ToLower(w.ownerEmail)
+	w.confirmed = confirmed == 1
+	return &w, nil
+}
+
+func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) []Result {
+	out := make([]Result, len(raws))
+	now := s.clock.Now().UTC()
+	var ws *workspaceInfo
+	var wsErr error
+	bookings := make([]*booking, len(raws))
+	for i, raw := range raws {
+		if ws == nil && wsErr == nil {
+			ws, wsErr = s.workspace(ctx, c.WorkspaceID)
+		}
+		if wsErr != nil {
+			out[i].Err = wsErr
+			continue
+		}
+		b, replay, err := s.prepare(ctx, c, ws, raw, now)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if replay != nil {
+			out[i].Outcome = *replay
+			continue
+		}
+		bookings[i] = b
+	}
+	waits := make([]chan error, len(raws))
+	for i, b := range bookings {
+		if b != nil {
+			waits[i] = s.writer.submit(s.acceptOp(b))
+		}
+	}
+	for i, b := range bookings {
+		if b == nil {
+			continue
+		}
+		var err error
+		select {
+		case err = <-waits[i]:
+		case <-ctx.Done():
+			// The write may still commit; the caller retries with its
+			// idempotency key, as the spec advises after a timeout.
+			err = ctx.Err()
+		}
+		if b.key != "" {
+			s.inflight.release(c.WorkspaceID, b.key)
+		}
+		switch {
+		case err != nil:
+			out[i].Err = err
+		case b.err != nil:
+			out[i].Err = b.err
+		default:
+			out[i].Outcome = b.outcome
+		}
+	}
+	return out
+}
+
+// prepare decodes, validates and checks policy. It answers a replayed
+// outcome for a known idempotency key, or a booking ready to commit.
+func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, now time.Time) (*booking, *Outcome, error) {
+	req, err := DecodeRequest(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := s.rules(c.WorkspaceID).Validate(req, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &booking{caller: c, v: v}
+	if v.IdempotencyKey != "" {
+		b.fp = v.Fingerprint()
+		replay, err := s.reserveInMemory(ctx, c.WorkspaceID, v.IdempotencyKey, b.fp, now)
+		if err != nil || replay != nil {
+			return nil, replay, err
+		}
+		b.key = v.IdempotencyKey
+	}
+	release := func() {
+		if b.key != "" {
+			s.inflight.release(c.WorkspaceID, b.key)
+		}
+	}
+	if err := s.policy(ctx, c, ws, v); err != nil {
+		release()
+		return nil, nil, err
+	}
+	row, err := s.newRow(c, v, now)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	if err := checkSize(v, row, now); err != nil {
+		release()
+		return nil, nil, err
+	}
+	b.row, b.args = row, row.insertArgs()
+	b.data = row.eventData()
+	if row.ScheduledAt != nil {
+		b.data["scheduled_at"] = row.ScheduledAt.UTC().Format(time.RFC3339)
+	}
+	return b, nil, nil
+}
+
+// policy applies the rules that need the database: the workspace may send,
+// the from domain is the sandbox or a verified domain, the sandbox reaches
+// only the workspace's own addresses, no recipient is suppressed (for sends
+// going now; scheduled sends are checked when their time comes).
+func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Validated) error {
+	if !ws.confirmed {
+		return apierr.New(http.StatusForbidden, "sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
+			WithNext("Confirm the owner address, then retry.")
+	}
+	from := strings.ToLower(v.From.Email)
+	domain := from[strings.LastIndexByte(from, '@')+1:]
+	if domain == s.serviceDomain {
+		if from != s.sandboxFrom {
+			return apierr.Invalid422("invalid_from_domain", "%s is not a verified domain of this workspace; on the service domain only the sandbox sender %s may send.", domain, s.sandboxFrom)
+		}
+		for _, r := range v.Recipients() {
+			e := strings.ToLower(r.Email)
+			if _, _, test := ClassifyTestAddress(e, s.serviceDomain); test || e == ws.ownerEmail {
+				continue
+			}
+			return apierr.Invalid422("sandbox_recipient_not_allowed", "The sandbox sender %s reaches only the workspace's own addresses (%s and the test addresses); %s is not one.", s.sandboxFrom, ws.ownerEmail, r.Email).
+				WithNext("Verify a domain of your own to send to anyone.")
+		}
+	} else {
+		status := ""
+		if box := s.domains.Load(); box != nil && box.d != nil {
+			st, err := box.d.SendingStatus(ctx, c.WorkspaceID, domain)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			status = st
+		}
+		switch status {
+		case "verified":
+		case "":
+			return apierr.Invalid422("invalid_from_domain", "%s is not a domain of this workspace.", domain).
+				WithNext("Add and verify the domain at /v1/domains, or send from " + s.sandboxFrom + " to your own address.")
+		default:
+			return apierr.Invalid422("domain_not_verified", "%s is added but its DNS records are not verified yet.", domain).
+				WithNext("Publish the records shown at GET /v1/domains/{id}, then verify.")
+		}
+	}
+	if v.SendAt == nil {
+		emails := make([]string, 0, len(v.To)+len(v.Cc)+len(v.Bcc))
+		for _, r := range v.Recipients() {
+			emails = append(emails, r.Email)
+		}
+		sup, err := suppressions.Suppressed(ctx, s.db, c.WorkspaceID, emails)
+		if err != nil {
+			return err
+		}
+		for _, e := range emails {
+			if reason, ok := sup[suppressions.Normalize(e)]; ok {
+				return apierr.Invalid422("recipient_suppressed", "%s is on the suppression list (%s); nothing was sent.", e, reason).
+					WithNext("Do not retry. Remove the address at /v1/suppressions only if it asked to receive mail again.")
+			}
+		}
+	}
+	return nil
+}
+
+// checkSize assembles the message as the delivery engine will when it could
+// come near the limit (attachments, or bodies over 1 MB) and refuses it over
+// 40 MB.
+func checkSize(v *Validated, row *emailRow, now time.Time) error {
+	if v.AttachmentsBase64 == 0 && len(v.HTML)+len(v.Text) < 1<<20 {
+		return nil
+	}
+	msg := outboundMessage(v.From, v.To, v.Cc, v.Bcc, v.ReplyTo, v.Subject, v.HTML, v.Text, v.Headers, v.Attachments, row.MessageID, now)
+	b, err := outbound.Build(msg)
+	if err != nil {
+		return apierr.InvalidRequest("The message cannot be assembled: %s.", err.Error())
+	}
+	if len(b) > MaxMessageSize {
+		return apierr.New(http.StatusRequestEntityTooLarge, "message_too_large",
+			"The assembled message is %d bytes; at most %d (40 MB) are allowed.", len(b), MaxMessageSize).
+			WithNext("Send large files as links instead of attachments.")
+	}
+	return nil
+}
+
+// acceptOp is the write of one booking inside a group commit: reserve the
+// idempotency key (a unique row, so a race across nodes yields one email),
+// insert the email, raise its first timeline event and, for sends going
+// now, enqueue its work job.
+func (s *Service) acceptOp(b *booking) writeFunc {
+	return func(ctx context.Context, tx *store.Tx, work *batchWork) error {
+		b.outcome, b.err = Outcome{}, nil
+		e := b.row
+		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: e.Status}
+		if e.Status == StatusScheduled {
+			out.HTTPStatus = http.StatusAccepted
+		}
+		if b.v.IdempotencyKey != "" {
+			replay, err := reserveKey(ctx, tx, e.WorkspaceID, b.v.IdempotencyKey, b.fp, out, e.CreatedAt)
+			if err != nil {
+				if _, ok := apierr.As(err); ok {
+					b.err = err
+					return nil
+				}
+				return err
+			}
+			if replay != nil {
+				b.outcome = *replay
+				return nil
+			}
+		}
+		if _, err := tx.Exec(ctx, insertEmailSQL, b.args...); err != nil {
+			return fmt.Errorf("inserting email: %w", err)
+		}
+		kind := events.EmailAccepted
+		if e.Status == StatusScheduled {
+			kind = events.EmailScheduled
+		}
+		if _, err := events.Raise(ctx, tx, events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: e.CreatedAt, Data: b.data}); err != nil {
+			return err
+		}
+		if e.Status == StatusQueued {
+			s.enqueueWork(tx, work, e)
+		}
+		b.outcome = out
+		return nil
+	}
+}
+
+// enqueueWork hands a queued email to what carries it forward: the delivery
+// engine's job for real recipients, the simulator for test addresses (one
+// simulator job per commit, see batchWork).
+func (s *Service) enqueueWork(tx *store.Tx, work *batchWork, e *emailRow) {
+	if e.TestMode {
+		work.simulate = append(work.simulate, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcomeOf(e.Recipients, s.serviceDomain)})
+		return
+	}
+	tx.AddJob(jobs.DeliverArgs{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
+}
+
+// newRow turns a validated send into the row to store.
+func (s *Service) newRow(c Caller, v *Validated, now time.Time) (*emailRow, error) {
+	e := &emailRow{
+		ID:          ids.New("em"),
+		WorkspaceID: c.WorkspaceID,
+		APIKeyID:    c.KeyID,
+		Status:      StatusQueued,
+		From:        v.From.String(),
+		To:          formatted(v.To),
+		Cc:          formatted(v.Cc),
+		Bcc:         formatted(v.Bcc),
+		ReplyTo:     formatted(v.ReplyTo),
+		Subject:     v.Subject,
+		HTML:        v.HTML,
+		Text:        v.Text,
+		Headers:     v.Headers,
+		Tags:        v.Tags,
+		TestMode:    v.TestMode,
+		MessageID:   outbound.NewMessageID(domainOf(v.From.Email)),
+		CreatedAt:   now,
+	}
+	for _, r := range v.Recipients() {
+		e.Recipients = append(e.Recipients, strings.ToLower(r.Email))
+	}
+	for _, a := range v.Attachments {
+		e.Attachments = append(e.Attachments, StoredAttachment{Filename: a.Filename, ContentType: a.ContentType, Content: a.Content})
+	}
+	if v.SendAt != nil {
+		t := v.SendAt.UTC()
+		e.ScheduledAt = &t
+		e.Status = StatusScheduled
+	}
+	return e, nil
+}
+
+func formatted(as []Address) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+	}
+	return out
+}
+
+func domainOf(email string) string {
+	return strings.ToLower(email[strings.LastIndexByte(email, '@')+1:])
+}

@@ -1,0 +1,206 @@
+package sending
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"mailroom/internal/store"
+)
+
+// maxBatch bounds one group commit: big enough to amortise the fsync, small
+// enough that the first request of a batch does not wait long for the last.
+const maxBatch = 512
+
+// maxBulk bounds the background writes (each may cover many emails) that
+// ride along in one group commit.
+const maxBulk = 2
+
+// writeOp is one unit of work for the group committer. fn may run twice
+// (once in a shared transaction that is rolled back, then alone), so it must
+// only set state it fully overwrites.
+type writeOp struct {
+	fn   writeFunc
+	done chan error
+}
+
+// writeFunc is one write; it may leave work for the whole batch in b.
+type writeFunc func(ctx context.Context, tx *store.Tx, b *batchWork) error
+
+// batchWork gathers what a whole group commit enqueues once: the test-mode
+// emails to simulate travel in one job per commit instead of one per email,
+// which keeps queue inserts off the hot path.
+type batchWork struct {
+	simulate []EmailRef
+}
+
+// run executes ops in tx and then enqueues the batch's shared work.
+func runOps(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
+	var b batchWork
+	for _, op := range ops {
+		if err := op.fn(ctx, tx, &b); err != nil {
+			return err
+		}
+	}
+	for start := 0; start < len(b.simulate); start += maxSimulate {
+		end := min(start+maxSimulate, len(b.simulate))
+		tx.AddJob(SimulateArgs{Emails: b.simulate[start:end]})
+	}
+	return nil
+}
+
+// groupWriter commits many small writes in one transaction, so that
+// concurrent sends share one fsync. This is what lets SQLite, which fsyncs
+// each commit under synchronous=FULL, accept thousands of sends a second
+// without giving up durability: an answer is written only after the commit
+// that holds its row. SQLite has one committer (it has one writer anyway);
+// PostgreSQL runs several so that batches overlap.
+type groupWriter struct {
+	db   *store.DB
+	log  *slog.Logger
+	ops  chan *writeOp // sends being accepted: a caller waits on each
+	bulk chan *writeOp // background work (simulator, promotion): may wait
+	n    int
+	wg   sync.WaitGroup
+	mu   sync.RWMutex
+	stop chan struct{}
+	done bool
+	ctx  context.Context
+}
+
+func newGroupWriter(db *store.DB, log *slog.Logger, committers int) *groupWriter {
+	if committers <= 0 {
+		committers = 1
+		if db.Dialect == store.Postgres {
+			committers = 4
+		}
+	}
+	return &groupWriter{db: db, log: log, ops: make(chan *writeOp, 4*maxBatch), bulk: make(chan *writeOp, maxBatch), n: committers, stop: make(chan struct{})}
+}
+
+func (g *groupWriter) start(ctx context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ctx != nil || g.done {
+		return
+	}
+	g.ctx = ctx
+	for range g.n {
+		g.wg.Add(1)
+		go g.loop()
+	}
+}
+
+// shutdown lets queued writes finish, then stops the committers.
+func (g *groupWriter) shutdown() {
+	g.mu.Lock()
+	if g.done {
+		g.mu.Unlock()
+		return
+	}
+	g.done = true
+	close(g.stop)
+	g.mu.Unlock()
+	g.wg.Wait()
+}
+
+// submit queues an accept and returns the channel its result arrives on.
+// Before Start and after Stop (a job running while the node boots or
+// drains) the write commits on its own instead.
+func (g *groupWriter) submit(fn writeFunc) chan error { return g.submitTo(g.ops, fn) }
+
+func (g *groupWriter) submitTo(ch chan *writeOp, fn writeFunc) chan error {
+	op := &writeOp{fn: fn, done: make(chan error, 1)}
+	g.mu.RLock()
+	if !g.done && g.ctx != nil {
+		ch <- op
+		g.mu.RUnlock()
+		return op.done
+	}
+	g.mu.RUnlock()
+	ctx := context.Background()
+	op.done <- g.db.InTx(ctx, func(tx *store.Tx) error { return runOps(ctx, tx, []*writeOp{op}) })
+	return op.done
+}
+
+// do runs background work fn in a shared transaction and waits for its
+// commit. Accepts go first: a batch takes at most maxBulk background writes,
+// so a burst of sends is answered promptly while the simulator and the
+// scheduler keep moving behind it.
+func (g *groupWriter) do(ctx context.Context, fn writeFunc) error {
+	ch := g.submitTo(g.bulk, fn)
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *groupWriter) loop() {
+	defer g.wg.Done()
+	batch := make([]*writeOp, 0, maxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case op := <-g.ops:
+			batch = append(batch, op)
+		case op := <-g.bulk:
+			batch = append(batch, op)
+		case <-g.stop:
+			// Drain what is queued before leaving.
+			for {
+				select {
+				case op := <-g.ops:
+					g.commit([]*writeOp{op})
+				case op := <-g.bulk:
+					g.commit([]*writeOp{op})
+				default:
+					return
+				}
+			}
+		}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case op := <-g.ops:
+				batch = append(batch, op)
+			default:
+				break fill
+			}
+		}
+	fillBulk:
+		for n := 0; n < maxBulk; n++ {
+			select {
+			case op := <-g.bulk:
+				batch = append(batch, op)
+			default:
+				break fillBulk
+			}
+		}
+		g.commit(batch)
+	}
+}
+
+// commit runs the batch in one transaction; if that fails, each op is
+// retried in its own transaction so that one bad write fails alone.
+func (g *groupWriter) commit(batch []*writeOp) {
+	// The writes belong to requests that were already accepted into the
+	// queue; a request that goes away must not abort its neighbours.
+	ctx := context.WithoutCancel(g.ctx)
+	err := g.db.InTx(ctx, func(tx *store.Tx) error { return runOps(ctx, tx, batch) })
+	if err == nil {
+		for _, op := range batch {
+			op.done <- nil
+		}
+		return
+	}
+	if len(batch) == 1 {
+		batch[0].done <- err
+		return
+	}
+	g.log.Warn("group commit failed; retrying its writes one by one", "writes", len(batch), "err", err)
+	for _, op := range batch {
+		op.done <- g.db.InTx(ctx, func(tx *store.Tx) error { return runOps(ctx, tx, []*writeOp{op}) })
+	}
+}

@@ -1,0 +1,274 @@
+package sending
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/events"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// Scheduled is the answer to a reschedule.
+type Scheduled struct {
+	ID          string
+	Status      string
+	ScheduledAt time.Time
+}
+
+// Reschedule moves a scheduled email to a new send_at (same parse and
+// limits as a send). Only an email still waiting can move: one that has
+// started on its way answers too_late_to_reschedule.
+func (s *Service) Reschedule(ctx context.Context, c Caller, id, sendAt string) (*Scheduled, error) {
+	now := s.clock.Now().UTC()
+	at, err := ParseSendAt(sendAt, now)
+	if err != nil {
+		return nil, err
+	}
+	at = at.UTC()
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		e, err := s.lockScheduled(ctx, tx, c, id)
+		if err != nil {
+			return err
+		}
+		if e.Status != StatusScheduled {
+			return apierr.Conflict("too_late_to_reschedule", "The email is already %s; it can no longer be rescheduled.", e.Status)
+		}
+		res, err := tx.Exec(ctx, `UPDATE emails SET scheduled_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
+			store.Millis(at), store.Millis(now), c.WorkspaceID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return apierr.Conflict("too_late_to_reschedule", "The email has started on its way; it can no longer be rescheduled.")
+		}
+		data := e.eventData()
+		data["scheduled_at"] = at.Format(time.RFC3339)
+		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: c.WorkspaceID, EmailID: id, Type: events.EmailRescheduled, CreatedAt: now, Data: data})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduled{ID: id, Status: StatusScheduled, ScheduledAt: at}, nil
+}
+
+// Cancel stops a scheduled email. Cancelling one already cancelled answers
+// the same success; one that has started on its way answers
+// too_late_to_cancel, with its current status in status.
+func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status string, err error) {
+	now := s.clock.Now().UTC()
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		e, err := s.lockScheduled(ctx, tx, c, id)
+		if err != nil {
+			return err
+		}
+		status = e.Status
+		if e.Status == StatusCancelled {
+			return nil
+		}
+		if e.Status != StatusScheduled {
+			return apierr.Conflict("too_late_to_cancel", "The email is already %s; it can no longer be cancelled.", e.Status)
+		}
+		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'cancelled', updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
+			store.Millis(now), c.WorkspaceID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return apierr.Conflict("too_late_to_cancel", "The email has started on its way; it can no longer be cancelled.")
+		}
+		status = StatusCancelled
+		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: c.WorkspaceID, EmailID: id, Type: events.EmailCancelled, CreatedAt: now, Data: e.eventData()})
+		return err
+	})
+	return status, err
+}
+
+// lockScheduled reads an email that was booked with send_at. Emails that
+// were never scheduled answer not_found, as the spec's "no scheduled email
+// with that id".
+func (s *Service) lockScheduled(ctx context.Context, tx *store.Tx, c Caller, id string) (*emailRow, error) {
+	own, args := ownFilter(c)
+	row := tx.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
+		append([]any{c.WorkspaceID, id}, args...)...)
+	e, err := scanSummary(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, apierr.NotFound("scheduled email")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.ScheduledAt == nil {
+		return nil, apierr.NotFound("scheduled email")
+	}
+	return e, nil
+}
+
+// PromoteArgs is the every-second pass that hands due scheduled emails to
+// their work job.
+type PromoteArgs struct{}
+
+// Kind names the job in the queue.
+func (PromoteArgs) Kind() string { return "sending.promote" }
+
+// InsertOpts keep at most one pass waiting: a slow pass must not pile up
+// copies behind it.
+func (PromoteArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+	}}}
+}
+
+// PromotePeriodic schedules the pass every second.
+func PromotePeriodic() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(time.Second), func() (river.JobArgs, *river.InsertOpts) {
+		return PromoteArgs{}, nil
+	}, &river.PeriodicJobOpts{RunOnStart: true})
+}
+
+// PromoteWorker runs PromoteArgs.
+type PromoteWorker struct {
+	river.WorkerDefaults[PromoteArgs]
+	S *Service
+}
+
+// Work promotes what is due.
+func (w *PromoteWorker) Work(ctx context.Context, _ *river.Job[PromoteArgs]) error {
+	_, err := w.S.PromoteDue(ctx)
+	return err
+}
+
+// promoteChunk bounds one promotion transaction.
+const promoteChunk = 500
+
+// PromoteDue moves every scheduled email whose time has come to queued and
+// enqueues its work job, in one transaction per chunk. Suppression is
+// checked now, not at booking: when every real recipient is suppressed the
+// email fails with email.bounced (bounce_subtype "suppressed") and nothing is
+// sent. It returns how many emails it handled.
+func (s *Service) PromoteDue(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		now := s.clock.Now().UTC()
+		rows, err := s.db.Query(ctx, `SELECT e.id, e.workspace_id FROM emails e WHERE e.status = 'scheduled' AND e.scheduled_at <= ?
+			ORDER BY e.scheduled_at LIMIT ?`, store.Millis(now), promoteChunk)
+		if err != nil {
+			return total, err
+		}
+		type due struct{ id, ws string }
+		var list []due
+		for rows.Next() {
+			var d due
+			if err := rows.Scan(&d.id, &d.ws); err != nil {
+				rows.Close()
+				return total, err
+			}
+			list = append(list, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return total, err
+		}
+		if len(list) == 0 {
+			return total, nil
+		}
+		err = s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, work *batchWork) error {
+			for _, d := range list {
+				if err := s.promoteOne(ctx, tx, work, d.ws, d.id, now); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(list)
+		if len(list) < promoteChunk {
+			return total, nil
+		}
+	}
+}
+
+func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, work *batchWork, ws, id string, now time.Time) error {
+	e, err := loadFull(ctx, tx, ws, id)
+	if err != nil {
+		return err
+	}
+	if e.Status != StatusScheduled {
+		return nil
+	}
+	if !e.TestMode {
+		sup, err := suppressedTx(ctx, tx, ws, e.Recipients)
+		if err != nil {
+			return err
+		}
+		if len(sup) == len(e.Recipients) && len(sup) > 0 {
+			res, err := tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
+				"recipient_suppressed: "+strings.Join(sup, ", ")+" on the suppression list", store.Millis(now), id)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil
+			}
+			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: id, Type: events.EmailBounced, CreatedAt: now, Data: suppressedBounce(e)})
+			return err
+		}
+	}
+	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled' AND scheduled_at <= ?`,
+		store.Millis(now), id, store.Millis(now))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		s.enqueueWork(tx, work, e)
+	}
+	return nil
+}
+
+// suppressedBounce is the email.bounced data for a send stopped because its
+// recipients are on the suppression list.
+func suppressedBounce(e *emailRow) map[string]any {
+	d := e.eventData()
+	d["bounce_type"] = "hard"
+	d["bounce_subtype"] = "suppressed"
+	d["diagnostic"] = "recipient is on the suppression list; not sent"
+	return d
+}
+
+// suppressedTx lists which of emails are suppressed, read inside tx.
+func suppressedTx(ctx context.Context, tx *store.Tx, ws string, emails []string) ([]string, error) {
+	if len(emails) == 0 {
+		return nil, nil
+	}
+	args := []any{ws}
+	ph := make([]string, len(emails))
+	for i, e := range emails {
+		ph[i] = "?"
+		args = append(args, suppressions.Normalize(e))
+	}
+	rows, err := tx.Query(ctx, `SELECT DISTINCT email FROM suppressions WHERE (workspace_id = ? OR workspace_id = '') AND email IN (`+strings.Join(ph, ",")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading suppressions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

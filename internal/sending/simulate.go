@@ -1,0 +1,200 @@
+package sending
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/events"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// ComplaintDelay is how long after delivery complained@ files its complaint
+// (River promotes scheduled jobs every few seconds, so it lands a little
+// later still).
+const ComplaintDelay = 3 * time.Second
+
+// Simulated outcomes of the test addresses.
+const (
+	diagBounce     = "550 5.1.1 simulated bounce: mailbox unavailable"
+	diagSuppressed = "recipient is on the suppression list; not sent"
+)
+
+// maxSimulate bounds the emails one simulator job carries.
+const maxSimulate = 500
+
+// EmailRef names one test-mode email and what it simulates (decided from
+// its recipients at booking: delivered, bounced, complained or suppressed).
+type EmailRef struct {
+	EmailID     string `json:"email_id"`
+	WorkspaceID string `json:"workspace_id"`
+	Outcome     string `json:"outcome"`
+}
+
+// SimulateArgs asks the simulator to play out test-mode emails (every
+// recipient a reserved test address). It never touches the outbound path.
+// One job carries every test-mode email of one commit.
+type SimulateArgs struct {
+	Emails []EmailRef `json:"emails"`
+}
+
+// Kind names the job in the queue.
+func (SimulateArgs) Kind() string { return "sending.simulate" }
+
+// SimulateWorker runs SimulateArgs.
+type SimulateWorker struct {
+	river.WorkerDefaults[SimulateArgs]
+	S *Service
+}
+
+// Work plays out the email.
+func (w *SimulateWorker) Work(ctx context.Context, job *river.Job[SimulateArgs]) error {
+	return w.S.simulate(ctx, job.Args.Emails)
+}
+
+// ComplainArgs files complained@'s complaint a few seconds after delivery.
+type ComplainArgs struct {
+	EmailID     string `json:"email_id"`
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// Kind names the job in the queue.
+func (ComplainArgs) Kind() string { return "sending.complain" }
+
+// ComplainWorker runs ComplainArgs.
+type ComplainWorker struct {
+	river.WorkerDefaults[ComplainArgs]
+	S *Service
+}
+
+// Work files the complaint.
+func (w *ComplainWorker) Work(ctx context.Context, job *river.Job[ComplainArgs]) error {
+	return w.S.complain(ctx, job.Args.WorkspaceID, job.Args.EmailID)
+}
+
+// outcomeOf decides what a test-mode email simulates. With several test
+// recipients the strongest outcome wins, in the order suppressed, bounced,
+// complained, delivered (one email has one status).
+func outcomeOf(recipients []string, serviceDomain string) string {
+	rank := map[string]int{TestDelivered: 0, TestComplained: 1, TestBounced: 2, TestSuppressed: 3}
+	best := TestDelivered
+	for _, r := range recipients {
+		if kind, _, ok := ClassifyTestAddress(r, serviceDomain); ok && rank[kind] > rank[best] {
+			best = kind
+		}
+	}
+	return best
+}
+
+func (s *Service) simulate(ctx context.Context, refs []EmailRef) error {
+	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, _ *batchWork) error {
+		for _, r := range refs {
+			if err := s.simulateOne(ctx, tx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) error {
+	now := s.clock.Now().UTC()
+	status, lastError := StatusDelivered, ""
+	switch r.Outcome {
+	case TestSuppressed:
+		status, lastError = StatusFailed, "recipient_suppressed: simulated suppression list entry"
+	case TestBounced:
+		status, lastError = StatusBounced, diagBounce
+	}
+	// One statement moves the status (only from queued or sending: a
+	// cancelled email, or one an earlier attempt played out, is left alone)
+	// and returns what the events carry.
+	var from, subject string
+	var to, tags []byte
+	err := tx.QueryRow(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
+		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending') RETURNING from_addr, to_addrs, subject, tags`,
+		status, lastError, store.Millis(now), r.WorkspaceID, r.EmailID).Scan(&from, &to, &subject, &tags)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("simulating %s: %w", r.EmailID, err)
+	}
+	data := func(extra ...any) map[string]any {
+		d := map[string]any{"email_id": r.EmailID, "from": from, "to": json.RawMessage(to), "subject": subject, "tags": json.RawMessage(tags), "test_mode": true}
+		for i := 0; i+1 < len(extra); i += 2 {
+			d[extra[i].(string)] = extra[i+1]
+		}
+		return d
+	}
+	raise := func(kind string, d map[string]any) error {
+		_, err := events.Raise(ctx, tx, events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now, Data: d})
+		return err
+	}
+	switch r.Outcome {
+	case TestSuppressed:
+		// What a send to an address on the suppression list does when its
+		// time comes: refused before any server sees it, no email.sent.
+		return raise(events.EmailBounced, data("bounce_type", "hard", "bounce_subtype", "suppressed", "diagnostic", diagSuppressed))
+	case TestBounced:
+		if err := raise(events.EmailSent, data()); err != nil {
+			return err
+		}
+		return raise(events.EmailBounced, data("bounce_type", "hard", "bounce_subtype", "mailbox_unavailable", "diagnostic", diagBounce))
+	default: // delivered, complained
+		if err := raise(events.EmailSent, data()); err != nil {
+			return err
+		}
+		if err := raise(events.EmailDelivered, data()); err != nil {
+			return err
+		}
+		if r.Outcome == TestComplained {
+			tx.AddJob(river.InsertManyParams{Args: ComplainArgs{EmailID: r.EmailID, WorkspaceID: r.WorkspaceID},
+				InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(ComplaintDelay)}})
+		}
+		return nil
+	}
+}
+
+func (s *Service) complain(ctx context.Context, ws, id string) error {
+	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, _ *batchWork) error {
+		e, err := s.lockRow(ctx, tx, ws, id)
+		if err != nil || e == nil {
+			return err
+		}
+		now := s.clock.Now().UTC()
+		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'complained', updated_at = ? WHERE id = ? AND status = 'delivered'`, store.Millis(now), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // already complained
+		}
+		for _, r := range e.Recipients {
+			if kind, _, ok := ClassifyTestAddress(r, s.serviceDomain); ok && kind == TestComplained {
+				if _, err := suppressions.AddTx(ctx, tx, ws, r, suppressions.ReasonComplaint, id, now); err != nil {
+					return err
+				}
+			}
+		}
+		d := e.eventData()
+		d["feedback_type"] = "abuse"
+		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: id, Type: events.EmailComplained, CreatedAt: now, Data: d})
+		return err
+	})
+}
+
+// lockRow reads an email's summary inside tx; nil when it is gone.
+func (s *Service) lockRow(ctx context.Context, tx *store.Tx, ws, id string) (*emailRow, error) {
+	e, err := scanSummary(tx.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, ws, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return e, err
+}

@@ -1,0 +1,220 @@
+package sending
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+)
+
+// StoredAttachment is one attachment as kept in emails.attachments (a JSON
+// array): Content travels as standard base64 in JSON.
+type StoredAttachment struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Content     []byte `json:"content"`
+}
+
+// emailRow is one row of the emails table. Address lists hold formatted
+// address strings ("Name <a@b.c>"); Recipients holds the bare, lowercased
+// addresses of to, cc and bcc, for the delivery engine's envelope.
+type emailRow struct {
+	ID          string
+	WorkspaceID string
+	APIKeyID    string
+	Status      string
+	From        string
+	To          []string
+	Cc          []string
+	Bcc         []string
+	ReplyTo     []string
+	Subject     string
+	HTML        string
+	Text        string
+	Headers     map[string]string
+	Attachments []StoredAttachment
+	Tags        map[string]string
+	TestMode    bool
+	MessageID   string
+	ScheduledAt *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Opens       int
+	Clicks      int
+	LastError   string
+	Recipients  []string
+	LastEvent   string
+}
+
+func jsonText(v any, empty string) string {
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return empty
+	}
+	return string(b)
+}
+
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+const insertEmailSQL = `INSERT INTO emails (id, workspace_id, api_key_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to,
+	subject, html, text_body, headers, attachments, tags, test_mode, message_id, scheduled_at, created_at, updated_at, recipients)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// insertArgs encodes the row for insertEmailSQL. It runs before the row
+// reaches the group committer, so the one writer spends no time on JSON.
+func (e *emailRow) insertArgs() []any {
+	var sched any
+	if e.ScheduledAt != nil {
+		sched = store.Millis(*e.ScheduledAt)
+	}
+	return []any{e.ID, e.WorkspaceID, e.APIKeyID, e.Status, e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
+		e.Subject, nullText(e.HTML), nullText(e.Text), jsonText(e.Headers, "{}"), jsonText(e.Attachments, "[]"), jsonText(e.Tags, "{}"),
+		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]")}
+}
+
+// eventData is the data every email.* event carries (see the contract):
+// email_id, from, to, subject, tags, and test_mode for test sends.
+func (e *emailRow) eventData() map[string]any {
+	tags := map[string]string{}
+	for k, v := range e.Tags {
+		tags[k] = v
+	}
+	to := e.To
+	if to == nil {
+		to = []string{}
+	}
+	d := map[string]any{"email_id": e.ID, "from": e.From, "to": to, "subject": e.Subject, "tags": tags}
+	if e.TestMode {
+		d["test_mode"] = true
+	}
+	return d
+}
+
+// summaryColumns are read for lists and single reads (bodies and
+// attachments are not).
+const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to,
+	e.subject, e.tags, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients,
+	COALESCE((SELECT ev.type FROM events ev WHERE ev.workspace_id = e.workspace_id AND ev.email_id = e.id ORDER BY ev.seq DESC LIMIT 1), '')`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSummary(sc scanner) (*emailRow, error) {
+	e := &emailRow{}
+	var to, cc, bcc, replyTo, tags, recipients string
+	var testMode int
+	var sched sql.NullInt64
+	var created, updated int64
+	err := sc.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
+		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		src string
+		dst any
+	}{{to, &e.To}, {cc, &e.Cc}, {bcc, &e.Bcc}, {replyTo, &e.ReplyTo}, {tags, &e.Tags}, {recipients, &e.Recipients}} {
+		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+			return nil, fmt.Errorf("email %s: stored JSON: %w", e.ID, err)
+		}
+	}
+	e.TestMode = testMode == 1
+	e.ScheduledAt = store.NullMillis(sched)
+	e.CreatedAt = store.FromMillis(created)
+	e.UpdatedAt = store.FromMillis(updated)
+	return e, nil
+}
+
+// ownFilter narrows a query to the caller's own emails when its key may
+// only read what it sent.
+func ownFilter(c Caller) (string, []any) {
+	if c.OwnOnly {
+		return " AND e.api_key_id = ?", []any{c.KeyID}
+	}
+	return "", nil
+}
+
+func (s *Service) getRow(ctx context.Context, c Caller, id string) (*emailRow, error) {
+	own, args := ownFilter(c)
+	row := s.db.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
+		append([]any{c.WorkspaceID, id}, args...)...)
+	e, err := scanSummary(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	return e, err
+}
+
+// loadFull reads a whole row including bodies, for the simulator and for
+// message assembly.
+func loadFull(ctx context.Context, q keyQuerier, workspaceID, id string) (*emailRow, error) {
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, e.html, e.text_body, e.headers, e.attachments FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
+	var html, text sql.NullString
+	var headers, atts string
+	e := &emailRow{}
+	var to, cc, bcc, replyTo, tags, recipients string
+	var testMode int
+	var sched sql.NullInt64
+	var created, updated int64
+	err := row.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
+		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent,
+		&html, &text, &headers, &atts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		src string
+		dst any
+	}{{to, &e.To}, {cc, &e.Cc}, {bcc, &e.Bcc}, {replyTo, &e.ReplyTo}, {tags, &e.Tags}, {recipients, &e.Recipients}, {headers, &e.Headers}, {atts, &e.Attachments}} {
+		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+			return nil, fmt.Errorf("email %s: stored JSON: %w", e.ID, err)
+		}
+	}
+	e.HTML, e.Text = html.String, text.String
+	e.TestMode = testMode == 1
+	e.ScheduledAt = store.NullMillis(sched)
+	e.CreatedAt = store.FromMillis(created)
+	e.UpdatedAt = store.FromMillis(updated)
+	return e, nil
+}
+
+// outboundMessage is the one assembly of a send into an outbound.Message,
+// used for the size check at booking and by Message for the delivery engine.
+func outboundMessage(from Address, to, cc, bcc, replyTo []Address, subject, html, text string, headers map[string]string, atts []Attachment, messageID string, date time.Time) *outbound.Message {
+	conv := func(as []Address) []outbound.Address {
+		out := make([]outbound.Address, len(as))
+		for i, a := range as {
+			out[i] = outbound.Address{Name: a.Name, Address: a.Email}
+		}
+		return out
+	}
+	m := &outbound.Message{
+		From: outbound.Address{Name: from.Name, Address: from.Email},
+		To:   conv(to), Cc: conv(cc), Bcc: conv(bcc), ReplyTo: conv(replyTo),
+		Subject: subject, HTML: html, Text: text, Headers: headers,
+		MessageID: messageID, Date: date,
+	}
+	for _, a := range atts {
+		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: a.Content})
+	}
+	return m
+}

@@ -34,7 +34,9 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	ln.Close()
 	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=127.0.0.1:0",
 		"MAILROOM_DATABASE_URL="+filepath.Join(dir, "mailroom.db"), "MAILROOM_DATA_DIR="+dir,
-		"MAILROOM_SERVICE_DOMAIN=mailroom.test", "MAILROOM_RATE_LIMIT=1000000", "MAILROOM_LOG_LEVEL=warn")
+		"MAILROOM_SERVICE_DOMAIN=mailroom.test", "MAILROOM_RATE_LIMIT=1000000", "MAILROOM_LOG_LEVEL=warn",
+		// A job that was running when the process died is retried after this lease.
+		"MAILROOM_JOB_RESCUE_AFTER=3s")
 
 	create := exec.Command(bin, "workspace", "create", "--name", "Durable", "--owner-email", "owner@example.com")
 	create.Env = environ
@@ -134,7 +136,7 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	serve()
 	client = &http.Client{Timeout: 5 * time.Second}
 	pending := accepted
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // lease (3 s) + River's rescuer pass (every 30 s)
 	for len(pending) > 0 {
 		var still []string
 		for _, id := range pending {

@@ -18,6 +18,9 @@ func (a *App) wireSending(w *wiring) error {
 		ServiceDomain: a.Config.ServiceDomain,
 		Logger:        a.Log.With("component", "sending"),
 	})
+	if a.services.Domains != nil {
+		svc.SetDomains(a.services.Domains)
+	}
 	a.services.Sending = svc
 	river.AddWorker(w.workers, &sending.SimulateWorker{S: svc})
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})

@@ -34,7 +34,8 @@ type job struct {
 	url           string
 	headers       map[string]string
 	secrets       []string
-	drop          bool // its event or endpoint is gone
+	drop          bool          // its event or endpoint is gone
+	took          time.Duration // how long the attempt took (wall clock)
 }
 
 type outcomeKind int
@@ -57,12 +58,17 @@ type pool struct {
 	s           *Service
 	workers     int
 	perEndpoint int // attempts in flight per endpoint
-	perBudget   int // claimed rows per endpoint on this node
 	maxBuffered int // claimed rows on this node
+
+	// latency is each endpoint's recent attempt time (moving average). An
+	// endpoint may hold as many claimed rows on this node as it can work
+	// through in half a lease, so a slow one keeps few rows leased while
+	// a fast one gets whole batches.
+	latency map[string]time.Duration
 
 	work     chan *job
 	done     chan *job
-	claims   chan []*job
+	claims   chan claimed
 	outcomes chan outcome
 
 	queues   map[string][]*job
@@ -79,15 +85,39 @@ func newPool(s *Service) *pool {
 		perEndpoint: max(1, n/2),
 		work:        make(chan *job),
 		done:        make(chan *job, n),
-		claims:      make(chan []*job, 1),
+		claims:      make(chan claimed, 1),
 		outcomes:    make(chan outcome, 4*n),
 		queues:      map[string][]*job{},
 		inflight:    map[string]int{},
 		inReady:     map[string]bool{},
 	}
-	p.perBudget = 4 * p.perEndpoint
-	p.maxBuffered = min(max(4*n, 64), 2*maxClaim)
+	p.maxBuffered = min(max(8*n, 64), maxClaim)
+	p.latency = map[string]time.Duration{}
 	return p
+}
+
+// budget is how many claimed rows endpoint id may hold on this node.
+func (p *pool) budget(id string) int {
+	lat, ok := p.latency[id]
+	if !ok {
+		return 2 * p.perEndpoint
+	}
+	rounds := int((Lease / 2) / max(lat, time.Millisecond))
+	return min(max(rounds, 2)*p.perEndpoint, p.maxBuffered)
+}
+
+func (p *pool) observe(j *job) {
+	if j.took <= 0 {
+		return
+	}
+	if len(p.latency) > 10000 {
+		clear(p.latency)
+	}
+	if old, ok := p.latency[j.webhookID]; ok {
+		p.latency[j.webhookID] = (4*old + j.took) / 5
+	} else {
+		p.latency[j.webhookID] = j.took
+	}
 }
 
 func (p *pool) run(ctx context.Context) {
@@ -104,7 +134,10 @@ func (p *pool) run(ctx context.Context) {
 
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	dirty, claiming := true, false
+	// dirty: there may be due rows to claim. more: the last claim suggests
+	// there are more than it took, so freed capacity should be refilled
+	// without waiting for the next poll.
+	dirty, claiming, more := true, false, false
 	var next *job
 	for {
 		if next == nil {
@@ -117,7 +150,7 @@ func (p *pool) run(ctx context.Context) {
 		if !claiming && dirty {
 			if want := p.maxBuffered - p.held; want >= p.maxBuffered/4 || (p.held == 0 && want > 0) {
 				claiming, dirty = true, false
-				go p.claim(ctx, min(want, maxClaim), p.saturated())
+				go p.claim(ctx, want, p.saturated())
 			}
 		}
 		select {
@@ -134,7 +167,7 @@ func (p *pool) run(ctx context.Context) {
 			<-workersDone
 			if claiming {
 				// The claim may have committed; release what it took.
-				for _, j := range <-p.claims {
+				for _, j := range (<-p.claims).jobs {
 					p.release(j)
 				}
 			}
@@ -145,12 +178,12 @@ func (p *pool) run(ctx context.Context) {
 			next = nil
 		case j := <-p.done:
 			p.finished(j)
-		case batch := <-p.claims:
+			dirty = dirty || more
+		case c := <-p.claims:
 			claiming = false
-			if len(batch) > 0 && len(batch) >= min(p.maxBuffered/4, maxClaim) {
-				dirty = true // there may be more
-			}
-			p.add(batch)
+			more = c.full || c.excluded
+			dirty = dirty || more
+			p.add(c.jobs)
 		case <-p.s.kickPool:
 			dirty = true
 		case <-tick.C:
@@ -169,7 +202,7 @@ func (p *pool) add(batch []*job) {
 			p.outcomes <- outcome{kind: outcomeDrop, job: j}
 			continue
 		}
-		if len(p.queues[j.webhookID])+p.inflight[j.webhookID] >= p.perBudget {
+		if len(p.queues[j.webhookID])+p.inflight[j.webhookID] >= p.budget(j.webhookID) {
 			p.release(j)
 			continue
 		}
@@ -212,6 +245,7 @@ func (p *pool) pick() *job {
 
 func (p *pool) finished(j *job) {
 	p.held--
+	p.observe(j)
 	if p.inflight[j.webhookID]--; p.inflight[j.webhookID] <= 0 {
 		delete(p.inflight, j.webhookID)
 	}
@@ -223,7 +257,7 @@ func (p *pool) finished(j *job) {
 func (p *pool) saturated() []string {
 	var out []string
 	for id, q := range p.queues {
-		if len(q)+p.inflight[id] >= p.perBudget {
+		if len(q)+p.inflight[id] >= p.budget(id) {
 			out = append(out, id)
 		}
 	}
@@ -256,6 +290,7 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 	}
 	sig := Sign(now, j.body, j.secrets...)
 	a := Deliver(ctx, s.client.Load(), j.url, j.headers, j.eventID, j.eventName, j.body, sig, now)
+	j.took = a.Duration
 	if ctx.Err() != nil {
 		// Shutting down: the endpoint may or may not have it; it will get
 		// it again (at least once), and this does not count as a failure.
@@ -282,11 +317,20 @@ func (p *pool) claimSQL(exclude int) string {
 	return b.String()
 }
 
+// claimed is the answer of one claim.
+type claimed struct {
+	jobs     []*job
+	full     bool // it took as many rows as it asked for
+	excluded bool // it left some endpoints' rows alone
+}
+
 // claim leases up to want due rows and prepares them to send. It always
 // answers on p.claims, with an empty batch on error.
 func (p *pool) claim(ctx context.Context, want int, exclude []string) {
 	var batch []*job
-	defer func() { p.claims <- batch }()
+	defer func() {
+		p.claims <- claimed{jobs: batch, full: len(batch) == want, excluded: len(exclude) > 0}
+	}()
 	s := p.s
 	now := s.clock.Now()
 	lease := now.Add(Lease)

@@ -214,7 +214,9 @@ func run() error {
 	}
 	rc.mu.Unlock()
 	slices.Sort(lat)
-	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*q))].Round(time.Millisecond) }
+	p := func(q float64) time.Duration {
+		return lat[min(len(lat)-1, int(float64(len(lat))*q))].Round(time.Millisecond)
+	}
 	rate := float64(*n) / last.Sub(start).Seconds()
 	fmt.Printf("events raised:        %d in %s (%.0f/s, %d per transaction)\n", *n, raiseDur.Round(time.Millisecond), float64(*n)/raiseDur.Seconds(), *batch)
 	fmt.Printf("delivered:            %d distinct in %s; duplicates %d; bad signatures %d\n", len(lat), total.Round(time.Millisecond), rc.dups.Load(), rc.badSig.Load())

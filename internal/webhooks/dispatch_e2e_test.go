@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mailroom/internal/events"
+	"mailroom/internal/testkit/testapp"
 )
 
 func TestEventReachesSubscribedEndpointsSigned(t *testing.T) {
@@ -92,6 +93,31 @@ func TestStaticHeadersCannotOverride(t *testing.T) {
 		r := n.Do("POST", "/v1/webhooks", map[string]any{"url": rc.URL(), "headers": map[string]string{name: "forged"}})
 		if r.Status != http.StatusBadRequest || r.JSON()["error"].(map[string]any)["code"] != "invalid_request" {
 			t.Errorf("static header %s: %d %s", name, r.Status, r.Body)
+		}
+	}
+}
+
+// TestTwoNodesShareTheWork: two nodes on one database fan out and deliver
+// each event once between them (claims are exclusive; duplicates would only
+// come from a crash).
+func TestTwoNodesShareTheWork(t *testing.T) {
+	t.Parallel()
+	a := startNode(t)
+	b := startNode(t, testapp.WithDatabase(a.Env["MAILROOM_DATABASE_URL"]))
+	b.clock = a.clock
+	rc := newReceiver(t, a.clock)
+	a.register(t, rc, nil)
+	ids := a.raise(t, a.WorkspaceID, events.EmailDelivered, 300)
+	ids = append(ids, b.raise(t, a.WorkspaceID, events.EmailDelivered, 300)...)
+	hits := rc.waitCount(len(ids), 20*time.Second)
+	rc.quietFor(300*time.Millisecond, len(ids))
+	seen := map[string]int{}
+	for _, h := range hits {
+		seen[h.envelope.ID]++
+	}
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Fatalf("event %s delivered %d times", id, seen[id])
 		}
 	}
 }

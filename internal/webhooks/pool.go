@@ -36,6 +36,7 @@ type job struct {
 	secrets       []string
 	drop          bool          // its event or endpoint is gone
 	took          time.Duration // how long the attempt took (wall clock)
+	gone          bool          // the endpoint answered 410
 }
 
 type outcomeKind int
@@ -137,7 +138,13 @@ func (p *pool) run(ctx context.Context) {
 	// dirty: there may be due rows to claim. more: the last claim suggests
 	// there are more than it took, so freed capacity should be refilled
 	// without waiting for the next poll.
+	// excluded: endpoints the last claim left alone because this node held
+	// their budget; when one of them frees capacity, claim again. A claim
+	// that excludes endpoints may scan their due rows, so while only
+	// excluded endpoints have work the poll backs off (quietTicks).
 	dirty, claiming, more := true, false, false
+	var excluded map[string]bool
+	quietTicks := 0
 	var next *job
 	for {
 		if next == nil {
@@ -150,7 +157,12 @@ func (p *pool) run(ctx context.Context) {
 		if !claiming && dirty {
 			if want := p.maxBuffered - p.held; want >= p.maxBuffered/4 || (p.held == 0 && want > 0) {
 				claiming, dirty = true, false
-				go p.claim(ctx, want, p.saturated())
+				sat := p.saturated()
+				excluded = make(map[string]bool, len(sat))
+				for _, id := range sat {
+					excluded[id] = true
+				}
+				go p.claim(ctx, want, sat)
 			}
 		}
 		select {
@@ -178,16 +190,26 @@ func (p *pool) run(ctx context.Context) {
 			next = nil
 		case j := <-p.done:
 			p.finished(j)
-			dirty = dirty || more
+			if more || excluded[j.webhookID] && len(p.queues[j.webhookID])+p.inflight[j.webhookID] < p.budget(j.webhookID) {
+				delete(excluded, j.webhookID)
+				dirty = true
+			}
 		case c := <-p.claims:
 			claiming = false
-			more = c.full || c.excluded
+			more = c.full
 			dirty = dirty || more
+			if c.excluded && !c.full {
+				quietTicks = 5
+			}
 			p.add(c.jobs)
 		case <-p.s.kickPool:
 			dirty = true
 		case <-tick.C:
-			dirty = true
+			if quietTicks > 0 {
+				quietTicks--
+			} else {
+				dirty = true
+			}
 		}
 	}
 }
@@ -246,6 +268,15 @@ func (p *pool) pick() *job {
 func (p *pool) finished(j *job) {
 	p.held--
 	p.observe(j)
+	if j.gone {
+		// The endpoint is being disabled: what this node still queues for
+		// it goes back, to be held.
+		for _, q := range p.queues[j.webhookID] {
+			p.release(q)
+			p.held--
+		}
+		delete(p.queues, j.webhookID)
+	}
 	if p.inflight[j.webhookID]--; p.inflight[j.webhookID] <= 0 {
 		delete(p.inflight, j.webhookID)
 	}
@@ -290,7 +321,7 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 	}
 	sig := Sign(now, j.body, j.secrets...)
 	a := Deliver(ctx, s.client.Load(), j.url, j.headers, j.eventID, j.eventName, j.body, sig, now)
-	j.took = a.Duration
+	j.took, j.gone = a.Duration, a.Gone
 	if ctx.Err() != nil {
 		// Shutting down: the endpoint may or may not have it; it will get
 		// it again (at least once), and this does not count as a failure.

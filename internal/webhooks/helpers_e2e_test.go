@@ -38,6 +38,7 @@ type hit struct {
 		Data      json.RawMessage `json:"data"`
 	}
 	at       time.Time // the node's clock when it arrived
+	real     time.Time // the wall clock when it arrived
 	verified []string  // the secrets whose v1 matched
 	ts       int64     // t= of the signature
 }
@@ -84,7 +85,7 @@ func (rc *receiver) setAnswer(f func(n int, w http.ResponseWriter)) {
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	h := hit{header: r.Header.Clone(), body: body, at: rc.clock.Now()}
+	h := hit{header: r.Header.Clone(), body: body, at: rc.clock.Now(), real: time.Now()}
 	_ = json.Unmarshal(body, &h.envelope)
 	rc.mu.Lock()
 	secrets := rc.secrets

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ func (p *pool) record() {
 		if err != nil {
 			// The rows stay leased and come due again when the lease ends.
 			p.s.log.Error("webhooks: recording delivery outcomes", "err", err, "count", len(buf))
+		} else if slices.ContainsFunc(buf, func(o outcome) bool { return o.kind == outcomeRelease }) {
+			// Rows handed back are due again at once.
+			p.s.kickPoolOnly()
 		}
 		buf = buf[:0]
 		timer = nil

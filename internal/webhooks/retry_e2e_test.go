@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mailroom/internal/events"
+	"mailroom/internal/testkit/testapp"
 	"mailroom/internal/webhooks"
 )
 
@@ -144,5 +145,37 @@ func TestTimeoutIsFailure(t *testing.T) {
 	ds := n.waitDeliveries(t, wh["id"].(string), 1)
 	if ds[0]["status_code"] != nil || !strings.Contains(ds[0]["error"].(string), "timeout") || ds[0]["retry"] == nil {
 		t.Fatalf("row = %v", ds[0])
+	}
+}
+
+// TestSlowEndpointDoesNotStarveOthers: with a small pool, an endpoint that
+// never answers in time takes at most half the workers, and another
+// endpoint's events still go out at once.
+func TestSlowEndpointDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, testapp.WithEnv("MAILROOM_WEBHOOK_CONCURRENCY", "4"))
+	n.Webhooks().SetTimeout(time.Second)
+	slow := newReceiver(t, n.clock)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	slow.setAnswer(func(_ int, w http.ResponseWriter) {
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+	})
+	fast := newReceiver(t, n.clock)
+	n.register(t, slow, map[string]any{"events": []string{"email.bounced"}})
+	n.register(t, fast, map[string]any{"events": []string{"email.delivered"}})
+	n.raise(t, n.WorkspaceID, events.EmailBounced, 40)
+	slow.waitCount(1, 10*time.Second)
+	start := time.Now()
+	n.raise(t, n.WorkspaceID, events.EmailDelivered, 40)
+	fast.waitCount(40, 10*time.Second)
+	if took := time.Since(start); took > 900*time.Millisecond {
+		t.Fatalf("fast endpoint waited %s behind the slow one", took)
+	}
+	if c := slow.count(); c > 2*2 {
+		t.Fatalf("slow endpoint got %d requests in flight at once", c)
 	}
 }

@@ -207,8 +207,18 @@ func (s *Service) housekeep(ctx context.Context) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM webhook_deliveries WHERE held = 1 AND event_at < ?`, store.Millis(now.Add(-HoldTTL))); err != nil {
 		return err
 	}
-	_, err := s.db.Exec(ctx, `DELETE FROM webhook_attempts WHERE created_at < ?`, store.Millis(now.Add(-LogRetention)))
-	return err
+	// In slices, so that a large backlog never holds the writer for long.
+	cutoff := store.Millis(now.Add(-LogRetention))
+	for {
+		res, err := s.db.Exec(ctx, `DELETE FROM webhook_attempts WHERE id IN
+			(SELECT id FROM webhook_attempts WHERE created_at < ? LIMIT 5000)`, cutoff)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n < 5000 {
+			return nil
+		}
+	}
 }
 
 func placeholders(n int) string {

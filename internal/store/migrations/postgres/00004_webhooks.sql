@@ -64,6 +64,7 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_workspace ON webhook_attempts (workspace_id, created_at, id);
 CREATE INDEX webhook_attempts_webhook ON webhook_attempts (webhook_id, created_at, id);
+CREATE INDEX webhook_attempts_created ON webhook_attempts (created_at);
 
 -- +goose Down
 DROP TABLE webhook_attempts;

@@ -1,4 +1,24 @@
 package app
 
-// wireWebhooks builds the webhooks service and registers its workers.
-func (a *App) wireWebhooks(w *wiring) error { return nil }
+import "mailroom/internal/webhooks"
+
+// wireWebhooks builds the webhooks service. It is both the API's service
+// and a background part: the dispatcher (event log -> delivery rows) and
+// the delivery pool run from Start to Stop.
+func (a *App) wireWebhooks(w *wiring) error {
+	svc := webhooks.New(webhooks.Options{
+		DB:           a.DB,
+		Clock:        a.Clock,
+		Box:          a.Box,
+		Log:          a.Log.With("component", "webhooks"),
+		AllowPrivate: a.Config.WebhookAllowPrivate,
+		Concurrency:  a.Config.WebhookConcurrency,
+	})
+	a.services.Webhooks = svc
+	a.background = append(a.background, svc)
+	return nil
+}
+
+// Webhooks is the node's webhooks service (tests shorten its timeout and
+// kick it after moving a fake clock).
+func (a *App) Webhooks() *webhooks.Service { return a.services.Webhooks }

@@ -9,7 +9,11 @@
 // SSRF-safe HTTP attempt.
 package webhooks
 
-import "strings"
+import (
+	"strings"
+
+	"mailroom/internal/events"
+)
 
 // The complete list of webhook event names (there is no email.opened or
 // email.clicked).
@@ -40,23 +44,15 @@ func Events() []string {
 }
 
 // Sequence returns the event's place in a message's life (higher is later,
-// 0 means no message is behind the event) and whether the name is known.
-// Receivers order by it; equal values are unordered relative to each other.
+// 0 means no message is behind the event) and whether the name is a webhook
+// event. Receivers order by it; equal values are unordered relative to each
+// other. The numbers live in one table, the event log's (events.Sequence);
+// timeline-only entries there (email.accepted, ...) are not webhook events.
 func Sequence(event string) (int, bool) {
-	switch event {
-	case EventEmailReceived, EventEmailFiltered:
-		return 1, true
-	case EventEmailSent:
-		return 2, true
-	case EventEmailDelivered, EventEmailBounced:
-		return 3, true
-	case EventEmailComplained:
-		return 4, true
-	case EventDomainVerified, EventWorkspaceThrottled, EventWorkspacePaused, EventWorkspaceResumed,
-		EventAutomationRunStarted, EventAutomationRunFailed:
-		return 0, true
+	if !events.IsWebhookEvent(event) {
+		return 0, false
 	}
-	return 0, false
+	return events.Sequence(event)
 }
 
 // NormalizeEventName maps a name given at registration to the email.* name

@@ -1,4 +1,205 @@
 package webhooks
 
-// Service manages webhook endpoints and dispatch. Filled in by the webhooks work.
-type Service struct{}
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mailroom/internal/clock"
+	"mailroom/internal/secretbox"
+	"mailroom/internal/store"
+)
+
+// SecretGrace is how long the previous signing secret keeps signing after a
+// rotation (published as previous_secret_valid_until).
+const SecretGrace = 24 * time.Hour
+
+// Lease is how long a worker holds a delivery row it claimed. A node killed
+// mid-delivery leaves its rows leased; they come due again when the lease
+// ends, which is what makes delivery at-least-once across crashes. It must
+// exceed Timeout by a margin, since an attempt only starts while at least
+// Timeout+leaseMargin of the lease remains.
+const (
+	Lease       = 30 * time.Second
+	leaseMargin = 2 * time.Second
+)
+
+// Tuning of the dispatcher and the delivery pool.
+const (
+	pollInterval   = 200 * time.Millisecond // other nodes' events and due retries
+	eventBatch     = 500                    // events fanned out per transaction
+	maxClaim       = 500                    // delivery rows claimed per query
+	flushInterval  = 5 * time.Millisecond   // how long an outcome waits for company
+	flushBatch     = 512                    // outcomes written per transaction at most
+	housekeepEvery = time.Minute
+	// LogRetention is how long delivery log rows are kept.
+	LogRetention = 30 * 24 * time.Hour
+)
+
+// Options configure a Service.
+type Options struct {
+	DB    *store.DB
+	Clock clock.Clock
+	Box   *secretbox.Box
+	Log   *slog.Logger
+	// AllowPrivate lets endpoints be http:// and reach loopback and private
+	// addresses (MAILROOM_WEBHOOK_ALLOW_PRIVATE).
+	AllowPrivate bool
+	// Concurrency is the number of deliveries in flight at once on this
+	// node (MAILROOM_WEBHOOK_CONCURRENCY); 0 means 64.
+	Concurrency int
+}
+
+// Service manages webhook endpoints and delivers the event log to them. It
+// is also the node's background part that does the delivering (Start/Stop).
+type Service struct {
+	db           *store.DB
+	clock        clock.Clock
+	box          *secretbox.Box
+	log          *slog.Logger
+	allowPrivate bool
+	concurrency  int
+	client       atomic.Pointer[http.Client]
+
+	secretsMu sync.Mutex
+	secrets   map[string]string // sealed -> plaintext
+
+	kickDispatch chan struct{}
+	kickPool     chan struct{}
+
+	runMu   sync.Mutex
+	cancel  context.CancelFunc
+	running sync.WaitGroup
+}
+
+// New builds the service. Nothing runs until Start.
+func New(o Options) *Service {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 64
+	}
+	s := &Service{
+		db: o.DB, clock: o.Clock, box: o.Box, log: o.Log,
+		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency,
+		secrets:      map[string]string{},
+		kickDispatch: make(chan struct{}, 1),
+		kickPool:     make(chan struct{}, 1),
+	}
+	s.client.Store(NewHTTPClient(o.AllowPrivate))
+	return s
+}
+
+// SetTimeout changes how long an endpoint has to answer (Timeout by
+// default). Tests shorten it so that "sleeps past the timeout" takes
+// milliseconds.
+func (s *Service) SetTimeout(d time.Duration) {
+	c := *s.client.Load()
+	c.Timeout = d
+	s.client.Store(&c)
+}
+
+func (s *Service) timeout() time.Duration { return s.client.Load().Timeout }
+
+// Kick makes the dispatcher and the delivery pool look for work now rather
+// than at their next poll: after a fake clock was advanced, for instance.
+func (s *Service) Kick() {
+	for _, ch := range []chan struct{}{s.kickDispatch, s.kickPool} {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Start runs the dispatcher (event log -> delivery rows) and the delivery
+// pool (delivery rows -> HTTP attempts) until Stop.
+func (s *Service) Start(ctx context.Context) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.cancel != nil {
+		return errors.New("webhooks: already started")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	s.running.Add(2)
+	go func() {
+		defer s.running.Done()
+		s.dispatchLoop(ctx)
+	}()
+	go func() {
+		defer s.running.Done()
+		newPool(s).run(ctx)
+	}()
+	return nil
+}
+
+// Stop ends the loops. Attempts in flight are cancelled; their rows stay
+// leased and come due again when the lease ends (or at once on the next
+// start, which is another node as far as the rows can tell). A second call
+// does nothing.
+func (s *Service) Stop(ctx context.Context) error {
+	s.runMu.Lock()
+	cancel := s.cancel
+	s.runMu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { s.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// openSecret decrypts a sealed signing secret, remembering the answer: the
+// pool signs thousands of deliveries a second with a handful of secrets.
+func (s *Service) openSecret(sealed string) (string, error) {
+	s.secretsMu.Lock()
+	if v, ok := s.secrets[sealed]; ok {
+		s.secretsMu.Unlock()
+		return v, nil
+	}
+	s.secretsMu.Unlock()
+	b, err := s.box.Open(sealed)
+	if err != nil {
+		return "", err
+	}
+	s.secretsMu.Lock()
+	if len(s.secrets) > 10000 {
+		clear(s.secrets)
+	}
+	s.secrets[sealed] = string(b)
+	s.secretsMu.Unlock()
+	return string(b), nil
+}
+
+// signingSecrets returns the secrets a delivery is signed with at now: the
+// current one, and the previous one during a rotation's grace window.
+func (s *Service) signingSecrets(sealed string, prevSealed *string, prevUntil *int64, now time.Time) ([]string, error) {
+	cur, err := s.openSecret(sealed)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{cur}
+	if prevSealed != nil && prevUntil != nil && now.Before(store.FromMillis(*prevUntil)) {
+		prev, err := s.openSecret(*prevSealed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, prev)
+	}
+	return out, nil
+}

@@ -1,0 +1,286 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/events"
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+// Delivery is one row of the delivery log: an attempt, or the row that
+// records an abandoned event (no status code).
+type Delivery struct {
+	ID           string
+	WebhookID    string
+	EventID      string
+	Event        string
+	StatusCode   *int
+	ResponseBody string
+	DurationMs   int64
+	Error        *string
+	Attempt      int
+	CreatedAt    time.Time
+	// Retry is set on the newest attempt of an event that still has
+	// attempts owed.
+	Retry *Retry
+}
+
+// Retry is the schedule of an event's next attempt. NextAttemptAt is nil
+// while the event is held for a disabled endpoint.
+type Retry struct {
+	NextAttempt       int
+	NextAttemptAt     *time.Time
+	AttemptsMade      int
+	AttemptsRemaining int
+}
+
+// DeliveryQuery selects a page of the log, newest first.
+type DeliveryQuery struct {
+	WebhookID string // "" for every endpoint of the workspace
+	Limit     int
+	// After continues below the row with this time and id.
+	AfterAt int64
+	AfterID string
+}
+
+// ListDeliveries reads the workspace's delivery log, newest first.
+func (s *Service) ListDeliveries(ctx context.Context, workspaceID string, q DeliveryQuery) ([]Delivery, error) {
+	where := `workspace_id = ?`
+	args := []any{workspaceID}
+	if q.WebhookID != "" {
+		var one int
+		err := s.db.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, q.WebhookID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, errEndpointNotFound()
+		}
+		if err != nil {
+			return nil, err
+		}
+		where = `webhook_id = ? AND workspace_id = ?`
+		args = []any{q.WebhookID, workspaceID}
+	}
+	if q.AfterID != "" {
+		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, q.AfterAt, q.AfterAt, q.AfterID)
+	}
+	args = append(args, q.Limit)
+	rows, err := s.db.Query(ctx, `SELECT id, webhook_id, event_id, event, kind, attempt, status_code, response_body, duration_ms, error, created_at
+		FROM webhook_attempts WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Delivery
+	var kinds []string
+	for rows.Next() {
+		var d Delivery
+		var kind string
+		var status sql.NullInt64
+		var errText sql.NullString
+		var at int64
+		if err := rows.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.Event, &kind, &d.Attempt, &status, &d.ResponseBody, &d.DurationMs, &errText, &at); err != nil {
+			return nil, err
+		}
+		if status.Valid {
+			c := int(status.Int64)
+			d.StatusCode = &c
+		}
+		if errText.Valid {
+			d.Error = &errText.String
+		}
+		d.CreatedAt = store.FromMillis(at)
+		out = append(out, d)
+		kinds = append(kinds, kind)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, s.fillRetries(ctx, out, kinds)
+}
+
+// fillRetries attaches the retry object to the rows that are the newest
+// attempt of an event still owed attempts: its queue row exists and has
+// made exactly that many attempts.
+func (s *Service) fillRetries(ctx context.Context, ds []Delivery, kinds []string) error {
+	var evIDs []any
+	for i, d := range ds {
+		if kinds[i] == "event" && d.Attempt < MaxAttempts {
+			evIDs = append(evIDs, d.EventID)
+		}
+	}
+	if len(evIDs) == 0 {
+		return nil
+	}
+	type key struct{ webhook, event string }
+	type queued struct {
+		attempts int
+		next     int64
+		held     bool
+	}
+	owed := map[key]queued{}
+	rows, err := s.db.Query(ctx, `SELECT webhook_id, event_id, attempts, next_attempt_at, held FROM webhook_deliveries
+		WHERE event_id IN (`+placeholders(len(evIDs))+`)`, evIDs...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k key
+		var q queued
+		var held int
+		if err := rows.Scan(&k.webhook, &k.event, &q.attempts, &q.next, &held); err != nil {
+			return err
+		}
+		q.held = held == 1
+		owed[k] = q
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range ds {
+		d := &ds[i]
+		q, ok := owed[key{d.WebhookID, d.EventID}]
+		if kinds[i] != "event" || !ok || q.attempts != d.Attempt || q.attempts >= MaxAttempts {
+			continue
+		}
+		r := &Retry{NextAttempt: q.attempts + 1, AttemptsMade: q.attempts, AttemptsRemaining: MaxAttempts - q.attempts}
+		if !q.held {
+			t := store.FromMillis(q.next)
+			r.NextAttemptAt = &t
+		}
+		d.Retry = r
+	}
+	return nil
+}
+
+// ManualResult is what the endpoint answered to a test delivery or a
+// replay.
+type ManualResult struct {
+	DeliveryID   string
+	EventID      string
+	Event        string
+	StatusCode   *int
+	ResponseBody string
+	DurationMs   int64
+	Error        *string
+	Success      bool
+}
+
+// SendTest sends a test event to an endpoint now and answers what it
+// answered. The event is named after the endpoint's first subscribed event
+// and its data carries test: true and test_mode: true. If it lands, the
+// endpoint counts it as accepted and, if disabled, is re-enabled and its
+// held events released.
+func (s *Service) SendTest(ctx context.Context, workspaceID, webhookID string) (*ManualResult, error) {
+	e, err := s.Get(ctx, workspaceID, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	name := EventEmailDelivered
+	if len(e.Events) > 0 {
+		name = e.Events[0]
+	}
+	seq, _ := Sequence(name)
+	now := s.clock.Now()
+	eventID := ids.New("whd")
+	body, err := events.MarshalEnvelope(eventID, name, seq, now, testData(name))
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.sendManual(ctx, e, "test", eventID, name, body, true, now)
+	if err != nil || !res.Success {
+		return res, err
+	}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		done := s.clock.Now()
+		if _, err := tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = 0, last_success_at = ?, accepted_at = ? WHERE id = ?`,
+			store.Millis(done), store.Millis(done), e.ID); err != nil {
+			return err
+		}
+		if e.Active {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE webhooks SET active = 1, disabled_reason = NULL, disabled_at = NULL, updated_at = ? WHERE id = ?`,
+			store.Millis(done), e.ID); err != nil {
+			return err
+		}
+		return releaseHeld(ctx, tx, e.ID, done)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Kick()
+	return res, nil
+}
+
+func testData(name string) []byte {
+	if len(name) > 6 && name[:6] == "email." {
+		return []byte(`{"email_id":"em_test","from":"Mailroom <test@mailroom.invalid>","to":["delivered@mailroom.invalid"],"subject":"Test webhook","tags":{},"test_mode":true,"test":true}`)
+	}
+	return []byte(`{"test":true,"test_mode":true}`)
+}
+
+// Replay sends a stored delivery again now, with the same event id (and so
+// the same body; only the signature is fresh), and answers what the
+// endpoint answered. It does not change the endpoint's state.
+func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*ManualResult, error) {
+	var webhookID, eventID, name string
+	var payload sql.NullString
+	err := s.db.QueryRow(ctx, `SELECT webhook_id, event_id, event, payload FROM webhook_attempts WHERE workspace_id = ? AND id = ?`,
+		workspaceID, deliveryID).Scan(&webhookID, &eventID, &name, &payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, apierr.NotFound("delivery")
+	}
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.Get(ctx, workspaceID, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	body := []byte(payload.String)
+	if !payload.Valid {
+		bodies, err := s.loadEvents(ctx, []any{eventID})
+		if err != nil {
+			return nil, err
+		}
+		ev, ok := bodies[eventID]
+		if !ok {
+			return nil, apierr.NotFound("delivery").WithNext("The event behind this delivery is no longer stored.")
+		}
+		body = ev.body
+	}
+	return s.sendManual(ctx, e, "replay", eventID, name, body, payload.Valid, s.clock.Now())
+}
+
+// sendManual makes one attempt outside the queue and logs it. keepBody
+// stores the body on the log row, for events not in the event log.
+func (s *Service) sendManual(ctx context.Context, e *Endpoint, kind, eventID, name string, body []byte, keepBody bool, now time.Time) (*ManualResult, error) {
+	targets, err := s.loadTargets(ctx, []any{e.ID}, now)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := targets[e.ID]
+	if !ok {
+		return nil, errEndpointNotFound()
+	}
+	a := Deliver(ctx, s.client.Load(), t.url, t.headers, eventID, name, body, Sign(now, body, t.secrets...), now)
+	j := &job{workspaceID: e.WorkspaceID, webhookID: e.ID, eventID: eventID, eventName: name}
+	row := attemptLogRow(j, kind, 1, a, now)
+	if keepBody {
+		p := string(body)
+		row.payload = &p
+	}
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return insertLogRows(ctx, tx, []logRow{row}) }); err != nil {
+		return nil, err
+	}
+	return &ManualResult{
+		DeliveryID: row.id, EventID: eventID, Event: name, StatusCode: row.status, ResponseBody: a.Body,
+		DurationMs: row.durationMs, Error: row.err, Success: a.Success,
+	}, nil
+}

@@ -1,0 +1,258 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+// record writes outcomes in batches until p.outcomes is closed: one
+// transaction for up to flushBatch attempts, so bookkeeping costs a few
+// statements per batch rather than per delivery.
+func (p *pool) record() {
+	var buf []outcome
+	var timer <-chan time.Time
+	flush := func() {
+		if len(buf) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := p.s.writeOutcomes(ctx, buf)
+		cancel()
+		if err != nil {
+			// The rows stay leased and come due again when the lease ends.
+			p.s.log.Error("webhooks: recording delivery outcomes", "err", err, "count", len(buf))
+		} else if slices.ContainsFunc(buf, func(o outcome) bool { return o.kind == outcomeRelease }) {
+			// Rows handed back are due again at once.
+			p.s.kickPoolOnly()
+		}
+		buf = buf[:0]
+		timer = nil
+	}
+	for {
+		select {
+		case o, ok := <-p.outcomes:
+			if !ok {
+				flush()
+				return
+			}
+			buf = append(buf, o)
+			if len(buf) >= flushBatch {
+				flush()
+			} else if timer == nil {
+				timer = time.After(flushInterval)
+			}
+		case <-timer:
+			flush()
+		}
+	}
+}
+
+// endpointTally is what one batch did to one endpoint's counters, in the
+// order the attempts ended.
+type endpointTally struct {
+	successes int
+	tail      int // failures after the last success in the batch
+	lastOK    time.Time
+	lastFail  time.Time
+	gone      bool
+}
+
+type logRow struct {
+	id, workspaceID, webhookID, eventID, event, kind string
+	attempt                                          int
+	status                                           *int
+	body                                             string
+	durationMs                                       int64
+	err                                              *string
+	payload                                          *string
+	at                                               time.Time
+}
+
+func (r logRow) args() []any {
+	return []any{r.id, r.workspaceID, r.webhookID, r.eventID, r.event, r.kind, r.attempt, r.status, r.body, r.durationMs, r.err, r.payload, store.Millis(r.at)}
+}
+
+const logRowColumns = 13
+
+func insertLogRows(ctx context.Context, tx *store.Tx, rows []logRow) error {
+	const chunk = 60
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		args := make([]any, 0, len(part)*logRowColumns)
+		for _, r := range part {
+			args = append(args, r.args()...)
+		}
+		one := "(" + placeholders(logRowColumns) + "),"
+		q := `INSERT INTO webhook_attempts (id, workspace_id, webhook_id, event_id, event, kind, attempt, status_code,
+			response_body, duration_ms, error, payload, created_at) VALUES ` + strings.TrimSuffix(strings.Repeat(one, len(part)), ",")
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attemptLogRow is the delivery log row of one attempt.
+func attemptLogRow(j *job, kind string, attempt int, a Attempt, at time.Time) logRow {
+	r := logRow{
+		id: ids.New("wha"), workspaceID: j.workspaceID, webhookID: j.webhookID, eventID: j.eventID, event: j.eventName,
+		kind: kind, attempt: attempt, body: a.Body, durationMs: a.Duration.Milliseconds(), at: at,
+	}
+	if a.StatusCode != 0 {
+		code := a.StatusCode
+		r.status = &code
+	}
+	if !a.Success {
+		e := a.Err
+		r.err = &e
+	}
+	return r
+}
+
+// heldIfDisabled keeps a row that goes back to the queue in the held queue
+// when its endpoint was disabled meanwhile.
+const heldIfDisabled = `held = COALESCE((SELECT 1 - w.active FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id), held)`
+
+// writeOutcomes records a batch of outcomes in one transaction: the log
+// rows, the endpoints' counters (and any disabling they cause), and each
+// delivery row's fate: deleted when done or abandoned, rescheduled along the
+// curve when failed, handed back when not attempted. Every row write checks
+// the claim, so a row whose lease ended and was taken by another node is
+// left to that node.
+func (s *Service) writeOutcomes(ctx context.Context, outs []outcome) error {
+	var logs []logRow
+	tallies := map[string]*endpointTally{}
+	var order []string
+	deletes := map[string][]any{} // claim -> seqs
+	type reschedule struct {
+		seq      int64
+		claim    string
+		attempts int
+		next     int64
+	}
+	var failed []reschedule
+	var released []*job
+	for _, o := range outs {
+		j := o.job
+		switch o.kind {
+		case outcomeRelease:
+			released = append(released, j)
+		case outcomeDrop:
+			deletes[j.claim] = append(deletes[j.claim], j.seq)
+		case outcomeSent:
+			n := j.attempts + 1
+			a := o.attempt
+			logs = append(logs, attemptLogRow(j, "event", n, a, o.at))
+			t := tallies[j.webhookID]
+			if t == nil {
+				t = &endpointTally{}
+				tallies[j.webhookID] = t
+				order = append(order, j.webhookID)
+			}
+			if a.Success {
+				t.successes++
+				t.tail = 0
+				t.lastOK = o.finished
+				deletes[j.claim] = append(deletes[j.claim], j.seq)
+				continue
+			}
+			t.tail++
+			t.lastFail = o.finished
+			t.gone = t.gone || a.Gone
+			delay, again := NextDelay(n, a.RetryAfter)
+			if !again {
+				msg := fmt.Sprintf("abandoned after %d attempts: %s", n, a.Err)
+				logs = append(logs, logRow{
+					id: ids.New("wha"), workspaceID: j.workspaceID, webhookID: j.webhookID, eventID: j.eventID,
+					event: j.eventName, kind: "abandoned", attempt: n, err: &msg,
+					// A millisecond after the last attempt, so the log lists it last.
+					at: o.at.Add(time.Millisecond),
+				})
+				deletes[j.claim] = append(deletes[j.claim], j.seq)
+				continue
+			}
+			failed = append(failed, reschedule{j.seq, j.claim, n, store.Millis(o.finished.Add(delay))})
+		}
+	}
+	now := s.clock.Now()
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := insertLogRows(ctx, tx, logs); err != nil {
+			return err
+		}
+		for _, id := range order {
+			disabled, err := applyTally(ctx, tx, id, tallies[id], now)
+			if err != nil {
+				return err
+			}
+			if disabled {
+				if err := holdQueued(ctx, tx, id); err != nil {
+					return err
+				}
+			}
+		}
+		for claim, seqs := range deletes {
+			for start := 0; start < len(seqs); start += 500 {
+				part := seqs[start:min(start+500, len(seqs))]
+				args := append([]any{claim}, part...)
+				if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+placeholders(len(part))+`)`, args...); err != nil {
+					return err
+				}
+			}
+		}
+		for _, f := range failed {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, due_at = ?, next_attempt_at = ?, claim = NULL, `+heldIfDisabled+`
+				WHERE seq = ? AND claim = ?`, f.attempts, f.next, f.next, f.seq, f.claim); err != nil {
+				return err
+			}
+		}
+		for _, j := range released {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = next_attempt_at, claim = NULL, `+heldIfDisabled+`
+				WHERE seq = ? AND claim = ?`, j.seq, j.claim); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// applyTally updates an endpoint's counters after a batch and disables it
+// on a 410, or on AutoDisableFailures consecutive failures with nothing
+// accepted for AutoDisableSilence. It reports whether it disabled it.
+func applyTally(ctx context.Context, tx *store.Tx, id string, t *endpointTally, now time.Time) (bool, error) {
+	var lastFail any
+	if !t.lastFail.IsZero() {
+		lastFail = store.Millis(t.lastFail)
+	}
+	var err error
+	if t.successes > 0 {
+		_, err = tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = ?, last_success_at = ?, accepted_at = ?,
+			last_failure_at = COALESCE(?, last_failure_at) WHERE id = ?`,
+			t.tail, store.Millis(t.lastOK), store.Millis(t.lastOK), lastFail, id)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = consecutive_failures + ?, last_failure_at = ? WHERE id = ?`,
+			t.tail, lastFail, id)
+	}
+	if err != nil || t.tail == 0 {
+		return false, err
+	}
+	var res interface{ RowsAffected() (int64, error) }
+	if t.gone {
+		res, err = tx.Exec(ctx, `UPDATE webhooks SET active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ? AND active = 1`,
+			DisabledGone, store.Millis(now), store.Millis(now), id)
+	} else {
+		res, err = tx.Exec(ctx, `UPDATE webhooks SET active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
+			WHERE id = ? AND active = 1 AND consecutive_failures >= ? AND accepted_at <= ?`,
+			DisabledFailing, store.Millis(now), store.Millis(now), id, AutoDisableFailures, store.Millis(now.Add(-AutoDisableSilence)))
+	}
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}

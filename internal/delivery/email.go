@@ -39,6 +39,24 @@ type Recipient struct {
 	temporary bool // this attempt's failure was temporary (not stored)
 }
 
+// UnmarshalJSON also accepts a bare address: the sending area books an
+// email with its envelope as a list of addresses, and the first delivery
+// attempt turns each into an outcome record.
+func (r *Recipient) UnmarshalJSON(b []byte) error {
+	var addr string
+	if err := json.Unmarshal(b, &addr); err == nil {
+		*r = Recipient{Email: addr, Status: RcptPending}
+		return nil
+	}
+	type plain Recipient
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Recipient(p)
+	return nil
+}
+
 func (r Recipient) owed() bool {
 	return r.Status == RcptPending || r.Status == RcptDeferred || r.Status == ""
 }

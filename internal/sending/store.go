@@ -47,7 +47,7 @@ type emailRow struct {
 	Opens       int
 	Clicks      int
 	LastError   string
-	Recipients  []string
+	Recipients  addressList
 	LastEvent   string
 }
 
@@ -217,4 +217,33 @@ func outboundMessage(from Address, to, cc, bcc, replyTo []Address, subject, html
 		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: a.Content})
 	}
 	return m
+}
+
+// addressList is the envelope stored in emails.recipients. The sending area
+// books it as bare addresses; once the delivery engine has tried, each entry
+// becomes an outcome object {email, status, ...}. Both read back as addresses.
+type addressList []string
+
+func (l *addressList) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	out := make(addressList, 0, len(raw))
+	for _, r := range raw {
+		var s string
+		if err := json.Unmarshal(r, &s); err == nil {
+			out = append(out, s)
+			continue
+		}
+		var o struct {
+			Email string `json:"email"`
+		}
+		if err := json.Unmarshal(r, &o); err != nil {
+			return err
+		}
+		out = append(out, o.Email)
+	}
+	*l = out
+	return nil
 }

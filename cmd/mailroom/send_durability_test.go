@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"mailroom/internal/testkit/binary"
 )
 
 // TestAcceptedSendsSurviveKill builds the real binary, loads POST /v1/emails
@@ -24,10 +26,7 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "mailroom")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v %s", err, out)
-	}
+	bin := binary.Build(t)
 	dir := t.TempDir()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
+	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testdb"
 )
@@ -29,11 +29,7 @@ func TestCrashMidDeliveryLosesNothing(t *testing.T) {
 	}
 	const n = 3000
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mailroom")
-	build := exec.Command("go", "build", "-o", bin, "mailroom/cmd/mailroom")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary.Build(t)
 	sink := smtpsink.Start(t)
 	dbURL := testdb.URL(t)
 	env := append(os.Environ(),

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"mailroom/internal/events"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
+	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/testapp"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/webhooks"
@@ -37,10 +37,7 @@ func TestKill9DeliversAfterRestart(t *testing.T) {
 		t.Skip("builds the binary and waits for a lease to end")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "mailroom")
-	if out, err := exec.Command("go", "build", "-o", bin, "mailroom/cmd/mailroom").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v %s", err, out)
-	}
+	bin := binary.Build(t)
 	dataDir := t.TempDir()
 	env := map[string]string{
 		"MAILROOM_DATABASE_URL":          testdb.URL(t),

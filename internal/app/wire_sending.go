@@ -22,7 +22,6 @@ func (a *App) wireSending(w *wiring) error {
 		svc.SetDomains(a.services.Domains)
 	}
 	a.services.Sending = svc
-	river.AddWorker(w.workers, &sending.SimulateWorker{S: svc})
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
 	river.AddWorker(w.workers, &sending.PromoteWorker{S: svc})
 	w.periodic = append(w.periodic, sending.PromotePeriodic())

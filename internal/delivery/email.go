@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"mailroom/internal/events"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
@@ -233,16 +234,5 @@ func parseAddresses(l []string) []outbound.Address {
 
 // eventData is the common part of every email.* event's data.
 func (e *email) eventData(to []string) map[string]any {
-	tags := map[string]any{}
-	for k, v := range e.Tags {
-		tags[k] = v
-	}
-	if to == nil {
-		to = []string{}
-	}
-	d := map[string]any{"email_id": e.ID, "from": e.From, "to": to, "subject": e.Subject, "tags": tags}
-	if e.TestMode {
-		d["test_mode"] = true
-	}
-	return d
+	return events.EmailData(e.ID, e.From, to, e.Subject, e.Tags, e.TestMode)
 }

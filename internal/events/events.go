@@ -74,6 +74,23 @@ type Event struct {
 	Data        map[string]any
 }
 
+// EmailData is the data every email.* event carries: email_id, from, to
+// (array), subject, tags (object, {} when none) and test_mode for test sends.
+func EmailData(emailID, from string, to []string, subject string, tags map[string]string, testMode bool) map[string]any {
+	t := make(map[string]string, len(tags))
+	for k, v := range tags {
+		t[k] = v
+	}
+	if to == nil {
+		to = []string{}
+	}
+	d := map[string]any{"email_id": emailID, "from": from, "to": to, "subject": subject, "tags": t}
+	if testMode {
+		d["test_mode"] = true
+	}
+	return d
+}
+
 // Envelope is the webhook body: {id, event, timestamp, sequence, data}.
 type Envelope struct {
 	ID        string          `json:"id"`

@@ -1,20 +1,32 @@
 // Package ids mints the prefixed, random, opaque identifiers the spec uses
-// (em_, dom_, wh_, whd_, msg_, thr_, ...). 128 bits of randomness make ids
-// unguessable, so an id from another workspace cannot be found by probing.
+// (em_, dom_, wh_, whd_, msg_, thr_, ...). 80 random bits make ids
+// unguessable, so an id from another workspace cannot be found by probing;
+// a millisecond time prefix keeps them in creation order.
 package ids
 
 import (
 	"crypto/rand"
 	"encoding/base32"
 	"strings"
+	"time"
 )
 
 var enc = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-// New returns prefix + "_" + 26 characters of lowercase Crockford base32 (128 bits).
+// New returns prefix + "_" + 26 characters of lowercase Crockford base32:
+// 48 bits of the current unix millisecond followed by 80 random bits.
+// 80 random bits keep ids unguessable; the time prefix makes ids minted
+// later sort later, so database indexes on them grow at their right edge
+// instead of touching a random page per insert (which dominated the cost of
+// a commit on SQLite).
 func New(prefix string) string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	if _, err := rand.Read(b[6:]); err != nil {
 		panic("ids: crypto/rand failed: " + err.Error())
 	}
 	return prefix + "_" + enc.EncodeToString(b[:])

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
-	"mailroom/internal/events"
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
@@ -46,8 +45,8 @@ type booking struct {
 	caller Caller
 	v      *Validated
 	row    *emailRow
-	args   []any // row.insertArgs(), encoded before the commit
-	data   map[string]any
+	args   []any  // row.insertArgs(), encoded before the commit
+	sim    string // test-mode outcome played out in the accepting commit
 	fp     string // fingerprint, when an idempotency key is given
 	key    string // idempotency key reserved in memory ("" if none)
 
@@ -192,11 +191,15 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		release()
 		return nil, nil, err
 	}
-	b.row, b.args = row, row.insertArgs()
-	b.data = row.eventData()
-	if row.ScheduledAt != nil {
-		b.data["scheduled_at"] = row.ScheduledAt.UTC().Format(time.RFC3339)
+	if row.TestMode && row.Status == StatusQueued {
+		// A test send going now is played out in its accepting transaction
+		// (no server is involved): the row is stored with its final status
+		// and the events follow it in the same commit. The caller is still
+		// told "queued", as for any send.
+		b.sim = outcomeOf(row.Recipients, s.serviceDomain)
+		row.Status, row.LastError = simulatedStatus(b.sim)
 	}
+	b.row, b.args = row, row.insertArgs()
 	return b, nil, nil
 }
 
@@ -283,15 +286,14 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 
 // acceptOp is the write of one booking inside a group commit: reserve the
 // idempotency key (a unique row, so a race across nodes yields one email),
-// insert the email, raise its first timeline event and, for sends going
-// now, enqueue its work job.
+// insert the email and, for sends going now, enqueue its work job.
 func (s *Service) acceptOp(b *booking) writeFunc {
-	return func(ctx context.Context, tx *store.Tx, work *batchWork) error {
+	return func(ctx context.Context, tx *store.Tx) error {
 		b.outcome, b.err = Outcome{}, nil
 		e := b.row
-		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: e.Status}
+		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: StatusQueued}
 		if e.Status == StatusScheduled {
-			out.HTTPStatus = http.StatusAccepted
+			out.HTTPStatus, out.Status = http.StatusAccepted, StatusScheduled
 		}
 		if b.v.IdempotencyKey != "" {
 			replay, err := reserveKey(ctx, tx, e.WorkspaceID, b.v.IdempotencyKey, b.fp, out, e.CreatedAt)
@@ -310,15 +312,19 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		if _, err := tx.Exec(ctx, insertEmailSQL, b.args...); err != nil {
 			return fmt.Errorf("inserting email: %w", err)
 		}
-		kind := events.EmailAccepted
-		if e.Status == StatusScheduled {
-			kind = events.EmailScheduled
-		}
-		if _, err := events.Raise(ctx, tx, events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: e.CreatedAt, Data: b.data}); err != nil {
-			return err
-		}
-		if e.Status == StatusQueued {
-			s.enqueueWork(tx, work, e)
+		// The first timeline entry (accepted or scheduled) is not written:
+		// it is read back from the row itself (see acceptedEntry), which
+		// saves the busiest transaction one insert per send.
+		switch {
+		case b.sim != "":
+			ref := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: b.sim}
+			if err := s.raiseSimulated(ctx, tx, ref, e.eventData(), e.CreatedAt); err != nil {
+				return err
+			}
+		case e.Status == StatusQueued:
+			if err := s.enqueueWork(ctx, tx, e); err != nil {
+				return err
+			}
 		}
 		b.outcome = out
 		return nil
@@ -326,14 +332,14 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 }
 
 // enqueueWork hands a queued email to what carries it forward: the delivery
-// engine's job for real recipients, the simulator for test addresses (one
-// simulator job per commit, see batchWork).
-func (s *Service) enqueueWork(tx *store.Tx, work *batchWork, e *emailRow) {
+// engine's job for real recipients; a test-mode email is played out at once
+// in the same transaction (see simulateOne), since no server is involved.
+func (s *Service) enqueueWork(ctx context.Context, tx *store.Tx, e *emailRow) error {
 	if e.TestMode {
-		work.simulate = append(work.simulate, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcomeOf(e.Recipients, s.serviceDomain)})
-		return
+		return s.simulateOne(ctx, tx, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcomeOf(e.Recipients, s.serviceDomain)})
 	}
 	tx.AddJob(jobs.DeliverArgs{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
+	return nil
 }
 
 // newRow turns a validated send into the row to store.

@@ -24,27 +24,15 @@ type writeOp struct {
 	done chan error
 }
 
-// writeFunc is one write; it may leave work for the whole batch in b.
-type writeFunc func(ctx context.Context, tx *store.Tx, b *batchWork) error
+// writeFunc is one write inside a group commit.
+type writeFunc func(ctx context.Context, tx *store.Tx) error
 
-// batchWork gathers what a whole group commit enqueues once: the test-mode
-// emails to simulate travel in one job per commit instead of one per email,
-// which keeps queue inserts off the hot path.
-type batchWork struct {
-	simulate []EmailRef
-}
-
-// run executes ops in tx and then enqueues the batch's shared work.
+// runOps executes ops in tx.
 func runOps(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
-	var b batchWork
 	for _, op := range ops {
-		if err := op.fn(ctx, tx, &b); err != nil {
+		if err := op.fn(ctx, tx); err != nil {
 			return err
 		}
-	}
-	for start := 0; start < len(b.simulate); start += maxSimulate {
-		end := min(start+maxSimulate, len(b.simulate))
-		tx.AddJob(SimulateArgs{Emails: b.simulate[start:end]})
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sending
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -43,10 +44,14 @@ func (e *emailRow) public() Email {
 	if tags == nil {
 		tags = map[string]string{}
 	}
+	last := e.LastEvent
+	if last == "" {
+		last = e.acceptedEntry().Type
+	}
 	return Email{
 		ID: e.ID, Status: e.Status, From: e.From, To: nz(e.To), Cc: nz(e.Cc), Bcc: nz(e.Bcc), ReplyTo: nz(e.ReplyTo),
 		Subject: e.Subject, CreatedAt: e.CreatedAt, ScheduledAt: e.ScheduledAt, Tags: tags,
-		Opens: e.Opens, Clicks: e.Clicks, LastEvent: e.LastEvent, LastError: e.LastError, TestMode: e.TestMode, MessageID: e.MessageID,
+		Opens: e.Opens, Clicks: e.Clicks, LastEvent: last, LastError: e.LastError, TestMode: e.TestMode, MessageID: e.MessageID,
 	}
 }
 
@@ -63,11 +68,28 @@ func (s *Service) Get(ctx context.Context, c Caller, id string) (*Email, error) 
 		return nil, err
 	}
 	e := row.public()
-	e.Events, err = events.Timeline(ctx, s.db, c.WorkspaceID, id)
+	rest, err := events.Timeline(ctx, s.db, c.WorkspaceID, id)
 	if err != nil {
 		return nil, err
 	}
+	e.Events = append([]events.Event{row.acceptedEntry()}, rest...)
 	return &e, nil
+}
+
+// acceptedEntry is the first timeline entry of every email, email.accepted
+// (or email.scheduled for a booking), derived from the row rather than
+// stored: it carries the row's own time and data, and an id derived from the
+// email's so that it is the same on every read.
+func (e *emailRow) acceptedEntry() events.Event {
+	kind := events.EmailAccepted
+	if e.ScheduledAt != nil {
+		kind = events.EmailScheduled
+	}
+	seq, _ := events.Sequence(kind)
+	return events.Event{
+		ID: "whd_" + strings.TrimPrefix(e.ID, "em_"), WorkspaceID: e.WorkspaceID, EmailID: e.ID,
+		Type: kind, Sequence: seq, CreatedAt: e.CreatedAt, Data: e.eventData(),
+	}
 }
 
 // Position is where a list page continues: after the email created at At

@@ -181,9 +181,9 @@ func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 		if len(list) == 0 {
 			return total, nil
 		}
-		err = s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, work *batchWork) error {
+		err = s.writer.do(ctx, func(ctx context.Context, tx *store.Tx) error {
 			for _, d := range list {
-				if err := s.promoteOne(ctx, tx, work, d.ws, d.id, now); err != nil {
+				if err := s.promoteOne(ctx, tx, d.ws, d.id, now); err != nil {
 					return err
 				}
 			}
@@ -199,7 +199,7 @@ func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 	}
 }
 
-func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, work *batchWork, ws, id string, now time.Time) error {
+func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, now time.Time) error {
 	e, err := loadFull(ctx, tx, ws, id)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, work *batchWork,
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		s.enqueueWork(tx, work, e)
+		return s.enqueueWork(ctx, tx, e)
 	}
 	return nil
 }

@@ -26,36 +26,12 @@ const (
 	diagSuppressed = "recipient is on the suppression list; not sent"
 )
 
-// maxSimulate bounds the emails one simulator job carries.
-const maxSimulate = 500
-
 // EmailRef names one test-mode email and what it simulates (decided from
 // its recipients at booking: delivered, bounced, complained or suppressed).
 type EmailRef struct {
 	EmailID     string `json:"email_id"`
 	WorkspaceID string `json:"workspace_id"`
 	Outcome     string `json:"outcome"`
-}
-
-// SimulateArgs asks the simulator to play out test-mode emails (every
-// recipient a reserved test address). It never touches the outbound path.
-// One job carries every test-mode email of one commit.
-type SimulateArgs struct {
-	Emails []EmailRef `json:"emails"`
-}
-
-// Kind names the job in the queue.
-func (SimulateArgs) Kind() string { return "sending.simulate" }
-
-// SimulateWorker runs SimulateArgs.
-type SimulateWorker struct {
-	river.WorkerDefaults[SimulateArgs]
-	S *Service
-}
-
-// Work plays out the email.
-func (w *SimulateWorker) Work(ctx context.Context, job *river.Job[SimulateArgs]) error {
-	return w.S.simulate(ctx, job.Args.Emails)
 }
 
 // ComplainArgs files complained@'s complaint a few seconds after delivery.
@@ -92,26 +68,22 @@ func outcomeOf(recipients []string, serviceDomain string) string {
 	return best
 }
 
-func (s *Service) simulate(ctx context.Context, refs []EmailRef) error {
-	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, _ *batchWork) error {
-		for _, r := range refs {
-			if err := s.simulateOne(ctx, tx, r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+// simulatedStatus is the final status and error a test address plays out.
+func simulatedStatus(outcome string) (status, lastError string) {
+	switch outcome {
+	case TestSuppressed:
+		return StatusFailed, "recipient_suppressed: simulated suppression list entry"
+	case TestBounced:
+		return StatusBounced, diagBounce
+	}
+	return StatusDelivered, ""
 }
 
+// simulateOne plays out a test-mode email that is already stored as queued
+// (a promoted booking): it moves the status and raises the events.
 func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) error {
 	now := s.clock.Now().UTC()
-	status, lastError := StatusDelivered, ""
-	switch r.Outcome {
-	case TestSuppressed:
-		status, lastError = StatusFailed, "recipient_suppressed: simulated suppression list entry"
-	case TestBounced:
-		status, lastError = StatusBounced, diagBounce
-	}
+	status, lastError := simulatedStatus(r.Outcome)
 	// One statement moves the status (only from queued or sending: a
 	// cancelled email, or one an earlier attempt played out, is left alone)
 	// and returns what the events carry.
@@ -126,8 +98,19 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 	if err != nil {
 		return fmt.Errorf("simulating %s: %w", r.EmailID, err)
 	}
+	base := map[string]any{"email_id": r.EmailID, "from": from, "to": json.RawMessage(to), "subject": subject, "tags": json.RawMessage(tags), "test_mode": true}
+	return s.raiseSimulated(ctx, tx, r, base, now)
+}
+
+// raiseSimulated raises the events a test address produces, in the spec's
+// order: email.sent (2) then email.delivered or email.bounced (3); the
+// complaint of complained@ follows a few seconds later (ComplainArgs).
+func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, base map[string]any, now time.Time) error {
 	data := func(extra ...any) map[string]any {
-		d := map[string]any{"email_id": r.EmailID, "from": from, "to": json.RawMessage(to), "subject": subject, "tags": json.RawMessage(tags), "test_mode": true}
+		d := make(map[string]any, len(base)+len(extra)/2)
+		for k, v := range base {
+			d[k] = v
+		}
 		for i := 0; i+1 < len(extra); i += 2 {
 			d[extra[i].(string)] = extra[i+1]
 		}
@@ -163,7 +146,7 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 }
 
 func (s *Service) complain(ctx context.Context, ws, id string) error {
-	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, _ *batchWork) error {
+	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx) error {
 		e, err := s.lockRow(ctx, tx, ws, id)
 		if err != nil || e == nil {
 			return err

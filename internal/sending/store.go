@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"mailroom/internal/events"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
 )
@@ -74,8 +75,8 @@ func boolInt(b bool) int {
 }
 
 const insertEmailSQL = `INSERT INTO emails (id, workspace_id, api_key_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to,
-	subject, html, text_body, headers, attachments, tags, test_mode, message_id, scheduled_at, created_at, updated_at, recipients)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	subject, html, text_body, headers, attachments, tags, test_mode, message_id, scheduled_at, created_at, updated_at, recipients, last_error)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertArgs encodes the row for insertEmailSQL. It runs before the row
 // reaches the group committer, so the one writer spends no time on JSON.
@@ -86,25 +87,13 @@ func (e *emailRow) insertArgs() []any {
 	}
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, e.Status, e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, nullText(e.HTML), nullText(e.Text), jsonText(e.Headers, "{}"), jsonText(e.Attachments, "[]"), jsonText(e.Tags, "{}"),
-		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]")}
+		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError}
 }
 
 // eventData is the data every email.* event carries (see the contract):
 // email_id, from, to, subject, tags, and test_mode for test sends.
 func (e *emailRow) eventData() map[string]any {
-	tags := map[string]string{}
-	for k, v := range e.Tags {
-		tags[k] = v
-	}
-	to := e.To
-	if to == nil {
-		to = []string{}
-	}
-	d := map[string]any{"email_id": e.ID, "from": e.From, "to": to, "subject": e.Subject, "tags": tags}
-	if e.TestMode {
-		d["test_mode"] = true
-	}
-	return d
+	return events.EmailData(e.ID, e.From, e.To, e.Subject, e.Tags, e.TestMode)
 }
 
 // summaryColumns are read for lists and single reads (bodies and

@@ -59,6 +59,10 @@ type DB struct {
 	// itself). modernc's SQLite re-parses every unprepared statement, which
 	// was a third of the CPU of a send.
 	wstmts, rstmts *stmtCache
+
+	// SQLite only: the background checkpoint connection (see checkpointer).
+	ckpt               *sql.DB
+	ckptStop, ckptDone chan struct{}
 }
 
 //go:embed migrations
@@ -104,7 +108,11 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	// synchronous=FULL: an acknowledged send survives power loss. Throughput
 	// comes from group commit (many sends share one fsync), not from skipping it.
 	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=cache_size(-32000)"
-	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	// The writer never checkpoints: copying WAL frames into the database
+	// file (and its fsync) inside a commit stalled every waiting send. A
+	// separate connection checkpoints in the background instead (see
+	// checkpointer); PASSIVE checkpoints never block the writer.
+	w, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +132,47 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	r.SetConnMaxIdleTime(0)
-	return &DB{W: w, R: r, Dialect: SQLite, wstmts: newStmtCache(w), rstmts: newStmtCache(r)}, nil
+	ck, err := sql.Open("sqlite", "file:"+path+"?"+pragmas)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	ck.SetMaxOpenConns(1)
+	db := &DB{W: w, R: r, Dialect: SQLite, wstmts: newStmtCache(w), rstmts: newStmtCache(r), ckpt: ck, ckptStop: make(chan struct{}), ckptDone: make(chan struct{})}
+	go db.checkpointer()
+	return db, nil
+}
+
+// checkpointer copies the WAL back into the database file every 200 ms
+// from its own connection. A final TRUNCATE checkpoint on Close leaves a
+// small WAL behind.
+func (db *DB) checkpointer() {
+	defer close(db.ckptDone)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.ckptStop:
+			db.ckpt.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+			return
+		case <-t.C:
+			db.ckpt.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+		}
+	}
 }
 
 // Close releases both pools.
 func (db *DB) Close() error {
 	db.wstmts.close()
 	db.rstmts.close()
-	err := db.W.Close()
+	var err error
+	if db.ckpt != nil {
+		close(db.ckptStop)
+		<-db.ckptDone
+		err = db.ckpt.Close()
+	}
+	err = errors.Join(err, db.W.Close())
 	if db.R != db.W {
 		err = errors.Join(err, db.R.Close())
 	}

@@ -23,8 +23,6 @@ func (a *App) wireSending(w *wiring) error {
 	}
 	a.services.Sending = svc
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
-	river.AddWorker(w.workers, &sending.PromoteWorker{S: svc})
-	w.periodic = append(w.periodic, sending.PromotePeriodic())
 	a.background = append(a.background, svc)
 	return nil
 }

@@ -103,6 +103,8 @@ type Envelope struct {
 // TimeFormat is ISO 8601 UTC with milliseconds, as the spec asks.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
+var eventColumns = []string{"id", "workspace_id", "email_id", "type", "sequence", "created_at", "data", "webhook", "dispatched"}
+
 // Raise writes an event inside tx and returns it with its id. The caller's
 // transaction makes the event exactly as durable as the change behind it.
 func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
@@ -132,12 +134,9 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	if ev.EmailID != "" {
 		emailID = ev.EmailID
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), webhook, dispatched)
-	if err != nil {
-		return ev, fmt.Errorf("raising %s: %w", ev.Type, err)
-	}
+	// Events are only read back after commit (timeline, dispatcher), so
+	// they go in the transaction's multi-row inserts.
+	tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), webhook, dispatched)
 	if webhook == 1 {
 		db := tx.DB()
 		tx.AfterCommit(func() { db.Signal(SignalTopic) })

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -309,9 +308,9 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 				return nil
 			}
 		}
-		if _, err := tx.Exec(ctx, insertEmailSQL, b.args...); err != nil {
-			return fmt.Errorf("inserting email: %w", err)
-		}
+		// Nothing in the commit reads the row back, so it joins the
+		// batch's multi-row insert.
+		tx.DeferInsert("emails", emailColumns, b.args...)
 		// The first timeline entry (accepted or scheduled) is not written:
 		// it is read back from the row itself (see acceptedEntry), which
 		// saves the busiest transaction one insert per send.

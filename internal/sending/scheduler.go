@@ -8,9 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
-
 	"mailroom/internal/apierr"
 	"mailroom/internal/events"
 	"mailroom/internal/store"
@@ -113,38 +110,27 @@ func (s *Service) lockScheduled(ctx context.Context, tx *store.Tx, c Caller, id 
 	return e, nil
 }
 
-// PromoteArgs is the every-second pass that hands due scheduled emails to
-// their work job.
-type PromoteArgs struct{}
+// PromoteEvery is how often each node looks for scheduled emails whose time
+// has come. Every node runs the pass (promotion is a conditional UPDATE, so
+// nodes never both take one email); a River periodic job would run on the
+// leader only and wait for River's scheduler, which made sends seconds late.
+const PromoteEvery = 250 * time.Millisecond
 
-// Kind names the job in the queue.
-func (PromoteArgs) Kind() string { return "sending.promote" }
-
-// InsertOpts keep at most one pass waiting: a slow pass must not pile up
-// copies behind it.
-func (PromoteArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
-}
-
-// PromotePeriodic schedules the pass every second.
-func PromotePeriodic() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(time.Second), func() (river.JobArgs, *river.InsertOpts) {
-		return PromoteArgs{}, nil
-	}, &river.PeriodicJobOpts{RunOnStart: true})
-}
-
-// PromoteWorker runs PromoteArgs.
-type PromoteWorker struct {
-	river.WorkerDefaults[PromoteArgs]
-	S *Service
-}
-
-// Work promotes what is due.
-func (w *PromoteWorker) Work(ctx context.Context, _ *river.Job[PromoteArgs]) error {
-	_, err := w.S.PromoteDue(ctx)
-	return err
+// promoteLoop runs PromoteDue every PromoteEvery until stop closes.
+func (s *Service) promoteLoop(ctx context.Context, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(PromoteEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if _, err := s.PromoteDue(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("promoting scheduled emails", "err", err)
+			}
+		}
+	}
 }
 
 // promoteChunk bounds one promotion transaction.

@@ -63,7 +63,9 @@ type Service struct {
 	domains       atomic.Pointer[domainsBox]
 	templates     func(workspaceID, id string) bool
 	writer        *groupWriter
-	inflight      inflight
+
+	promoteStop, promoteDone chan struct{}
+	inflight                 inflight
 }
 
 type domainsBox struct{ d Domains }
@@ -96,12 +98,19 @@ func (s *Service) SetDomains(d Domains) { s.domains.Store(&domainsBox{d}) }
 // Start runs the group committer until Stop.
 func (s *Service) Start(ctx context.Context) error {
 	s.writer.start(ctx)
+	s.promoteStop, s.promoteDone = make(chan struct{}), make(chan struct{})
+	go s.promoteLoop(ctx, s.promoteStop, s.promoteDone)
 	return nil
 }
 
 // Stop commits what is queued and stops the committer. A second call does
 // nothing.
 func (s *Service) Stop(ctx context.Context) error {
+	if s.promoteStop != nil {
+		close(s.promoteStop)
+		<-s.promoteDone
+		s.promoteStop = nil
+	}
 	s.writer.shutdown()
 	return nil
 }

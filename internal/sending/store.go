@@ -74,11 +74,11 @@ func boolInt(b bool) int {
 	return 0
 }
 
-const insertEmailSQL = `INSERT INTO emails (id, workspace_id, api_key_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to,
-	subject, html, text_body, headers, attachments, tags, test_mode, message_id, scheduled_at, created_at, updated_at, recipients, last_error)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// emailColumns are the columns insertArgs fills, in order.
+var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
+	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error"}
 
-// insertArgs encodes the row for insertEmailSQL. It runs before the row
+// insertArgs encodes the row for emailColumns. It runs before the row
 // reaches the group committer, so the one writer spends no time on JSON.
 func (e *emailRow) insertArgs() []any {
 	var sched any

@@ -102,7 +102,11 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) []
 	bookings := make([]*booking, len(raws))
 	for i, raw := range raws {
 		if ws == nil && wsErr == nil {
-			ws, wsErr = s.workspace(ctx, c.WorkspaceID)
+			if c.OwnerEmail != "" {
+				ws = &workspaceInfo{ownerEmail: c.OwnerEmail, confirmed: c.OwnerConfirmed}
+			} else {
+				ws, wsErr = s.workspace(ctx, c.WorkspaceID)
+			}
 		}
 		if wsErr != nil {
 			out[i].Err = wsErr

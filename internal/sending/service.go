@@ -50,6 +50,10 @@ type Caller struct {
 	WorkspaceID string
 	KeyID       string
 	OwnOnly     bool
+	// Owner of the workspace, when the caller already knows it (the API
+	// reads it with the key); empty means read it from the workspace row.
+	OwnerEmail     string
+	OwnerConfirmed bool
 }
 
 // Service books emails (now, in batches, scheduled), answers idempotent

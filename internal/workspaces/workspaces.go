@@ -54,6 +54,11 @@ type Key struct {
 	Scopes      []string   `json:"scopes"`
 	CreatedAt   time.Time  `json:"created_at"`
 	LastUsedAt  *time.Time `json:"last_used_at"`
+
+	// The workspace's owner, read with the key (one query per request) so
+	// that the send path need not read the workspace again.
+	OwnerEmail     string `json:"-"`
+	OwnerConfirmed bool   `json:"-"`
 }
 
 // HasScope reports whether the key carries scope.
@@ -227,8 +232,10 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*Key, error)
 	k := &Key{}
 	var stored, scopes string
 	var at int64
-	err := s.db.QueryRow(ctx, `SELECT id, workspace_id, name, scopes, key_hash, created_at FROM api_keys WHERE key_hash = ?`, h).
-		Scan(&k.ID, &k.WorkspaceID, &k.Name, &scopes, &stored, &at)
+	var confirmed int
+	err := s.db.QueryRow(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
+		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = ?`, h).
+		Scan(&k.ID, &k.WorkspaceID, &k.Name, &scopes, &stored, &at, &k.OwnerEmail, &confirmed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrBadKey
 	}
@@ -240,6 +247,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*Key, error)
 	}
 	k.Scopes = strings.Split(scopes, ",")
 	k.CreatedAt = store.FromMillis(at)
+	k.OwnerEmail, k.OwnerConfirmed = strings.ToLower(k.OwnerEmail), confirmed == 1
 	s.mu.Lock()
 	s.used[k.ID] = s.clock.Now()
 	s.mu.Unlock()

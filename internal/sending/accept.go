@@ -44,10 +44,11 @@ type booking struct {
 	caller Caller
 	v      *Validated
 	row    *emailRow
-	args   []any  // row.insertArgs(), encoded before the commit
-	sim    string // test-mode outcome played out in the accepting commit
-	fp     string // fingerprint, when an idempotency key is given
-	key    string // idempotency key reserved in memory ("" if none)
+	args   []any     // row.insertArgs(), encoded before the commit
+	sim    string    // test-mode outcome played out in the accepting commit
+	check  *supCheck // suppression lookup answered in the commit (sends going now)
+	fp     string    // fingerprint, when an idempotency key is given
+	key    string    // idempotency key reserved in memory ("" if none)
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -126,7 +127,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) []
 	waits := make([]chan error, len(raws))
 	for i, b := range bookings {
 		if b != nil {
-			waits[i] = s.writer.submit(s.acceptOp(b))
+			waits[i] = s.writer.submit(s.acceptOp(b), b.check)
 		}
 	}
 	for i, b := range bookings {
@@ -203,13 +204,20 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		row.Status, row.LastError = simulatedStatus(b.sim)
 	}
 	b.row, b.args = row, row.insertArgs()
+	if v.SendAt == nil {
+		b.check = &supCheck{ws: c.WorkspaceID}
+		for _, r := range v.Recipients() {
+			b.check.emails = append(b.check.emails, suppressions.Normalize(r.Email))
+		}
+	}
 	return b, nil, nil
 }
 
 // policy applies the rules that need the database: the workspace may send,
 // the from domain is the sandbox or a verified domain, the sandbox reaches
-// only the workspace's own addresses, no recipient is suppressed (for sends
-// going now; scheduled sends are checked when their time comes).
+// only the workspace's own addresses. Suppression is checked in the
+// accepting commit (see supCheck) for sends going now; scheduled sends are
+// checked when their time comes.
 func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Validated) error {
 	if !ws.confirmed {
 		return apierr.New(http.StatusForbidden, "sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
@@ -248,22 +256,6 @@ func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Va
 				WithNext("Publish the records shown at GET /v1/domains/{id}, then verify.")
 		}
 	}
-	if v.SendAt == nil {
-		emails := make([]string, 0, len(v.To)+len(v.Cc)+len(v.Bcc))
-		for _, r := range v.Recipients() {
-			emails = append(emails, r.Email)
-		}
-		sup, err := suppressions.Suppressed(ctx, s.db, c.WorkspaceID, emails)
-		if err != nil {
-			return err
-		}
-		for _, e := range emails {
-			if reason, ok := sup[suppressions.Normalize(e)]; ok {
-				return apierr.Invalid422("recipient_suppressed", "%s is on the suppression list (%s); nothing was sent.", e, reason).
-					WithNext("Do not retry. Remove the address at /v1/suppressions only if it asked to receive mail again.")
-			}
-		}
-	}
 	return nil
 }
 
@@ -293,6 +285,15 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 func (s *Service) acceptOp(b *booking) writeFunc {
 	return func(ctx context.Context, tx *store.Tx) error {
 		b.outcome, b.err = Outcome{}, nil
+		if b.check != nil {
+			for i, e := range b.check.emails {
+				if reason, ok := b.check.found[e]; ok {
+					b.err = apierr.Invalid422("recipient_suppressed", "%s is on the suppression list (%s); nothing was sent.", b.v.Recipients()[i].Email, reason).
+						WithNext("Do not retry. Remove the address at /v1/suppressions only if it asked to receive mail again.")
+					return nil
+				}
+			}
+		}
 		e := b.row
 		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: StatusQueued}
 		if e.Status == StatusScheduled {

@@ -3,6 +3,8 @@ package sending
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 
 	"mailroom/internal/store"
@@ -20,8 +22,68 @@ const maxBulk = 2
 // (once in a shared transaction that is rolled back, then alone), so it must
 // only set state it fully overwrites.
 type writeOp struct {
-	fn   writeFunc
-	done chan error
+	fn    writeFunc
+	done  chan error
+	check *supCheck // recipients to look up on the suppression list, or nil
+}
+
+// supCheck is one send's suppression lookup, answered for the whole batch by
+// one query in the committing transaction (a read per request cost a round
+// trip each on PostgreSQL). found is overwritten on every run of the batch.
+type supCheck struct {
+	ws     string
+	emails []string // normalized
+	found  map[string]string
+}
+
+// lookupSuppressions fills every check of ops with one query per chunk.
+func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
+	var all []string
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if op.check == nil {
+			continue
+		}
+		op.check.found = nil
+		for _, e := range op.check.emails {
+			if !seen[e] {
+				seen[e] = true
+				all = append(all, e)
+			}
+		}
+	}
+	for start := 0; start < len(all); start += 500 {
+		chunk := all[start:min(start+500, len(all))]
+		args := make([]any, len(chunk))
+		for i, e := range chunk {
+			args[i] = e
+		}
+		rows, err := tx.Query(ctx, `SELECT workspace_id, email, reason FROM suppressions WHERE email IN (`+
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var ws, email, reason string
+			if err := rows.Scan(&ws, &email, &reason); err != nil {
+				rows.Close()
+				return err
+			}
+			for _, op := range ops {
+				if c := op.check; c != nil && (ws == "" || ws == c.ws) && slices.Contains(c.emails, email) {
+					if c.found == nil {
+						c.found = map[string]string{}
+					}
+					c.found[email] = reason
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeFunc is one write inside a group commit.
@@ -29,6 +91,9 @@ type writeFunc func(ctx context.Context, tx *store.Tx) error
 
 // runOps executes ops in tx.
 func runOps(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
+	if err := lookupSuppressions(ctx, tx, ops); err != nil {
+		return err
+	}
 	for _, op := range ops {
 		if err := op.fn(ctx, tx); err != nil {
 			return err
@@ -95,10 +160,12 @@ func (g *groupWriter) shutdown() {
 // submit queues an accept and returns the channel its result arrives on.
 // Before Start and after Stop (a job running while the node boots or
 // drains) the write commits on its own instead.
-func (g *groupWriter) submit(fn writeFunc) chan error { return g.submitTo(g.ops, fn) }
+func (g *groupWriter) submit(fn writeFunc, check *supCheck) chan error {
+	return g.submitTo(g.ops, fn, check)
+}
 
-func (g *groupWriter) submitTo(ch chan *writeOp, fn writeFunc) chan error {
-	op := &writeOp{fn: fn, done: make(chan error, 1)}
+func (g *groupWriter) submitTo(ch chan *writeOp, fn writeFunc, check *supCheck) chan error {
+	op := &writeOp{fn: fn, done: make(chan error, 1), check: check}
 	g.mu.RLock()
 	if !g.done && g.ctx != nil {
 		ch <- op
@@ -116,7 +183,7 @@ func (g *groupWriter) submitTo(ch chan *writeOp, fn writeFunc) chan error {
 // so a burst of sends is answered promptly while the simulator and the
 // scheduler keep moving behind it.
 func (g *groupWriter) do(ctx context.Context, fn writeFunc) error {
-	ch := g.submitTo(g.bulk, fn)
+	ch := g.submitTo(g.bulk, fn, nil)
 	select {
 	case err := <-ch:
 		return err

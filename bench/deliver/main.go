@@ -210,6 +210,7 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 		k := min(500, n-done)
 		err := a.DB.InTx(ctx, func(tx *store.Tx) error {
 			now := store.Millis(time.Now())
+			var batch []jobs.EmailRef
 			for i := 0; i < k; i++ {
 				id := ids.New("em")
 				if _, err := tx.Exec(ctx, `INSERT INTO emails (id, workspace_id, status, from_addr, to_addrs, subject, html, text_body, created_at, updated_at)
@@ -218,7 +219,13 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 					"<p>Hello,</p><p>thanks for your order. Your receipt is below.</p>", "Hello, thanks for your order.", now, now); err != nil {
 					return err
 				}
-				tx.AddJob(jobs.DeliverArgs{EmailID: id, WorkspaceID: "ws_bench"})
+				// One batch job per group of sends, as the sending area's
+				// group commit inserts them.
+				batch = append(batch, jobs.EmailRef{EmailID: id, WorkspaceID: "ws_bench"})
+				if len(batch) == 25 || i == k-1 {
+					tx.AddJob(jobs.DeliverBatchArgs{Emails: batch})
+					batch = nil
+				}
 			}
 			return nil
 		})

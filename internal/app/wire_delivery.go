@@ -47,8 +47,10 @@ func (a *App) wireDelivery(w *wiring) error {
 	svc := delivery.New(delivery.Config{
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "delivery"),
 		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain,
+		Concurrency: max(1, cfg.DeliveryConcurrency),
 	})
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
+	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})
 	if w.queues == nil {
 		w.queues = map[string]river.QueueConfig{}
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	Keys Keys
 	// ServiceDomain hosts the sandbox sender onboarding@<ServiceDomain>.
 	ServiceDomain string
+	// Concurrency bounds the emails of batch jobs delivered at once on this
+	// node (default 64).
+	Concurrency int
 	// Retry is the wait before each new attempt for recipients that got a
 	// temporary failure; nil means DefaultRetrySchedule. After the last wait
 	// the next temporary failure bounces them as soft.
@@ -68,6 +71,7 @@ type Service struct {
 	retry     []time.Duration
 	writes    *groupCommit
 	signers   signerCache
+	slots     chan struct{} // bounds concurrent deliveries of batch jobs
 }
 
 // New returns the engine.
@@ -85,6 +89,10 @@ func New(cfg Config) *Service {
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB),
 	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 64
+	}
+	s.slots = make(chan struct{}, cfg.Concurrency)
 	s.SetKeys(cfg.Keys)
 	return s
 }

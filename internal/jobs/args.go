@@ -19,3 +19,27 @@ const QueueDeliver = "deliver"
 
 // InsertOpts puts deliver jobs on their own queue whoever inserts them.
 func (DeliverArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueDeliver} }
+
+// EmailRef names one email in a batch job.
+type EmailRef struct {
+	EmailID     string `json:"email_id"`
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// DeliverBatchArgs asks the delivery engine to send several accepted emails.
+// The sending service inserts one per group commit for all the emails that
+// commit accepted, so the queue pays one insert, fetch and completion per
+// batch instead of per email. An email the batch defers gets its own
+// DeliverArgs job at its retry time.
+type DeliverBatchArgs struct {
+	Emails []EmailRef `json:"emails"`
+}
+
+// Kind names the job in the queue.
+func (DeliverBatchArgs) Kind() string { return "deliver_batch" }
+
+// InsertOpts puts batches on the deliver queue.
+func (DeliverBatchArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueDeliver} }
+
+// MaxDeliverBatch bounds the emails one batch job carries.
+const MaxDeliverBatch = 100

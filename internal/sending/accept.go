@@ -342,6 +342,10 @@ func (s *Service) enqueueWork(ctx context.Context, tx *store.Tx, e *emailRow) er
 	if e.TestMode {
 		return s.simulateOne(ctx, tx, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcomeOf(e.Recipients, s.serviceDomain)})
 	}
+	if d, ok := ctx.Value(deliveriesKey{}).(*deliveries); ok {
+		d.refs = append(d.refs, jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
+		return nil
+	}
 	tx.AddJob(jobs.DeliverArgs{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
 	return nil
 }

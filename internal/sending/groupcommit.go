@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"mailroom/internal/jobs"
 	"mailroom/internal/store"
 )
 
@@ -94,13 +95,24 @@ func runOps(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
 	if err := lookupSuppressions(ctx, tx, ops); err != nil {
 		return err
 	}
+	deliver := &deliveries{}
+	ctx = context.WithValue(ctx, deliveriesKey{}, deliver)
 	for _, op := range ops {
 		if err := op.fn(ctx, tx); err != nil {
 			return err
 		}
 	}
+	for start := 0; start < len(deliver.refs); start += jobs.MaxDeliverBatch {
+		tx.AddJob(jobs.DeliverBatchArgs{Emails: deliver.refs[start:min(start+jobs.MaxDeliverBatch, len(deliver.refs))]})
+	}
 	return nil
 }
+
+// deliveries gathers the emails one group commit hands to the delivery
+// engine, so that they travel in one batch job (see jobs.DeliverBatchArgs).
+type deliveries struct{ refs []jobs.EmailRef }
+
+type deliveriesKey struct{}
 
 // groupWriter commits many small writes in one transaction, so that
 // concurrent sends share one fsync. This is what lets SQLite, which fsyncs

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"mailroom/internal/ids"
@@ -142,6 +143,38 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 		tx.AfterCommit(func() { db.Signal(SignalTopic) })
 	}
 	return ev, nil
+}
+
+// Timelines returns the events of several emails of one workspace, oldest
+// first per email, in one query (a list page of emails).
+func Timelines(ctx context.Context, db *store.DB, workspaceID string, emailIDs []string) (map[string][]Event, error) {
+	out := make(map[string][]Event, len(emailIDs))
+	if len(emailIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(emailIDs)+1)
+	args = append(args, workspaceID)
+	for _, id := range emailIDs {
+		args = append(args, id)
+	}
+	rows, err := db.Query(ctx, `SELECT email_id, id, type, sequence, created_at, data FROM events
+		WHERE workspace_id = ? AND email_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(emailIDs)), ",")+`) ORDER BY seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		ev := Event{WorkspaceID: workspaceID}
+		var at int64
+		var data string
+		if err := rows.Scan(&ev.EmailID, &ev.ID, &ev.Type, &ev.Sequence, &at, &data); err != nil {
+			return nil, err
+		}
+		ev.CreatedAt = store.FromMillis(at)
+		_ = json.Unmarshal([]byte(data), &ev.Data)
+		out[ev.EmailID] = append(out[ev.EmailID], ev)
+	}
+	return out, rows.Err()
 }
 
 // Timeline returns the events of one email, oldest first.

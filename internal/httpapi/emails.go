@@ -152,9 +152,9 @@ func (h *handler) listEmails(w http.ResponseWriter, r *http.Request) error {
 	meta, n := h.pager.meta(len(list), pg.Limit, func(i int) Cursor {
 		return Cursor{At: store.Millis(list[i].CreatedAt), ID: list[i].ID}
 	})
-	data := make([]emailJSON, n)
+	data := make([]emailWithEvents, n)
 	for i := range data {
-		data[i] = emailOut(&list[i])
+		data[i] = emailWithEventsOut(&list[i])
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": meta.HasMore, "next_cursor": meta.NextCursor})
 	return nil
@@ -165,17 +165,7 @@ func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs := make([]emailEventJSON, len(e.Events))
-	for i, ev := range e.Events {
-		evs[i] = emailEventJSON{ID: ev.ID, Type: ev.Type, At: ev.CreatedAt.UTC().Format(events.TimeFormat), Sequence: ev.Sequence, Data: ev.Data}
-		if evs[i].Data == nil {
-			evs[i].Data = map[string]any{}
-		}
-	}
-	writeJSON(w, http.StatusOK, struct {
-		emailJSON
-		Events []emailEventJSON `json:"events"`
-	}{emailOut(e), evs})
+	writeJSON(w, http.StatusOK, emailWithEventsOut(e))
 	return nil
 }
 
@@ -228,4 +218,21 @@ func (h *handler) cancelScheduled(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"scheduled_id": id, "cancelled": true})
 	return nil
+}
+
+// emailWithEvents is an Email with its timeline, as both reads answer it.
+type emailWithEvents struct {
+	emailJSON
+	Events []emailEventJSON `json:"events"`
+}
+
+func emailWithEventsOut(e *sending.Email) emailWithEvents {
+	evs := make([]emailEventJSON, len(e.Events))
+	for i, ev := range e.Events {
+		evs[i] = emailEventJSON{ID: ev.ID, Type: ev.Type, At: ev.CreatedAt.UTC().Format(events.TimeFormat), Sequence: ev.Sequence, Data: ev.Data}
+		if evs[i].Data == nil {
+			evs[i].Data = map[string]any{}
+		}
+	}
+	return emailWithEvents{emailOut(e), evs}
 }

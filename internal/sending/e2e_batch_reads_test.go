@@ -117,6 +117,13 @@ func TestReads(t *testing.T) {
 	if len(def["data"].([]any)) != 5 || def["has_more"] != false {
 		t.Fatalf("%v", def)
 	}
+	// Every entry of the list carries its timeline, as the single read does.
+	for _, e := range def["data"].([]any) {
+		evs, _ := e.(map[string]any)["events"].([]any)
+		if len(evs) == 0 || evs[0].(map[string]any)["type"] != "email.accepted" {
+			t.Fatalf("list entry without its timeline: %v", e)
+		}
+	}
 	for _, q := range []string{"limit=0", "limit=101", "limit=x"} {
 		if r := a.Do(http.MethodGet, "/v1/emails?"+q, nil); r.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("%s: %d", q, r.Status)

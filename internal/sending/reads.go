@@ -30,7 +30,7 @@ type Email struct {
 	LastError   string
 	TestMode    bool
 	MessageID   string
-	Events      []events.Event // only on Get
+	Events      []events.Event
 }
 
 func (e *emailRow) public() Email {
@@ -118,13 +118,30 @@ func (s *Service) List(ctx context.Context, c Caller, limit int, pos *Position) 
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Email{}
+	var list []*emailRow
 	for rows.Next() {
 		r, err := scanSummary(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r.public())
+		list = append(list, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	ids := make([]string, len(list))
+	for i, r := range list {
+		ids[i] = r.ID
+	}
+	timelines, err := events.Timelines(ctx, s.db, c.WorkspaceID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Email, len(list))
+	for i, r := range list {
+		out[i] = r.public()
+		out[i].Events = append([]events.Event{r.acceptedEntry()}, timelines[r.ID]...)
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package sending
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -39,11 +40,7 @@ func ValidateHeaders(h map[string]string) error {
 	if len(h) > MaxHeaders {
 		return apierr.InvalidRequest("headers has %d entries; at most %d are allowed.", len(h), MaxHeaders)
 	}
-	names := make([]string, 0, len(h))
-	for name := range h {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(h))
 	for _, name := range names {
 		if !isFieldName(name) {
 			return apierr.BadRequest("invalid_header_name",

@@ -454,11 +454,7 @@ func validateTags(tags map[string]string) error {
 	if len(tags) > MaxTags {
 		return apierr.InvalidRequest("tags has %d entries; at most %d are allowed.", len(tags), MaxTags)
 	}
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(tags))
 	for _, k := range keys {
 		if k == "" || len(k) > MaxTagKey || strings.Contains(k, ":") || hasControl(k) {
 			return apierr.InvalidRequest("tags: key %q must be 1 to %d bytes without ':' or control characters.", clip(k), MaxTagKey)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"mailroom/internal/apierr"
 	"mailroom/internal/secretbox"
 )
 
@@ -108,15 +109,10 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 		err := decodeJSON(b, &v)
 		if err != nil {
-			if _, ok := asAPIErr(err); !ok {
+			if _, ok := apierr.As(err); !ok {
 				t.Fatalf("decode error is not an API error: %v", err)
 			}
 		}
 	})
 }
 
-func asAPIErr(err error) (any, bool) {
-	type coded interface{ Error() string }
-	e, ok := err.(coded)
-	return e, ok && strings.Contains(err.Error(), ":")
-}

@@ -115,4 +115,3 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
-

@@ -60,7 +60,7 @@ func (s *Service) findEmail(ctx context.Context, ids []string, messageID string)
 	if !strings.HasPrefix(messageID, "<") {
 		messageID = "<" + messageID + ">"
 	}
-	return scanEmail(s.db.QueryRow(ctx, `SELECT `+emailColumns+` FROM emails WHERE message_id = ?`, messageID))
+	return scanEmail(s.db.QueryRow(ctx, `SELECT `+emailColumns+` FROM emails WHERE message_id = ? AND message_id <> ''`, messageID))
 }
 
 func verpOf(addr string) string {

@@ -8,8 +8,11 @@ package events
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,23 +130,101 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	if err != nil {
 		return ev, err
 	}
-	webhook, dispatched := 1, 0
-	if !IsWebhookEvent(ev.Type) {
-		webhook, dispatched = 0, 1
-	}
 	var emailID any
 	if ev.EmailID != "" {
 		emailID = ev.EmailID
 	}
 	// Events are only read back after commit (timeline, dispatcher), so
 	// they go in the transaction's multi-row inserts.
-	tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), webhook, dispatched)
-	if webhook == 1 {
+	if !IsWebhookEvent(ev.Type) {
+		tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1)
+		return ev, nil
+	}
+	tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID))
+	return ev, nil
+}
+
+// fanout settles, once per transaction, which raised webhook events the
+// dispatcher must fan out: only those of workspaces that have an endpoint
+// (enabled or not: a disabled one holds its events). The others are written
+// as already dispatched, so a workspace without webhooks costs the event log
+// one insert per event and nothing more; before, the dispatcher rewrote
+// every row (an UPDATE of an indexed column) only to find nobody listening.
+// An endpoint created while the transaction commits may miss its events;
+// it receives everything raised after its creation was answered.
+type fanout struct {
+	flags map[string]*dispatchFlag
+}
+
+type fanoutKey struct{}
+
+func fanoutOf(tx *store.Tx) *fanout {
+	return tx.Local(fanoutKey{}, func() any {
+		f := &fanout{flags: map[string]*dispatchFlag{}}
+		tx.BeforeFlush(f.settle)
+		return f
+	}).(*fanout)
+}
+
+func (f *fanout) flag(workspaceID string) *dispatchFlag {
+	fl, ok := f.flags[workspaceID]
+	if !ok {
+		fl = &dispatchFlag{}
+		f.flags[workspaceID] = fl
+	}
+	return fl
+}
+
+// settle marks the flags of workspaces without endpoints dispatched and
+// wakes the dispatcher after commit if any event is left for it.
+func (f *fanout) settle(ctx context.Context, tx *store.Tx) error {
+	ws := slices.Sorted(maps.Keys(f.flags))
+	listened := map[string]bool{}
+	for chunk := range slices.Chunk(ws, 500) {
+		args := make([]any, len(chunk))
+		for i, w := range chunk {
+			args[i] = w
+		}
+		rows, err := tx.Query(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var w string
+			if err := rows.Scan(&w); err != nil {
+				rows.Close()
+				return err
+			}
+			listened[w] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	wake := false
+	for w, fl := range f.flags {
+		if listened[w] {
+			fl.v = 0
+			wake = true
+		} else {
+			fl.v = 1
+		}
+	}
+	if wake {
 		db := tx.DB()
 		tx.AfterCommit(func() { db.Signal(SignalTopic) })
 	}
-	return ev, nil
+	return nil
 }
+
+// dispatchFlag is the dispatched column of a webhook event, settled by
+// fanout.settle before the row is written. Until then it reads 0 (the
+// dispatcher looks at the event), the safe side.
+type dispatchFlag struct{ v int64 }
+
+func (d *dispatchFlag) Value() (driver.Value, error) { return d.v, nil }
 
 // Timelines returns the events of several emails of one workspace, oldest
 // first per email, in one query (a list page of emails).

@@ -137,7 +137,7 @@ func newGroupWriter(db *store.DB, log *slog.Logger, committers int) *groupWriter
 	if committers <= 0 {
 		committers = 1
 		if db.Dialect == store.Postgres {
-			committers = 4
+			committers = 2
 		}
 	}
 	return &groupWriter{db: db, log: log, ops: make(chan *writeOp, 4*maxBatch), bulk: make(chan *writeOp, maxBatch), n: committers, stop: make(chan struct{})}

@@ -55,6 +55,8 @@ type DB struct {
 	rebinds sync.Map // query -> rebound query (PostgreSQL)
 	hook    BeforeCommitHook
 	signals sync.Map // topic -> chan struct{}
+	// coltypes: table -> column -> PostgreSQL type name (see insertUnnest).
+	coltypes sync.Map
 	// Prepared statements per pool (SQLite only: pgx caches per connection
 	// itself). modernc's SQLite re-parses every unprepared statement, which
 	// was a third of the CPU of a send.
@@ -339,10 +341,37 @@ type Tx struct {
 	pending []any // queue inserts gathered for the commit hook
 	after   []func()
 	inserts []*deferred
+	flush   []func(ctx context.Context, tx *Tx) error
+	locals  map[any]any
+}
+
+// Local returns the value this transaction keeps under key, made by mk on
+// first use. It lets a package gather per-transaction state (say, the
+// workspaces whose events need a lookup) without a field here for each.
+func (tx *Tx) Local(key any, mk func() any) any {
+	if v, ok := tx.locals[key]; ok {
+		return v
+	}
+	if tx.locals == nil {
+		tx.locals = map[any]any{}
+	}
+	v := mk()
+	tx.locals[key] = v
+	return v
+}
+
+// BeforeFlush registers f to run inside the transaction just before the
+// deferred inserts are written: the last moment to settle a value those rows
+// carry (a driver.Valuer among their arguments) with one query for all of
+// them.
+func (tx *Tx) BeforeFlush(f func(ctx context.Context, tx *Tx) error) {
+	tx.flush = append(tx.flush, f)
 }
 
 // deferred gathers rows of one INSERT shape for a multi-row statement.
 type deferred struct {
+	table  string
+	cols   []string
 	prefix string // "INSERT INTO t (a, b, c) VALUES "
 	tuple  string // "(?, ?, ?)"
 	width  int
@@ -368,7 +397,7 @@ func (tx *Tx) DeferInsert(table string, cols []string, args ...any) {
 		}
 	}
 	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	tx.inserts = append(tx.inserts, &deferred{prefix: prefix, tuple: tuple, width: len(cols), args: append([]any(nil), args...), rows: 1})
+	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, prefix: prefix, tuple: tuple, width: len(cols), args: append([]any(nil), args...), rows: 1})
 }
 
 // insertChunks are the row counts of the multi-row statements; a fixed set
@@ -376,7 +405,22 @@ func (tx *Tx) DeferInsert(table string, cols []string, args ...any) {
 var insertChunks = [...]int{64, 16, 4, 1}
 
 func (tx *Tx) flushInserts(ctx context.Context) error {
+	for _, f := range tx.flush {
+		if err := f(ctx, tx); err != nil {
+			return err
+		}
+	}
+	tx.flush = nil
 	for _, d := range tx.inserts {
+		if d.rows > 1 && tx.db.Dialect == Postgres {
+			ok, err := tx.insertUnnest(ctx, d)
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
+		}
 		done := 0
 		for _, n := range insertChunks {
 			if d.rows-done < n {

@@ -2,7 +2,10 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"testing"
 
 	"mailroom/internal/store"
@@ -85,5 +88,63 @@ func TestRebindSkipsQuotedMarks(t *testing.T) {
 	got := db.Rebind(`SELECT '?' , a FROM t WHERE b = ? AND c = ?`)
 	if got != `SELECT '?' , a FROM t WHERE b = $1 AND c = $2` {
 		t.Fatal(got)
+	}
+}
+
+// lateFlag is a value settled just before the deferred rows are written.
+type lateFlag struct{ v int64 }
+
+func (f *lateFlag) Value() (driver.Value, error) { return f.v, nil }
+
+// Deferred inserts write every row with its exact values, NULLs and values
+// settled in BeforeFlush included, for any number of rows (one statement on
+// PostgreSQL, VALUES lists on SQLite).
+func TestDeferInsert(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	cols := []string{"id", "workspace_id", "email_id", "type", "sequence", "created_at", "data", "webhook", "dispatched"}
+	for _, n := range []int{1, 2, 7, 70} {
+		flag := &lateFlag{}
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i := range n {
+				var email any
+				if i%2 == 0 {
+					email = fmt.Sprintf("em_%d", i)
+				}
+				tx.DeferInsert("events", cols, fmt.Sprintf("whd_%d_%d", n, i), "ws_d", email, "email.sent", i, int64(1_700_000_000_000+i), "{}", 1, flag)
+			}
+			st := tx.Local("k", func() any { return new(int) }).(*int)
+			*st++
+			if again := tx.Local("k", func() any { return new(int) }).(*int); again != st {
+				t.Fatal("Local made a second value for one key")
+			}
+			tx.BeforeFlush(func(ctx context.Context, tx *store.Tx) error { flag.v = int64(n); return nil })
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		rows, err := db.Query(ctx, `SELECT id, email_id, sequence, created_at, dispatched FROM events WHERE id LIKE ? ORDER BY sequence`, fmt.Sprintf("whd_%d_%%", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for rows.Next() {
+			var id string
+			var email sql.NullString
+			var seq, disp int
+			var at int64
+			if err := rows.Scan(&id, &email, &seq, &at, &disp); err != nil {
+				t.Fatal(err)
+			}
+			if id != fmt.Sprintf("whd_%d_%d", n, i) || seq != i || at != int64(1_700_000_000_000+i) || disp != n || email.Valid != (i%2 == 0) {
+				t.Fatalf("%d rows: row %d = %s %v %d %d %d", n, i, id, email, seq, at, disp)
+			}
+			i++
+		}
+		rows.Close()
+		if i != n {
+			t.Fatalf("%d rows written, want %d", i, n)
+		}
 	}
 }

@@ -69,13 +69,15 @@ type Service struct {
 	db    *store.DB
 	clock clock.Clock
 
+	keys *keyLookup
+
 	mu   sync.Mutex
 	used map[string]time.Time // key id -> last use not yet written
 }
 
 // New builds the service.
 func New(db *store.DB, c clock.Clock) *Service {
-	return &Service{db: db, clock: c, used: map[string]time.Time{}}
+	return &Service{db: db, clock: c, keys: &keyLookup{db: db}, used: map[string]time.Time{}}
 }
 
 // CreateWorkspace makes a workspace and its first key (every scope).
@@ -229,22 +231,17 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*Key, error)
 		return nil, ErrBadKey
 	}
 	h := hashKey(secret)
-	k := &Key{}
-	var stored, scopes string
-	var at int64
-	var confirmed int
-	err := s.db.QueryRow(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
-		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = ?`, h).
-		Scan(&k.ID, &k.WorkspaceID, &k.Name, &scopes, &stored, &at, &k.OwnerEmail, &confirmed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrBadKey
-	}
+	row, err := s.keys.find(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	if subtle.ConstantTimeCompare([]byte(stored), []byte(h)) != 1 {
+	// The lookup matched on the hash; the comparison that decides is the
+	// constant-time one.
+	if row == nil || subtle.ConstantTimeCompare([]byte(row.hash), []byte(h)) != 1 {
 		return nil, ErrBadKey
 	}
+	k := &Key{ID: row.id, WorkspaceID: row.workspaceID, Name: row.name, OwnerEmail: row.ownerEmail}
+	scopes, at, confirmed := row.scopes, row.createdAt, row.confirmed
 	k.Scopes = strings.Split(scopes, ",")
 	k.CreatedAt = store.FromMillis(at)
 	k.OwnerEmail, k.OwnerConfirmed = strings.ToLower(k.OwnerEmail), confirmed == 1

@@ -1,0 +1,63 @@
+package events_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"mailroom/internal/events"
+	"mailroom/internal/store"
+	"mailroom/internal/testkit/testdb"
+)
+
+// Webhook events of a workspace with no endpoint are written already
+// dispatched (nobody to fan out to); those of a workspace with an endpoint,
+// even a disabled one, wait for the dispatcher; timeline-only entries never
+// do. One transaction may mix all three.
+func TestRaiseMarksOnlyListenedEventsForDispatch(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, ws := range []string{"ws_hooked", "ws_disabled"} {
+		if _, err := db.W.ExecContext(ctx, db.Rebind(`INSERT INTO webhooks (id, workspace_id, url, events, secret, active, accepted_at, created_at, updated_at)
+			VALUES (?, ?, 'https://example.com/h', '["email.sent"]', 'x', ?, 1, 1, 1)`), "wh_"+ws, ws, 1-i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	raised := map[string]string{}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		for _, ws := range []string{"ws_hooked", "ws_quiet", "ws_disabled"} {
+			for _, kind := range []string{events.EmailSent, events.EmailAccepted} {
+				ev, err := events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: "em_" + ws, Type: kind, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				raised[ev.ID] = ws + " " + kind
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"ws_hooked " + events.EmailSent: 0, "ws_disabled " + events.EmailSent: 0, "ws_quiet " + events.EmailSent: 1,
+		"ws_hooked " + events.EmailAccepted: 1, "ws_disabled " + events.EmailAccepted: 1, "ws_quiet " + events.EmailAccepted: 1,
+	}
+	for id, what := range raised {
+		var dispatched int
+		if err := db.QueryRow(ctx, `SELECT dispatched FROM events WHERE id = ?`, id).Scan(&dispatched); err != nil {
+			t.Fatal(err)
+		}
+		if dispatched != want[what] {
+			t.Errorf("%s: dispatched = %d, want %d", what, dispatched, want[what])
+		}
+	}
+}

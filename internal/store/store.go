@@ -411,16 +411,17 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 		}
 	}
 	tx.flush = nil
-	for _, d := range tx.inserts {
-		if d.rows > 1 && tx.db.Dialect == Postgres {
-			ok, err := tx.insertUnnest(ctx, d)
-			if err != nil {
-				return err
-			}
-			if ok {
-				continue
-			}
+	if len(tx.inserts) > 0 && tx.db.Dialect == Postgres {
+		ok, err := tx.insertUnnest(ctx, tx.inserts)
+		if err != nil {
+			return err
 		}
+		if ok {
+			tx.inserts = nil
+			return nil
+		}
+	}
+	for _, d := range tx.inserts {
 		done := 0
 		for _, n := range insertChunks {
 			if d.rows-done < n {

@@ -148,3 +148,27 @@ func TestDeferInsert(t *testing.T) {
 		}
 	}
 }
+
+// Rows deferred for several tables in one transaction all land (one
+// statement with WITH clauses on PostgreSQL).
+func TestDeferInsertSeveralTables(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		for i := range 3 {
+			tx.DeferInsert("workspaces", []string{"id", "name", "owner_email", "owner_confirmed", "created_at"}, fmt.Sprintf("ws_m%d", i), "n", "o@x.io", 1, int64(i))
+		}
+		tx.DeferInsert("events", []string{"id", "workspace_id", "type", "sequence", "created_at", "data"}, "whd_m", "ws_m0", "domain.verified", 0, int64(1), "{}")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws, ev int
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM workspaces WHERE id LIKE 'ws_m%'), (SELECT count(*) FROM events WHERE id = 'whd_m')`).Scan(&ws, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ws != 3 || ev != 1 {
+		t.Fatalf("workspaces %d events %d", ws, ev)
+	}
+}

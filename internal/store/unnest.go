@@ -8,36 +8,70 @@ import (
 	"strings"
 )
 
-// insertUnnest writes all rows of d in one statement on PostgreSQL:
+// insertUnnest writes every deferred row of the transaction in one
+// statement on PostgreSQL: one INSERT ... SELECT * FROM unnest($1::text[],
+// $2::int8[], ...) per table, with one array per column, the tables joined
+// as data-modifying WITH clauses:
 //
-//	INSERT INTO t (a, b) SELECT * FROM unnest($1::text[], $2::int8[])
+//	WITH i0 AS (INSERT INTO emails (...) SELECT * FROM unnest(...))
+//	INSERT INTO events (...) SELECT * FROM unnest(...)
 //
-// one array per column. However many rows a group commit gathered, that is
-// one round trip and one cached statement, where VALUES lists of fixed sizes
-// (64, 16, 4, 1) took up to a dozen; on a machine where a round trip costs
-// more than the rows, that was most of the commit. It reports false, having
-// written nothing, when a value has a type it does not convert, so that the
-// caller falls back to VALUES lists.
-func (tx *Tx) insertUnnest(ctx context.Context, d *deferred) (bool, error) {
+// However many rows a group commit gathered, that is one round trip, where
+// VALUES lists of fixed sizes (64, 16, 4, 1) took up to a dozen per table;
+// under load a round trip costs more than the rows. It reports false,
+// having written nothing, when a value has a type it does not convert, so
+// that the caller falls back to VALUES lists.
+func (tx *Tx) insertUnnest(ctx context.Context, ds []*deferred) (bool, error) {
+	var parts []string
+	var args []any
+	for _, d := range ds {
+		part, arrays, ok, err := tx.unnestPart(ctx, d, len(args))
+		if err != nil || !ok {
+			return false, err
+		}
+		parts = append(parts, part)
+		args = append(args, arrays...)
+	}
+	var q strings.Builder
+	for i, part := range parts[:len(parts)-1] {
+		if i == 0 {
+			q.WriteString("WITH ")
+		} else {
+			q.WriteString(", ")
+		}
+		fmt.Fprintf(&q, "i%d AS (%s)", i, part)
+		q.WriteString(" ")
+	}
+	q.WriteString(parts[len(parts)-1])
+	// Already in $n form: bypass Rebind.
+	if _, err := tx.Tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// unnestPart is the INSERT for one table's rows, its parameters numbered
+// from offset+1.
+func (tx *Tx) unnestPart(ctx context.Context, d *deferred, offset int) (string, []any, bool, error) {
 	types, err := tx.db.columnTypes(ctx, tx, d.table)
 	if err != nil {
-		return false, err
+		return "", nil, false, err
 	}
 	arrays := make([]any, len(d.cols))
 	casts := make([]string, len(d.cols))
 	for c, col := range d.cols {
 		udt, ok := types[col]
 		if !ok {
-			return false, nil
+			return "", nil, false, nil
 		}
-		casts[c] = "$" + strconv.Itoa(c+1) + "::" + udt + "[]"
+		casts[c] = "$" + strconv.Itoa(offset+c+1) + "::" + udt + "[]"
 		switch udt {
 		case "text", "varchar":
 			a := make([]*string, d.rows)
 			for r := range d.rows {
 				v, ok := textValue(d.args[r*d.width+c])
 				if !ok {
-					return false, nil
+					return "", nil, false, nil
 				}
 				a[r] = v
 			}
@@ -47,21 +81,16 @@ func (tx *Tx) insertUnnest(ctx context.Context, d *deferred) (bool, error) {
 			for r := range d.rows {
 				v, ok := intValue(d.args[r*d.width+c])
 				if !ok {
-					return false, nil
+					return "", nil, false, nil
 				}
 				a[r] = v
 			}
 			arrays[c] = a
 		default:
-			return false, nil
+			return "", nil, false, nil
 		}
 	}
-	q := "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT * FROM unnest(" + strings.Join(casts, ", ") + ")"
-	// Already in $n form: bypass Rebind, which would leave it alone anyway.
-	if _, err := tx.Tx.ExecContext(ctx, q, arrays...); err != nil {
-		return false, err
-	}
-	return true, nil
+	return "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT * FROM unnest(" + strings.Join(casts, ", ") + ")", arrays, true, nil
 }
 
 func resolve(v any) (any, bool) {

@@ -38,7 +38,7 @@ type Config struct {
 	Domains       Domains // nil: only the sandbox sender can send
 	Logger        *slog.Logger
 	// Committers is the number of group-commit writers; 0 picks 1 on SQLite
-	// (one writer anyway) and 4 on PostgreSQL.
+	// (one writer anyway) and 2 on PostgreSQL.
 	Committers int
 	// TemplateExists is handed to Rules; nil until templates exist.
 	TemplateExists func(workspaceID, id string) bool

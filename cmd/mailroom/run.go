@@ -148,9 +148,9 @@ func suppressionAddGlobal(ctx context.Context, cfg *config.Config, args []string
 		return err
 	}
 	defer db.Close()
-	id, err := suppressions.AddGlobal(ctx, db, *email, *reason, time.Now().UTC())
+	id, stored, err := suppressions.AddGlobal(ctx, db, *email, *reason, time.Now().UTC())
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(stdout).Encode(map[string]any{"id": id, "email": suppressions.Normalize(*email), "reason": *reason, "is_global": true})
+	return json.NewEncoder(stdout).Encode(map[string]any{"id": id, "email": suppressions.Normalize(*email), "reason": stored, "is_global": true})
 }

@@ -38,10 +38,14 @@ func TestSuppressionAddGlobal(t *testing.T) {
 	if err := run(ctx, []string{"mailroom", "suppression", "add-global", "--email", "blocked@example.com"}, env(e), &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())
 	}
-	var again struct{ ID string }
+	var again struct{ ID, Reason string }
 	json.Unmarshal(out.Bytes(), &again)
 	if again.ID != got.ID {
 		t.Fatalf("second add-global made another row: %s vs %s", again.ID, got.ID)
+	}
+	// The row keeps its first reason, and the output says so.
+	if again.Reason != "complaint" {
+		t.Fatalf("second add-global (reason manual) reports %q; the stored row says complaint", again.Reason)
 	}
 	// An IDN domain is stored in punycode, the form the send path looks up.
 	out.Reset()

@@ -183,7 +183,7 @@ func TestDeliveredMessageBytesAndEvents(t *testing.T) {
 func TestOutcomes(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
-	if _, err := suppressions.AddGlobal(ctx, b.a.DB, "gone@example.net", suppressions.ReasonManual, time.Now()); err != nil {
+	if _, _, err := suppressions.AddGlobal(ctx, b.a.DB, "gone@example.net", suppressions.ReasonManual, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	hard := b.insert(t, send{From: "news@example.com", To: []string{"reject-me@example.net"}, Subject: "hard", Text: "x", Tags: map[string]string{"k": "v"}})

@@ -124,7 +124,7 @@ func TestSuppressionsRoutes(t *testing.T) {
 
 	// A global row (operator command) is listed with is_global and applies
 	// here, but cannot be deleted by the workspace.
-	globalID, err := suppressions.AddGlobal(ctx, a.App.DB, "Everyone@Example.com", suppressions.ReasonComplaint, time.Now())
+	globalID, _, err := suppressions.AddGlobal(ctx, a.App.DB, "Everyone@Example.com", suppressions.ReasonComplaint, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestSendErrors(t *testing.T) {
 	a := testapp.Start(t)
 	a.Sending().SetDomains(domainsTable{a.WorkspaceID + "/acme.example": "verified", a.WorkspaceID + "/pending.example": "pending"})
 	ctx := context.Background()
-	if _, err := suppressions.AddGlobal(ctx, a.DB, "gone@acme.example", suppressions.ReasonBounce, time.Now()); err != nil {
+	if _, _, err := suppressions.AddGlobal(ctx, a.DB, "gone@acme.example", suppressions.ReasonBounce, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	many := make([]string, 51)

@@ -171,7 +171,7 @@ func TestScheduledSuppressionCheckedWhenDue(t *testing.T) {
 	t.Parallel()
 	a := testapp.Start(t)
 	a.Sending().SetDomains(domainsTable{a.WorkspaceID + "/acme.example": "verified"})
-	if _, err := suppressions.AddGlobal(context.Background(), a.DB, "early@else.example", suppressions.ReasonManual, time.Now()); err != nil {
+	if _, _, err := suppressions.AddGlobal(context.Background(), a.DB, "early@else.example", suppressions.ReasonManual, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// Booking a suppressed address is accepted: the list is read at send time.

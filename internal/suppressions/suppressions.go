@@ -83,14 +83,17 @@ func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 }
 
 // AddGlobal records a service-wide suppression (operator command).
-func AddGlobal(ctx context.Context, db *store.DB, email, reason string, now time.Time) (string, error) {
-	var id string
-	err := db.InTx(ctx, func(tx *store.Tx) error {
+func AddGlobal(ctx context.Context, db *store.DB, email, reason string, now time.Time) (id, stored string, err error) {
+	err = db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		id, err = AddTx(ctx, tx, globalWorkspace, email, reason, "", now)
-		return err
+		if id, err = AddTx(ctx, tx, globalWorkspace, email, reason, "", now); err != nil {
+			return err
+		}
+		// An address already suppressed keeps its first reason; report
+		// the row as it is.
+		return tx.QueryRow(ctx, `SELECT reason FROM suppressions WHERE id = ?`, id).Scan(&stored)
 	})
-	return id, err
+	return id, stored, err
 }
 
 // Suppressed returns, of the given addresses, those suppressed for the

@@ -40,7 +40,7 @@ func TestSuppressedSeesWorkspaceAndGlobalRowsOnly(t *testing.T) {
 	if _, _, err := svc.Add(ctx, "ws_b", "theirs@example.com", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := suppressions.AddGlobal(ctx, db, "everyone@example.com", suppressions.ReasonComplaint, now); err != nil {
+	if _, _, err := suppressions.AddGlobal(ctx, db, "everyone@example.com", suppressions.ReasonComplaint, now); err != nil {
 		t.Fatal(err)
 	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -334,6 +335,30 @@ func TestDeleteDomain(t *testing.T) {
 	r = b.Do("DELETE", "/v1/domains?id="+d.ID, nil)
 	if r.Status != 409 || errCode(r) != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
 		t.Fatalf("delete with a mailbox: %d %s", r.Status, r.Body)
+	}
+	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
+
+	// A mailbox created while the delete runs: its transaction is open
+	// before the delete starts and commits while the delete waits on it.
+	// Whichever way the database orders them (PostgreSQL: the delete
+	// counted no mailbox, then hits the foreign key; SQLite: the delete
+	// waits for the one writer, then counts it), the delete refuses.
+	tx, err := b.DB.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO mailboxes (id, workspace_id, domain_id, address, created_at) VALUES ('mbx_2', ?, ?, 'hey@a.example.com', 0)`,
+		b.WorkspaceID, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	raced := make(chan *testapp.Response, 1)
+	go func() { raced <- b.Do("DELETE", "/v1/domains/"+d.ID, nil) }()
+	time.Sleep(300 * time.Millisecond) // the delete is now waiting on the insert
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-raced; r.Status != 409 || errCode(r) != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
+		t.Fatalf("delete racing a mailbox insert: %d %s", r.Status, r.Body)
 	}
 	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
 	if r := b.Do("DELETE", "/v1/domains?id="+d.ID, nil); r.Status != 200 {

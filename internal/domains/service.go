@@ -238,7 +238,7 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (*Domain, err
 // Delete removes a custom domain and its keys. Domains with mailboxes and
 // the workspace's own subdomain stay.
 func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var shared int
 		err := tx.QueryRow(ctx, `SELECT shared FROM domains WHERE workspace_id = ? AND id = ?`, workspaceID, id).Scan(&shared)
 		if isNoRows(err) {
@@ -256,8 +256,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 			return err
 		}
 		if n > 0 {
-			return apierr.Conflict("domain_in_use", "The domain has %d mailboxes.", n).With("mailboxes", n).
-				WithNext("Remove its mailboxes first.")
+			return domainInUse(n)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM domain_keys WHERE domain_id = ?`, id); err != nil {
 			return err
@@ -265,6 +264,21 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 		_, err = tx.Exec(ctx, `DELETE FROM domains WHERE workspace_id = ? AND id = ?`, workspaceID, id)
 		return err
 	})
+	if store.IsForeignKeyViolation(err) {
+		// A mailbox was created on the domain after the count above
+		// (PostgreSQL; see migration 00008): count again, now it is there.
+		var n int
+		if cerr := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM mailboxes WHERE workspace_id = ? AND domain_id = ?`, workspaceID, id).Scan(&n); cerr != nil {
+			return cerr
+		}
+		return domainInUse(n)
+	}
+	return err
+}
+
+func domainInUse(n int) error {
+	return apierr.Conflict("domain_in_use", "The domain has %d mailboxes.", n).With("mailboxes", n).
+		WithNext("Remove its mailboxes first.")
 }
 
 // records rebuilds d's records from the current configuration and keys and

@@ -546,6 +546,16 @@ func IsUniqueViolation(err error) bool {
 	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key value")
 }
 
+// IsForeignKeyViolation reports whether err is a foreign-key failure in
+// either dialect.
+func IsForeignKeyViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
+}
+
 // Millis converts a time to the stored form (unix milliseconds).
 func Millis(t time.Time) int64 { return t.UnixMilli() }
 

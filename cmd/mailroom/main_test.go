@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,31 +49,12 @@ func TestServeBinary(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := binary.Build(t)
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := binary.FreeAddr(t)
 	dir := t.TempDir()
 	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=off", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = environ
 	var logs bytes.Buffer
-	cmd.Stderr = &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never healthy: %s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	cmd := binary.Serve(t, bin, environ, &logs)
+	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
 	create := exec.Command(bin, "workspace", "create", "--name", "Live", "--owner-email", "a@b.io")
 	create.Env = environ
 	out, err := create.Output()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,9 +27,7 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	}
 	bin := binary.Build(t)
 	dir := t.TempDir()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := binary.FreeAddr(t)
 	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=127.0.0.1:0",
 		"MAILROOM_DATABASE_URL="+filepath.Join(dir, "mailroom.db"), "MAILROOM_DATA_DIR="+dir,
 		"MAILROOM_SERVICE_DOMAIN=mailroom.test", "MAILROOM_RATE_LIMIT=1000000", "MAILROOM_LOG_LEVEL=warn",
@@ -50,26 +47,10 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	key := ws["api_key"]
 
 	serve := func() (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = environ
 		logs := &bytes.Buffer{}
-		cmd.Stderr = logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			resp, err := http.Get("http://" + addr + "/healthz")
-			if err == nil {
-				resp.Body.Close()
-				return cmd, logs
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("never healthy: %s", logs)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		cmd := binary.Serve(t, bin, environ, logs)
+		binary.WaitHealthy(t, addr, 15*time.Second, logs)
+		return cmd, logs
 	}
 	call := func(client *http.Client, method, path string, body []byte) (int, map[string]any, error) {
 		req, _ := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(body))

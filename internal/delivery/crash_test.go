@@ -82,14 +82,8 @@ func TestCrashMidDeliveryLosesNothing(t *testing.T) {
 	}
 
 	start := func() (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = env
 		var logs bytes.Buffer
-		cmd.Stderr = &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, &logs
+		return binary.Serve(t, bin, env, &logs), &logs
 	}
 	began := time.Now()
 	first, _ := start()

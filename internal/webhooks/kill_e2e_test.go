@@ -128,20 +128,11 @@ func TestKill9DeliversAfterRestart(t *testing.T) {
 	raise(300)
 
 	start := func() *exec.Cmd {
-		l, _ := net.Listen("tcp", "127.0.0.1:0")
-		addr := l.Addr().String()
-		l.Close()
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr)
+		environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+binary.FreeAddr(t))
 		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
+			environ = append(environ, k+"="+v)
 		}
-		cmd.Stderr = testWriter{t}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
+		return binary.Serve(t, bin, environ, testWriter{t})
 	}
 	count := func() (int, int) {
 		mu.Lock()

@@ -3,12 +3,16 @@
 package binary
 
 import (
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -45,4 +49,37 @@ func FreeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// Serve starts `mailroom serve` with env (the whole environment) and its
+// standard error going to stderr. The process is killed when the test ends
+// unless the test waited for it already.
+func Serve(t testing.TB, bin string, env []string, stderr io.Writer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// WaitHealthy polls http://addr/healthz until it answers, failing the test
+// with logs after timeout.
+func WaitHealthy(t testing.TB, addr string, timeout time.Duration, logs fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never healthy: %s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -16,14 +16,7 @@ import (
 // do. One transaction may mix all three.
 func TestRaiseMarksOnlyListenedEventsForDispatch(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t)
 	for i, ws := range []string{"ws_hooked", "ws_disabled"} {
 		if _, err := db.W.ExecContext(ctx, db.Rebind(`INSERT INTO webhooks (id, workspace_id, url, events, secret, active, accepted_at, created_at, updated_at)
 			VALUES (?, ?, 'https://example.com/h', '["email.sent"]', 'x', ?, 1, 1, 1)`), "wh_"+ws, ws, 1-i); err != nil {
@@ -32,7 +25,7 @@ func TestRaiseMarksOnlyListenedEventsForDispatch(t *testing.T) {
 	}
 	now := time.Now()
 	raised := map[string]string{}
-	err = db.InTx(ctx, func(tx *store.Tx) error {
+	err := db.InTx(ctx, func(tx *store.Tx) error {
 		for _, ws := range []string{"ws_hooked", "ws_quiet", "ws_disabled"} {
 			for _, kind := range []string{events.EmailSent, events.EmailAccepted} {
 				ev, err := events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: "em_" + ws, Type: kind, CreatedAt: now})

@@ -12,18 +12,7 @@ import (
 	"mailroom/internal/testkit/testdb"
 )
 
-func open(t *testing.T) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
+func open(t *testing.T) *store.DB { return testdb.Open(t) }
 
 // The same cases run on SQLite and, with MAILROOM_TEST_DATABASE_URL, on PostgreSQL.
 func TestStoreConformance(t *testing.T) {

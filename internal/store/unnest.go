@@ -65,32 +65,35 @@ func (tx *Tx) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 			return "", nil, false, nil
 		}
 		casts[c] = "$" + strconv.Itoa(offset+c+1) + "::" + udt + "[]"
+		var arr any
 		switch udt {
 		case "text", "varchar":
-			a := make([]*string, d.rows)
-			for r := range d.rows {
-				v, ok := textValue(d.args[r*d.width+c])
-				if !ok {
-					return "", nil, false, nil
-				}
-				a[r] = v
-			}
-			arrays[c] = a
+			arr, ok = column(d, c, textValue)
 		case "int2", "int4", "int8":
-			a := make([]*int64, d.rows)
-			for r := range d.rows {
-				v, ok := intValue(d.args[r*d.width+c])
-				if !ok {
-					return "", nil, false, nil
-				}
-				a[r] = v
-			}
-			arrays[c] = a
+			arr, ok = column(d, c, intValue)
 		default:
+			ok = false
+		}
+		if !ok {
 			return "", nil, false, nil
 		}
+		arrays[c] = arr
 	}
 	return "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT * FROM unnest(" + strings.Join(casts, ", ") + ")", arrays, true, nil
+}
+
+// column gathers column c of d's rows as one array, converting each value
+// with conv; false when a value does not convert.
+func column[T any](d *deferred, c int, conv func(any) (*T, bool)) ([]*T, bool) {
+	a := make([]*T, d.rows)
+	for r := range d.rows {
+		v, ok := conv(d.args[r*d.width+c])
+		if !ok {
+			return nil, false
+		}
+		a[r] = v
+	}
+	return a, true
 }
 
 func resolve(v any) (any, bool) {

@@ -13,19 +13,7 @@ import (
 	"mailroom/internal/testkit/testdb"
 )
 
-func openDB(t *testing.T) *store.DB {
-	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
+func openDB(t *testing.T) *store.DB { return testdb.Open(t) }
 
 // Suppressed is what the send path consults: it must see the workspace's
 // rows and the global ones, and never another workspace's.

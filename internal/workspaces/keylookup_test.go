@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"mailroom/internal/clock"
-	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/workspaces"
 )
@@ -17,14 +16,7 @@ import (
 // refused, and a key deleted between two requests is refused on the next.
 func TestAuthenticateConcurrentBatches(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := testdb.Open(t)
 	s := workspaces.New(db, clock.Real{})
 	type presented struct {
 		secret, workspace string // workspace "" means refused

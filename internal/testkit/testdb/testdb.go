@@ -16,6 +16,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"mailroom/internal/ids"
+	"mailroom/internal/store"
 )
 
 // URL returns a database URL for a new, empty database owned by t.
@@ -52,4 +53,20 @@ func URL(t testing.TB) string {
 func IsPostgres() bool {
 	base := os.Getenv("MAILROOM_TEST_DATABASE_URL")
 	return strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://")
+}
+
+// Open returns a migrated store on a new database owned by t, closed when
+// t ends.
+func Open(t testing.TB) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -85,13 +85,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	var headline []string
 	measure := func(name, dbURL string) error {
-		r, err := measureNode(ctx, o, dbURL)
+		r, noWrite, err := measureNode(ctx, o, dbURL)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		ratio := r.rate() / ceiling.rate()
 		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  ratio to ceiling %.2f\n",
 			name, r.rate(), r.p(50), r.p(99), r.errors, ratio)
+		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  ratio to ceiling %.2f\n",
+			name, noWrite.rate(), noWrite.rate()/ceiling.rate())
 		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, ceiling.rate()))
 		return nil
 	}
@@ -228,8 +230,11 @@ func sendBody() []byte {
 	return b
 }
 
-// measureNode starts a real node on dbURL and loads POST /v1/emails.
-func measureNode(ctx context.Context, o options, dbURL string) (*result, error) {
+// measureNode starts a real node on dbURL and loads POST /v1/emails; then,
+// for scale, the same requests with a send_at too far out, which the node
+// refuses (400) after authenticating, decoding and validating them: what the
+// node costs without the write.
+func measureNode(ctx context.Context, o options, dbURL string) (*result, *result, error) {
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR":      "127.0.0.1:0",
 		"MAILROOM_SMTP_ADDR":      "",
@@ -242,16 +247,16 @@ func measureNode(ctx context.Context, o options, dbURL string) (*result, error) 
 	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := a.Start(ctx); err != nil {
 		a.Stop(ctx)
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -260,14 +265,26 @@ func measureNode(ctx context.Context, o options, dbURL string) (*result, error) 
 	}()
 	_, key, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	target := "http://" + a.HTTPAddr() + "/v1/emails"
 	// A short warm-up fills connection pools and statement caches.
 	if _, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, time.Second); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.duration)
+	sends, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.duration)
+	if err != nil {
+		return nil, nil, err
+	}
+	var far map[string]any
+	json.Unmarshal(sendBody(), &far)
+	far["send_at"] = "in 99 days"
+	farBody, _ := json.Marshal(far)
+	refused, err := load(ctx, target, key, farBody, http.StatusBadRequest, o.conns, o.duration/2)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sends, refused, nil
 }
 
 // scratchSchema creates a schema for the run and returns a URL selecting it.

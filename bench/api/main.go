@@ -32,10 +32,10 @@ func main() {
 		db = *pg
 	}
 	env := map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "", "MAILROOM_DATABASE_URL": db,
+		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
 		"MAILROOM_DATA_DIR": dir, "MAILROOM_RATE_LIMIT": "100000000", "MAILROOM_LOG_LEVEL": "error",
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		panic(err)
 	}

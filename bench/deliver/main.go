@@ -191,7 +191,7 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 		"MAILROOM_DELIVERY_CONCURRENCY": strconv.Itoa(workers),
 		"MAILROOM_LOG_LEVEL":            "error",
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		return 0, err
 	}

@@ -237,7 +237,7 @@ func sendBody() []byte {
 func measureNode(ctx context.Context, o options, dbURL string) (*result, *result, error) {
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR":      "127.0.0.1:0",
-		"MAILROOM_SMTP_ADDR":      "",
+		"MAILROOM_SMTP_ADDR":      "off",
 		"MAILROOM_DATABASE_URL":   dbURL,
 		"MAILROOM_SECRET_KEY":     "bench-secret-key-0123456789abcdef",
 		"MAILROOM_SERVICE_DOMAIN": "bench.test",
@@ -245,7 +245,7 @@ func measureNode(ctx context.Context, o options, dbURL string) (*result, *result
 		"MAILROOM_DATA_DIR":       os.TempDir(),
 		"MAILROOM_LOG_LEVEL":      "error",
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -127,14 +127,14 @@ func run() error {
 	defer os.RemoveAll(dir)
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR":             "127.0.0.1:0",
-		"MAILROOM_SMTP_ADDR":             "",
+		"MAILROOM_SMTP_ADDR":             "off",
 		"MAILROOM_DATABASE_URL":          filepath.Join(dir, "mailroom.db"),
 		"MAILROOM_DATA_DIR":              dir,
 		"MAILROOM_SECRET_KEY":            "bench-secret-key-0123456789",
 		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true",
 		"MAILROOM_WEBHOOK_CONCURRENCY":   strconv.Itoa(*concurrency),
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		return err
 	}

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"mailroom/internal/config"
 	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/testdb"
 )
 
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+func env(m map[string]string) func(string) (string, bool) { return config.Map(m) }
 
 func TestWorkspaceCreatePrintsOneJSONObject(t *testing.T) {
 	e := map[string]string{"MAILROOM_DATABASE_URL": testdb.URL(t), "MAILROOM_DATA_DIR": t.TempDir()}

@@ -27,12 +27,12 @@ const usage = `usage:
 `
 
 // run is the whole program; main only wires it to the process.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
 	}
-	cfg, err := config.Load(getenv)
+	cfg, err := config.Load(lookupEnv)
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,12 @@ func (c *Config) IsPostgres() bool {
 	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
 }
 
-// Load reads the configuration through getenv (os.Getenv in production, a map
-// in tests) and validates it.
-func Load(getenv func(string) string) (*Config, error) {
+// Load reads the configuration through lookupEnv (os.LookupEnv in
+// production; see Map for tests) and validates it. A variable that is unset
+// or empty takes its default, except MAILROOM_SMTP_ADDR, which set to empty
+// (or "off") turns the inbound listener off, as the external contract says.
+func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
+	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
 	get := func(k, def string) string {
 		if v, ok := lookup(getenv, k); ok {
 			return v
@@ -112,9 +115,8 @@ func Load(getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
-	// An empty variable means "default", so "off" is how the listener is
-	// turned off (tests, API-only nodes).
-	if c.SMTPAddr == "off" {
+	// Set to empty or "off": no inbound listener (tests, API-only nodes).
+	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""
 	}
 	if c.InboundHost == "" {
@@ -135,6 +137,12 @@ func Load(getenv func(string) string) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// Map is a lookup function over m, for tests and benchmarks: a key present
+// with an empty value is set-but-empty, as in the environment.
+func Map(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func lookup(getenv func(string) string, k string) (string, bool) {

@@ -90,7 +90,7 @@ func (s *Service) load(ctx context.Context, where string, args ...any) ([]*Domai
 		return out, nil
 	}
 	keys := map[string][]KeySet{}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(out)), ",")
+	marks := store.Placeholders(len(out))
 	idArgs := make([]any, len(out))
 	for i, d := range out {
 		idArgs[i] = d.ID

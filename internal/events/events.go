@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"mailroom/internal/ids"
@@ -186,7 +185,7 @@ func (f *fanout) settle(ctx context.Context, tx *store.Tx) error {
 			args[i] = w
 		}
 		rows, err := tx.Query(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+
-			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...)
+			store.Placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return err
 		}
@@ -239,7 +238,7 @@ func Timelines(ctx context.Context, db *store.DB, workspaceID string, emailIDs [
 		args = append(args, id)
 	}
 	rows, err := db.Query(ctx, `SELECT email_id, id, type, sequence, created_at, data FROM events
-		WHERE workspace_id = ? AND email_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(emailIDs)), ",")+`) ORDER BY seq`, args...)
+		WHERE workspace_id = ? AND email_id IN (`+store.Placeholders(len(emailIDs))+`) ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
 	}

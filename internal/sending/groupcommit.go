@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 
 	"mailroom/internal/jobs"
@@ -60,7 +59,7 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 			args[i] = e
 		}
 		rows, err := tx.Query(ctx, `SELECT workspace_id, email, reason FROM suppressions WHERE email IN (`+
-			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...)
+			store.Placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return err
 		}

@@ -536,6 +536,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return tx.Commit(ctx)
 }
 
+// Placeholders is "?,?,...,?" with n marks, for an IN list of n values.
+func Placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
 // IsUniqueViolation reports whether err is a unique-constraint failure in
 // either dialect.
 func IsUniqueViolation(err error) bool {

@@ -124,7 +124,7 @@ func (s *Service) fillRetries(ctx context.Context, ds []Delivery, kinds []string
 	}
 	owed := map[key]queued{}
 	rows, err := s.db.Query(ctx, `SELECT webhook_id, event_id, attempts, next_attempt_at, held FROM webhook_deliveries
-		WHERE event_id IN (`+placeholders(len(evIDs))+`)`, evIDs...)
+		WHERE event_id IN (`+store.Placeholders(len(evIDs))+`)`, evIDs...)
 	if err != nil {
 		return err
 	}

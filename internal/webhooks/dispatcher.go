@@ -176,7 +176,7 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []raisedEvent) (map[
 	}
 	out := map[string][]subscriber{}
 	for chunk := range slices.Chunk(wsIDs, 500) {
-		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+placeholders(len(chunk))+`)`, chunk...)
+		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+store.Placeholders(len(chunk))+`)`, chunk...)
 		if err != nil {
 			return nil, err
 		}
@@ -219,8 +219,4 @@ func (s *Service) housekeep(ctx context.Context) error {
 			return nil
 		}
 	}
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }

@@ -44,10 +44,10 @@ func TestKill9DeliversAfterRestart(t *testing.T) {
 		"MAILROOM_DATA_DIR":              dataDir,
 		"MAILROOM_SECRET_KEY":            "kill-test-secret-key-0123456789",
 		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true",
-		"MAILROOM_SMTP_ADDR":             "",
+		"MAILROOM_SMTP_ADDR":             "off",
 		"MAILROOM_LOG_LEVEL":             "warn",
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -335,7 +335,7 @@ func (p *pool) claimSQL(exclude int) string {
 	b.WriteString(`UPDATE webhook_deliveries SET due_at = ?, claim = ? WHERE seq IN
 		(SELECT seq FROM webhook_deliveries WHERE held = 0 AND due_at <= ?`)
 	if exclude > 0 {
-		b.WriteString(` AND webhook_id NOT IN (` + placeholders(exclude) + `)`)
+		b.WriteString(` AND webhook_id NOT IN (` + store.Placeholders(exclude) + `)`)
 	}
 	b.WriteString(` ORDER BY due_at LIMIT ?`)
 	if p.s.db.Dialect == store.Postgres {
@@ -461,7 +461,7 @@ func (s *Service) loadEvents(ctx context.Context, idList []any) (map[string]even
 	out := make(map[string]eventBody, len(idList))
 	for start := 0; start < len(idList); start += 500 {
 		chunk := idList[start:min(start+500, len(idList))]
-		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE id IN (`+placeholders(len(chunk))+`)`, chunk...)
+		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE id IN (`+store.Placeholders(len(chunk))+`)`, chunk...)
 		if err != nil {
 			return nil, err
 		}
@@ -492,7 +492,7 @@ func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) 
 	out := make(map[string]target, len(idList))
 	for start := 0; start < len(idList); start += 500 {
 		chunk := idList[start:min(start+500, len(idList))]
-		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+placeholders(len(chunk))+`)`, chunk...)
+		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+store.Placeholders(len(chunk))+`)`, chunk...)
 		if err != nil {
 			return nil, err
 		}

@@ -88,7 +88,7 @@ func insertLogRows(ctx context.Context, tx *store.Tx, rows []logRow) error {
 		for _, r := range part {
 			args = append(args, r.args()...)
 		}
-		one := "(" + placeholders(logRowColumns) + "),"
+		one := "(" + store.Placeholders(logRowColumns) + "),"
 		q := `INSERT INTO webhook_attempts (id, workspace_id, webhook_id, event_id, event, kind, attempt, status_code,
 			response_body, duration_ms, error, payload, created_at) VALUES ` + strings.TrimSuffix(strings.Repeat(one, len(part)), ",")
 		if _, err := tx.Exec(ctx, q, args...); err != nil {
@@ -200,7 +200,7 @@ func (s *Service) writeOutcomes(ctx context.Context, outs []outcome) error {
 			for start := 0; start < len(seqs); start += 500 {
 				part := seqs[start:min(start+500, len(seqs))]
 				args := append([]any{claim}, part...)
-				if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+placeholders(len(part))+`)`, args...); err != nil {
+				if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+store.Placeholders(len(part))+`)`, args...); err != nil {
 					return err
 				}
 			}

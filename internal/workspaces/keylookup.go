@@ -2,7 +2,6 @@ package workspaces
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -104,7 +103,7 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rows, err := l.db.Query(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
-		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+strings.TrimSuffix(strings.Repeat("?,", size), ",")+`)`, args...)
+		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+store.Placeholders(size)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

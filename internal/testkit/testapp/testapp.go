@@ -76,7 +76,7 @@ func Start(t testing.TB, opts ...Option) *App {
 		}
 		o.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
+	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		t.Fatalf("testapp: config: %v", err)
 	}

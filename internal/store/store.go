@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,13 +371,10 @@ func (tx *Tx) BeforeFlush(f func(ctx context.Context, tx *Tx) error) {
 
 // deferred gathers rows of one INSERT shape for a multi-row statement.
 type deferred struct {
-	table  string
-	cols   []string
-	prefix string // "INSERT INTO t (a, b, c) VALUES "
-	tuple  string // "(?, ?, ?)"
-	width  int
-	args   []any
-	rows   int
+	table string
+	cols  []string
+	args  []any // rows × len(cols) values, row by row
+	rows  int
 }
 
 // DeferInsert queues one row for table (columns cols) to be inserted just
@@ -388,16 +386,14 @@ func (tx *Tx) DeferInsert(table string, cols []string, args ...any) {
 	if len(args) != len(cols) {
 		panic("store: DeferInsert with " + strconv.Itoa(len(args)) + " values for " + strconv.Itoa(len(cols)) + " columns")
 	}
-	prefix := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
 	for _, d := range tx.inserts {
-		if d.prefix == prefix {
+		if d.table == table && slices.Equal(d.cols, cols) {
 			d.args = append(d.args, args...)
 			d.rows++
 			return
 		}
 	}
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, prefix: prefix, tuple: tuple, width: len(cols), args: append([]any(nil), args...), rows: 1})
+	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, args: append([]any(nil), args...), rows: 1})
 }
 
 // insertChunks are the row counts of the multi-row statements; a fixed set
@@ -422,14 +418,17 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 		}
 	}
 	for _, d := range tx.inserts {
+		prefix := "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") VALUES "
+		tuple := "(" + Placeholders(len(d.cols)) + ")"
+		width := len(d.cols)
 		done := 0
 		for _, n := range insertChunks {
 			if d.rows-done < n {
 				continue
 			}
-			q := d.prefix + strings.TrimSuffix(strings.Repeat(d.tuple+", ", n), ", ")
+			q := prefix + strings.TrimSuffix(strings.Repeat(tuple+",", n), ",")
 			for d.rows-done >= n {
-				if _, err := tx.Exec(ctx, q, d.args[done*d.width:(done+n)*d.width]...); err != nil {
+				if _, err := tx.Exec(ctx, q, d.args[done*width:(done+n)*width]...); err != nil {
 					return err
 				}
 				done += n

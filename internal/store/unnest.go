@@ -87,7 +87,7 @@ func (tx *Tx) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 func column[T any](d *deferred, c int, conv func(any) (*T, bool)) ([]*T, bool) {
 	a := make([]*T, d.rows)
 	for r := range d.rows {
-		v, ok := conv(d.args[r*d.width+c])
+		v, ok := conv(d.args[r*len(d.cols)+c])
 		if !ok {
 			return nil, false
 		}

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v\n", ceiling.rate(), ceiling.p(50), ceiling.p(99))
+	fmt.Fprintf(out, "bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n", ceiling.rate(), ceiling.p(50), ceiling.p(99), ceiling.perRequest())
 
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -90,10 +91,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		ratio := r.rate() / ceiling.rate()
-		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  ratio to ceiling %.2f\n",
-			name, r.rate(), r.p(50), r.p(99), r.errors, ratio)
-		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  ratio to ceiling %.2f\n",
-			name, noWrite.rate(), noWrite.rate()/ceiling.rate())
+		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send  ratio to ceiling %.2f\n",
+			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), ratio)
+		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
+			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/ceiling.rate())
 		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, ceiling.rate()))
 		return nil
 	}
@@ -127,6 +128,22 @@ type result struct {
 	errors    int64
 	elapsed   time.Duration
 	latencies []time.Duration
+	cpu       time.Duration // this process's CPU time (node and load generator) during the run
+}
+
+// perRequest is the process CPU time per answered request: steadier than the
+// rate on a shared machine, so it is what to compare between two builds.
+func (r *result) perRequest() time.Duration {
+	return (r.cpu / time.Duration(max(r.ok+r.errors, 1))).Round(100 * time.Nanosecond)
+}
+
+// processCPU is the user plus system time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r *result) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
@@ -151,6 +168,7 @@ func load(ctx context.Context, target, key string, body []byte, want, conns int,
 	var firstErr atomic.Value
 	lat := make([][]time.Duration, conns)
 	start := time.Now()
+	cpu0 := processCPU()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -185,7 +203,7 @@ func load(ctx context.Context, target, key string, body []byte, want, conns int,
 		}()
 	}
 	wg.Wait()
-	r := &result{ok: ok.Load(), errors: bad.Load(), elapsed: time.Since(start)}
+	r := &result{ok: ok.Load(), errors: bad.Load(), elapsed: time.Since(start), cpu: processCPU() - cpu0}
 	for _, l := range lat {
 		r.latencies = append(r.latencies, l...)
 	}

@@ -167,9 +167,8 @@ func (e *email) fromDomain() string {
 	return ""
 }
 
-// messageID is "<email id@sending domain>": stable across attempts, so a
-// retry after a crash carries the same id and a returned DSN names it.
-func (e *email) messageID() string { return "<" + e.ID + "@" + e.fromDomain() + ">" }
+// messageID is the one given at acceptance (outbound.MessageIDFor).
+func (e *email) messageID() string { return outbound.MessageIDFor(e.ID, e.fromDomain()) }
 
 // build assembles the message (never with a Bcc header).
 func (e *email) build(now time.Time) (*outbound.Message, error) {

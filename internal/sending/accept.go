@@ -352,8 +352,9 @@ func (s *Service) enqueueWork(ctx context.Context, tx *store.Tx, e *emailRow) er
 
 // newRow turns a validated send into the row to store.
 func (s *Service) newRow(c Caller, v *Validated, now time.Time) (*emailRow, error) {
+	id := ids.New("em")
 	e := &emailRow{
-		ID:          ids.New("em"),
+		ID:          id,
 		WorkspaceID: c.WorkspaceID,
 		APIKeyID:    c.KeyID,
 		Status:      StatusQueued,
@@ -368,7 +369,7 @@ func (s *Service) newRow(c Caller, v *Validated, now time.Time) (*emailRow, erro
 		Headers:     v.Headers,
 		Tags:        v.Tags,
 		TestMode:    v.TestMode,
-		MessageID:   outbound.NewMessageID(domainOf(v.From.Email)),
+		MessageID:   outbound.MessageIDFor(id, domainOf(v.From.Email)),
 		CreatedAt:   now,
 	}
 	for _, r := range v.Recipients() {

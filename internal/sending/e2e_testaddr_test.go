@@ -34,7 +34,8 @@ func TestTestAddresses(t *testing.T) {
 			if got := eventTypes(e); !slices.Equal(got, tt.events) {
 				t.Fatalf("events %v, want %v", got, tt.events)
 			}
-			if e["message_id"] == "" || e["test_mode"] != true {
+			// The same stable form the delivery engine gives real mail.
+			if e["message_id"] != "<"+id+"@mailroom.test>" || e["test_mode"] != true {
 				t.Fatalf("message_id %v test_mode %v", e["message_id"], e["test_mode"])
 			}
 			for _, ev := range e["events"].([]any) {

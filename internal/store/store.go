@@ -110,7 +110,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	// synchronous=FULL: an acknowledged send survives power loss. Throughput
 	// comes from group commit (many sends share one fsync), not from skipping it.
-	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=cache_size(-32000)"
+	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=cache_size(-32000)&_pragma=temp_store(MEMORY)"
 	// The writer never checkpoints: copying WAL frames into the database
 	// file (and its fsync) inside a commit stalled every waiting send. A
 	// separate connection checkpoints in the background instead (see

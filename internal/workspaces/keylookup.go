@@ -19,12 +19,19 @@ type keyLookup struct {
 
 	mu      sync.Mutex
 	pending []*keyReq
-	running int // serving goroutines
+	running int           // serving goroutines
+	wake    chan struct{} // tells an idle server that requests are pending
 }
 
 // maxLookupServers bounds the lookups in flight at once: one query runs
 // while the next batch gathers.
 const maxLookupServers = 2
+
+// serverLinger is how long an idle server waits for more requests before it
+// exits. A new goroutine grows its stack again to SQLite's depth on its first
+// query (a copy of the stack each time, 2% of a send's CPU when servers came
+// and went between bursts), so under load they stay.
+const serverLinger = 100 * time.Millisecond
 
 // lookupSizes are the IN-list lengths the query is written with; a batch is
 // padded up to the next one so that a handful of statements are ever
@@ -52,9 +59,17 @@ func (l *keyLookup) find(ctx context.Context, hash string) (*keyRow, error) {
 	r := &keyReq{hash: hash, done: make(chan keyResult, 1)}
 	l.mu.Lock()
 	l.pending = append(l.pending, r)
+	if l.wake == nil {
+		l.wake = make(chan struct{}, 1)
+	}
 	if l.running < maxLookupServers {
 		l.running++
 		go l.serve()
+	} else {
+		select {
+		case l.wake <- struct{}{}:
+		default: // a wake-up is already due
+		}
 	}
 	l.mu.Unlock()
 	select {
@@ -65,15 +80,32 @@ func (l *keyLookup) find(ctx context.Context, hash string) (*keyRow, error) {
 	}
 }
 
-// serve answers pending requests in batches until none are left.
+// serve answers pending requests in batches until none have come for
+// serverLinger.
 func (l *keyLookup) serve() {
+	idle := time.NewTimer(serverLinger)
+	defer idle.Stop()
 	for {
 		l.mu.Lock()
 		n := min(len(l.pending), lookupSizes[len(lookupSizes)-1])
 		if n == 0 {
-			l.running--
 			l.mu.Unlock()
-			return
+			idle.Reset(serverLinger)
+			select {
+			case <-l.wake:
+				continue
+			case <-idle.C:
+			}
+			l.mu.Lock()
+			if len(l.pending) == 0 {
+				// Whoever queues next sees running below the bound and starts
+				// a server; nothing queued under this lock is left behind.
+				l.running--
+				l.mu.Unlock()
+				return
+			}
+			l.mu.Unlock()
+			continue
 		}
 		batch := make([]*keyReq, n)
 		copy(batch, l.pending)
@@ -87,16 +119,26 @@ func (l *keyLookup) serve() {
 }
 
 func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
+	// Most batches are one client's requests under one key: each hash is
+	// asked once.
+	hashes := make([]any, 0, len(batch))
+	seen := make(map[string]bool, len(batch))
+	for _, r := range batch {
+		if !seen[r.hash] {
+			seen[r.hash] = true
+			hashes = append(hashes, r.hash)
+		}
+	}
 	size := lookupSizes[len(lookupSizes)-1]
 	for _, s := range lookupSizes {
-		if s >= len(batch) {
+		if s >= len(hashes) {
 			size = s
 			break
 		}
 	}
 	args := make([]any, size)
 	for i := range size {
-		args[i] = batch[min(i, len(batch)-1)].hash
+		args[i] = hashes[min(i, len(hashes)-1)]
 	}
 	// The requests wait on this query whatever their own contexts do; it is
 	// bounded on its own.

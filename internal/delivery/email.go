@@ -123,7 +123,7 @@ func scanEmail(row scanner) (*email, error) {
 // loadEmail reads an email by id (the id is the scope: it is random and
 // names one workspace's row).
 func loadEmail(ctx context.Context, q interface {
-	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, q string, args ...any) *store.Row
 }, id string) (*email, error) {
 	return scanEmail(q.QueryRow(ctx, `SELECT `+emailColumns+` FROM emails WHERE id = ?`, id))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto"
 	"crypto/rsa"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,7 +172,7 @@ func errExists(name string) *apierr.Error {
 
 // canAdd applies the create rules that depend on stored rows; it runs once
 // before key generation (to fail fast) and again inside the transaction.
-func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q string, args ...any) *sql.Row, workspaceID, name string) error {
+func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q string, args ...any) *store.Row, workspaceID, name string) error {
 	var n int
 	if err := qr(ctx, `SELECT COUNT(*) FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, name).Scan(&n); err != nil {
 		return err

@@ -184,7 +184,7 @@ func (f *fanout) settle(ctx context.Context, tx *store.Tx) error {
 		for i, w := range chunk {
 			args[i] = w
 		}
-		rows, err := tx.Query(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+
+		rows, err := tx.Read(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+
 			store.Placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return err

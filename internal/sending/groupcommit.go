@@ -28,8 +28,10 @@ type writeOp struct {
 }
 
 // supCheck is one send's suppression lookup, answered for the whole batch by
-// one query in the committing transaction (a read per request cost a round
-// trip each on PostgreSQL). found is overwritten on every run of the batch.
+// one query (a read per request cost a round trip each on PostgreSQL): inside
+// the committing transaction on SQLite, just before it on PostgreSQL, where
+// a plain read in READ COMMITTED sees the same rows either way (Tx.Read).
+// found is overwritten on every run of the batch.
 type supCheck struct {
 	ws     string
 	emails []string // normalized
@@ -58,7 +60,7 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 		for i, e := range chunk {
 			args[i] = e
 		}
-		rows, err := tx.Query(ctx, `SELECT workspace_id, email, reason FROM suppressions WHERE email IN (`+
+		rows, err := tx.Read(ctx, `SELECT workspace_id, email, reason FROM suppressions WHERE email IN (`+
 			store.Placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ func (k *storedKey) answer(fp string) (*Outcome, error) {
 }
 
 type keyQuerier interface {
-	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
+	QueryRow(ctx context.Context, q string, args ...any) *store.Row
 }
 
 // lookupKey reads a live (younger than 24 hours) key, or nil.

@@ -264,11 +264,11 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 }
 
 // QueryRow reads one row from the reader pool.
-func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *Row {
 	if st := db.rstmts.get(q); st != nil {
-		return st.QueryRowContext(ctx, args...)
+		return &Row{row: st.QueryRowContext(ctx, args...)}
 	}
-	return db.R.QueryRowContext(ctx, db.Rebind(q), args...)
+	return &Row{row: db.R.QueryRowContext(ctx, db.Rebind(q), args...)}
 }
 
 // stmtCacheMax bounds the statement cache: queries are constant strings in
@@ -336,8 +336,16 @@ func (c *stmtCache) close() {
 
 // Tx is a write transaction. Jobs added with AddJob are inserted into the
 // queue inside the same transaction just before it commits (see Jobs).
+//
+// On PostgreSQL the transaction begins lazily, at its first statement. A
+// transaction that only reads (Read) and defers inserts never needs one: its
+// reads run on the pool and its rows go in one INSERT statement, which
+// commits on its own. That is a group commit of sends in two round trips
+// (the lookups, then the insert and its fsync) instead of five (BEGIN, two
+// lookups, the insert, COMMIT); under load each round trip waited for the
+// database's process to be scheduled.
 type Tx struct {
-	Tx      *sql.Tx
+	sqlTx   *sql.Tx // nil until begun (PostgreSQL begins lazily)
 	db      *DB
 	pending []any // queue inserts gathered for the commit hook
 	after   []func()
@@ -408,13 +416,23 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 	}
 	tx.flush = nil
 	if len(tx.inserts) > 0 && tx.db.Dialect == Postgres {
-		ok, err := tx.insertUnnest(ctx, tx.inserts)
+		q, args, ok, err := tx.db.unnestStatement(ctx, tx.inserts)
 		if err != nil {
 			return err
 		}
 		if ok {
 			tx.inserts = nil
-			return nil
+			if tx.sqlTx == nil && len(tx.pending) == 0 {
+				// Nothing else to commit: the statement is the transaction.
+				_, err = tx.db.W.ExecContext(ctx, q, args...)
+				return err
+			}
+			t, err := tx.begin(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = t.ExecContext(ctx, q, args...)
+			return err
 		}
 	}
 	for _, d := range tx.inserts {
@@ -442,28 +460,79 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 // Dialect of the transaction's database.
 func (tx *Tx) Dialect() Dialect { return tx.db.Dialect }
 
+// begin starts the database transaction if it has not begun.
+func (tx *Tx) begin(ctx context.Context) (*sql.Tx, error) {
+	if tx.sqlTx == nil {
+		t, err := tx.db.W.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		tx.sqlTx = t
+	}
+	return tx.sqlTx, nil
+}
+
 // Exec runs a statement inside the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if st := tx.db.wstmts.get(q); st != nil {
-		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	t, err := tx.begin(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return tx.Tx.ExecContext(ctx, tx.db.Rebind(q), args...)
+	if st := tx.db.wstmts.get(q); st != nil {
+		return t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.ExecContext(ctx, tx.db.Rebind(q), args...)
 }
 
 // Query reads inside the transaction.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := tx.db.wstmts.get(q); st != nil {
-		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	t, err := tx.begin(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return tx.Tx.QueryContext(ctx, tx.db.Rebind(q), args...)
+	if st := tx.db.wstmts.get(q); st != nil {
+		return t.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.QueryContext(ctx, tx.db.Rebind(q), args...)
+}
+
+// Read is a plain read (no FOR UPDATE) that need not see this transaction's
+// own writes. On PostgreSQL, before the transaction has begun, it runs on
+// the pool: under READ COMMITTED each statement takes a fresh snapshot and a
+// plain read holds no lock, so it sees what the same statement would have
+// seen inside, and it does not begin the transaction (see Tx).
+func (tx *Tx) Read(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if tx.db.Dialect == Postgres && tx.sqlTx == nil {
+		return tx.db.W.QueryContext(ctx, tx.db.Rebind(q), args...)
+	}
+	return tx.Query(ctx, q, args...)
+}
+
+// Row is the result of QueryRow: the row, or the error that kept the
+// statement from running.
+type Row struct {
+	row *sql.Row
+	err error
+}
+
+// Scan copies the row's columns into dest, as sql.Row.Scan does.
+func (r *Row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.row.Scan(dest...)
 }
 
 // QueryRow reads one row inside the transaction.
-func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := tx.db.wstmts.get(q); st != nil {
-		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *Row {
+	t, err := tx.begin(ctx)
+	if err != nil {
+		return &Row{err: err}
 	}
-	return tx.Tx.QueryRowContext(ctx, tx.db.Rebind(q), args...)
+	if st := tx.db.wstmts.get(q); st != nil {
+		return &Row{row: t.StmtContext(ctx, st).QueryRowContext(ctx, args...)}
+	}
+	return &Row{row: t.QueryRowContext(ctx, tx.db.Rebind(q), args...)}
 }
 
 // AddJob records a queue insert to be made in this transaction before commit.
@@ -484,34 +553,43 @@ func (db *DB) SetBeforeCommit(h BeforeCommitHook) { db.hook = h }
 
 func (db *DB) beforeCommit() BeforeCommitHook { return db.hook }
 
-// Begin starts a write transaction.
+// Begin starts a write transaction: at once on SQLite (BEGIN IMMEDIATE
+// takes the one writer's lock), at its first statement on PostgreSQL.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
-	t, err := db.W.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
+	tx := &Tx{db: db}
+	if db.Dialect == SQLite {
+		if _, err := tx.begin(ctx); err != nil {
+			return nil, err
+		}
 	}
-	return &Tx{Tx: t, db: db}, nil
+	return tx, nil
 }
 
 // Commit inserts pending jobs, commits, then runs the after-commit functions.
 func (tx *Tx) Commit(ctx context.Context) error {
 	if err := tx.flushInserts(ctx); err != nil {
-		tx.Tx.Rollback()
+		tx.Rollback()
 		return err
 	}
 	if len(tx.pending) > 0 {
 		h := tx.db.beforeCommit()
 		if h == nil {
-			tx.Tx.Rollback()
+			tx.Rollback()
 			return errors.New("store: jobs added but no queue is installed")
 		}
-		if err := h(ctx, tx.Tx, tx.pending); err != nil {
-			tx.Tx.Rollback()
+		t, err := tx.begin(ctx)
+		if err != nil {
+			return err
+		}
+		if err := h(ctx, t, tx.pending); err != nil {
+			tx.Rollback()
 			return err
 		}
 	}
-	if err := tx.Tx.Commit(); err != nil {
-		return err
+	if tx.sqlTx != nil {
+		if err := tx.sqlTx.Commit(); err != nil {
+			return err
+		}
 	}
 	for _, f := range tx.after {
 		f()
@@ -520,7 +598,12 @@ func (tx *Tx) Commit(ctx context.Context) error {
 }
 
 // Rollback abandons the transaction.
-func (tx *Tx) Rollback() error { return tx.Tx.Rollback() }
+func (tx *Tx) Rollback() error {
+	if tx.sqlTx == nil {
+		return nil
+	}
+	return tx.sqlTx.Rollback()
+}
 
 // InTx runs fn in a write transaction and commits when it returns nil.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// insertUnnest writes every deferred row of the transaction in one
+// unnestStatement is every deferred row of the transaction as one
 // statement on PostgreSQL: one INSERT ... SELECT * FROM unnest($1::text[],
 // $2::int8[], ...) per table, with one array per column, the tables joined
 // as data-modifying WITH clauses:
@@ -18,16 +18,16 @@ import (
 //
 // However many rows a group commit gathered, that is one round trip, where
 // VALUES lists of fixed sizes (64, 16, 4, 1) took up to a dozen per table;
-// under load a round trip costs more than the rows. It reports false,
-// having written nothing, when a value has a type it does not convert, so
-// that the caller falls back to VALUES lists.
-func (tx *Tx) insertUnnest(ctx context.Context, ds []*deferred) (bool, error) {
+// under load a round trip costs more than the rows. It reports false when a
+// value has a type it does not convert, so that the caller falls back to
+// VALUES lists. The query is already in $n form (it bypasses Rebind).
+func (db *DB) unnestStatement(ctx context.Context, ds []*deferred) (string, []any, bool, error) {
 	var parts []string
 	var args []any
 	for _, d := range ds {
-		part, arrays, ok, err := tx.unnestPart(ctx, d, len(args))
+		part, arrays, ok, err := db.unnestPart(ctx, d, len(args))
 		if err != nil || !ok {
-			return false, err
+			return "", nil, false, err
 		}
 		parts = append(parts, part)
 		args = append(args, arrays...)
@@ -43,17 +43,13 @@ func (tx *Tx) insertUnnest(ctx context.Context, ds []*deferred) (bool, error) {
 		q.WriteString(" ")
 	}
 	q.WriteString(parts[len(parts)-1])
-	// Already in $n form: bypass Rebind.
-	if _, err := tx.Tx.ExecContext(ctx, q.String(), args...); err != nil {
-		return false, err
-	}
-	return true, nil
+	return q.String(), args, true, nil
 }
 
 // unnestPart is the INSERT for one table's rows, its parameters numbered
 // from offset+1.
-func (tx *Tx) unnestPart(ctx context.Context, d *deferred, offset int) (string, []any, bool, error) {
-	types, err := tx.db.columnTypes(ctx, tx, d.table)
+func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, []any, bool, error) {
+	types, err := db.columnTypes(ctx, d.table)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -148,11 +144,11 @@ func intValue(v any) (*int64, bool) {
 
 // columnTypes returns the PostgreSQL type names of table's columns, read
 // once per handle (a handle serves one schema: its search_path).
-func (db *DB) columnTypes(ctx context.Context, tx *Tx, table string) (map[string]string, error) {
+func (db *DB) columnTypes(ctx context.Context, table string) (map[string]string, error) {
 	if v, ok := db.coltypes.Load(table); ok {
 		return v.(map[string]string), nil
 	}
-	rows, err := tx.Tx.QueryContext(ctx, `SELECT column_name, udt_name FROM information_schema.columns
+	rows, err := db.W.QueryContext(ctx, `SELECT column_name, udt_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = $1`, table)
 	if err != nil {
 		return nil, fmt.Errorf("reading the columns of %s: %w", table, err)

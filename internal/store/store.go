@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -66,7 +67,21 @@ type DB struct {
 	// SQLite only: the background checkpoint connection (see checkpointer).
 	ckpt               *sql.DB
 	ckptStop, ckptDone chan struct{}
+
+	// SQLite only: the counter every process on this file shares (see
+	// KeysEpoch). Its page stays mapped after Close: a request still in
+	// flight may read it, and a process opens its database once.
+	keysEpoch *atomic.Uint64
 }
+
+// KeysEpoch is a counter that every process serving this database sees
+// change the moment one of them adds to it, without reading the database:
+// a process that caches what the database says of API keys compares it
+// before trusting the cache, and a process that revokes a key adds to it
+// after the revocation commits. It exists for SQLite, where every process
+// on a database file is on one host (a file maps into each of them); on
+// PostgreSQL, whose nodes share nothing but the database, it is nil.
+func (db *DB) KeysEpoch() *atomic.Uint64 { return db.keysEpoch }
 
 //go:embed migrations
 var migrations embed.FS
@@ -143,6 +158,8 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	}
 	ck.SetMaxOpenConns(1)
 	db := &DB{W: w, R: r, Dialect: SQLite, wstmts: newStmtCache(w), rstmts: newStmtCache(r), ckpt: ck, ckptStop: make(chan struct{}), ckptDone: make(chan struct{})}
+	// Without the shared counter there is simply no key cache.
+	db.keysEpoch, _ = openEpoch(path + "-keys")
 	go db.checkpointer()
 	return db, nil
 }

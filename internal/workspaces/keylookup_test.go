@@ -3,10 +3,14 @@ package workspaces_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/workspaces"
 )
@@ -70,5 +74,75 @@ func TestAuthenticateConcurrentBatches(t *testing.T) {
 	}
 	if _, err := s.Authenticate(ctx, keys[1].secret); !errors.Is(err, workspaces.ErrBadKey) {
 		t.Fatalf("deleted key: %v", err)
+	}
+}
+
+// Two handles on one database stand for two processes on one SQLite file (or
+// two nodes on PostgreSQL). A key that one of them has just authenticated,
+// and may have cached, is refused by it on the first request that starts
+// after the other answered its revocation, while requests keep coming.
+func TestRevocationReachesOtherProcess(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.URL(t)
+	open := func() *workspaces.Service {
+		db, err := store.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return workspaces.New(db, clock.Real{})
+	}
+	a, b := open(), open()
+	ws, secret, err := a.CreateWorkspace(ctx, "W", "owner@w.test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := a.Authenticate(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Requests on a all through the revocation: each one that started after
+	// the revocation was answered must be refused.
+	var revokedAt atomic.Int64 // unix nanos when b answered; 0 before
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				after := revokedAt.Load() != 0
+				_, err := a.Authenticate(ctx, secret)
+				if after && !errors.Is(err, workspaces.ErrBadKey) {
+					errs <- fmt.Errorf("a request that started after the revocation got %v", err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := b.DeleteKey(ctx, ws.ID, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	revokedAt.Store(time.Now().UnixNano())
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, secret); !errors.Is(err, workspaces.ErrBadKey) {
+		t.Fatalf("revoked key on the other process: %v", err)
 	}
 }

@@ -77,7 +77,7 @@ type Service struct {
 
 // New builds the service.
 func New(db *store.DB, c clock.Clock) *Service {
-	return &Service{db: db, clock: c, keys: &keyLookup{db: db}, used: map[string]time.Time{}}
+	return &Service{db: db, clock: c, keys: &keyLookup{db: db, epoch: db.KeysEpoch()}, used: map[string]time.Time{}}
 }
 
 // CreateWorkspace makes a workspace and its first key (every scope).
@@ -211,6 +211,9 @@ func (s *Service) DeleteKey(ctx context.Context, workspaceID, id string) error {
 	if err != nil {
 		return err
 	}
+	// Also when nothing was deleted: a retry of a revocation whose first
+	// answer was lost may find the row already gone (see cacheTTL).
+	s.keys.revoked()
 	if n, _ := res.RowsAffected(); n == 0 {
 		return apierr.NotFound("API key")
 	}
@@ -224,8 +227,10 @@ func (s *Service) DeleteKey(ctx context.Context, workspaceID, id string) error {
 var ErrBadKey = apierr.New(http.StatusUnauthorized, "unauthorized", "Missing, invalid or revoked API key.").
 	WithNext("Send Authorization: Bearer <API_KEY> with a key from this workspace.")
 
-// Authenticate resolves a presented key. It reads the database every time so
-// that a revocation on any node is effective on the very next request.
+// Authenticate resolves a presented key. A revocation on any node is
+// effective on the very next request: the key is read from the database
+// after the request arrived, or, on SQLite, from a cache that every
+// revocation empties before it is answered (see keyLookup).
 func (s *Service) Authenticate(ctx context.Context, secret string) (*Key, error) {
 	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) < len(KeyPrefix)+40 || len(secret) > 200 {
 		return nil, ErrBadKey

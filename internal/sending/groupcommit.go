@@ -261,6 +261,7 @@ func (g *groupWriter) commit(batch []*writeOp) {
 		for _, op := range batch {
 			op.done <- nil
 		}
+		g.db.FinishWAL(ctx) // after the answers: it may copy a few hundred pages
 		return
 	}
 	if len(batch) == 1 {

@@ -5,9 +5,10 @@
 //	go run ./bench/send                     # SQLite
 //	go run ./bench/send -pg postgres://...  # SQLite, then PostgreSQL
 //
-// The node is the real one (internal/app) with durable settings (SQLite
-// synchronous=FULL): every 200 counted here is an email committed to disk
-// with its timeline event and its job.
+// The node is the real one (internal/app) with durable settings (on SQLite
+// the WAL is flushed to disk before an answer, see store.walSync): every 200
+// counted here is an email committed to disk with its timeline event and its
+// job.
 package main
 
 import (

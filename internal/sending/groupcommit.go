@@ -128,8 +128,8 @@ type deliveriesKey struct{}
 // concurrent sends share one fsync. This is what lets SQLite, which must
 // flush every commit to disk before answering, accept thousands of sends a
 // second without giving up durability: an answer is written only after the
-// commit that holds its row is on disk. SQLite has one committer (it has one writer anyway);
-// PostgreSQL runs several so that batches overlap.
+// commit that holds its row is on disk. One committer by default on both
+// databases (see Config.Committers).
 type groupWriter struct {
 	db   *store.DB
 	log  *slog.Logger
@@ -146,9 +146,6 @@ type groupWriter struct {
 func newGroupWriter(db *store.DB, log *slog.Logger, committers int) *groupWriter {
 	if committers <= 0 {
 		committers = 1
-		if db.Dialect == store.Postgres {
-			committers = 2
-		}
 	}
 	return &groupWriter{db: db, log: log, ops: make(chan *writeOp, 4*maxBatch), bulk: make(chan *writeOp, maxBatch), n: committers, stop: make(chan struct{})}
 }

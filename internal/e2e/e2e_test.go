@@ -208,3 +208,51 @@ func TestQuickstart(t *testing.T) {
 		return a.Do("GET", "/v1/emails/"+id, nil).JSON()["status"] == "delivered"
 	}, "quickstart email not delivered")
 }
+
+// Sends to the test addresses raise their events inside the accepting group
+// commit, which also decides whether the workspace has an endpoint to hand
+// them to: a workspace with one receives them, signed and marked test_mode.
+func TestTestAddressEventsReachWebhooks(t *testing.T) {
+	a := testapp.Start(t)
+	rc := &receiver{}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	r := a.Do("POST", "/v1/webhooks", map[string]any{"url": srv.URL + "/hook", "events": []string{"email.sent", "email.delivered", "email.bounced"}})
+	if r.Status != 201 {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	}
+	rc.mu.Lock()
+	rc.secret = r.JSON()["secret"].(string)
+	rc.mu.Unlock()
+
+	ids := map[string]string{} // email id -> the event that ends it
+	for _, to := range []string{"delivered@mailroom.test", "bounced@mailroom.test"} {
+		r := a.Do("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.test", "to": []string{to}, "subject": "Hi", "text": "x"})
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", to, r.Status, r.Body)
+		}
+		ids[r.JSON()["id"].(string)] = map[bool]string{true: "email.delivered", false: "email.bounced"}[strings.HasPrefix(to, "delivered@")]
+	}
+	testapp.Eventually(t, 15*time.Second, func() bool {
+		seen := map[string]bool{}
+		for _, e := range rc.events() {
+			data, _ := e["data"].(map[string]any)
+			if data["test_mode"] != true {
+				continue
+			}
+			id, _ := data["email_id"].(string)
+			seen[id+" "+e["event"].(string)] = true
+		}
+		for id, last := range ids {
+			if !seen[id+" email.sent"] || !seen[id+" "+last] {
+				return false
+			}
+		}
+		return true
+	}, "test-address events did not reach the endpoint: %v", rc.events())
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.bad != 0 {
+		t.Fatalf("%d webhook deliveries with bad signatures", rc.bad)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -149,10 +148,25 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 // as already dispatched, so a workspace without webhooks costs the event log
 // one insert per event and nothing more; before, the dispatcher rewrote
 // every row (an UPDATE of an indexed column) only to find nobody listening.
-// An endpoint created while the transaction commits may miss its events;
-// it receives everything raised after its creation was answered.
+// An endpoint created while the transaction is under way may miss its
+// events; it receives those of every request that arrived after its
+// creation was answered.
 type fanout struct {
 	flags map[string]*dispatchFlag
+	known map[string]bool // workspace -> has an endpoint, as a caller read it (KnownListeners)
+}
+
+// KnownListeners tells the transaction's fanout which of workspaces have a
+// webhook endpoint (those in listened), read by the caller in a query it
+// made anyway, so that settle asks only about the others.
+func KnownListeners(tx *store.Tx, workspaces []string, listened map[string]bool) {
+	f := fanoutOf(tx)
+	if f.known == nil {
+		f.known = map[string]bool{}
+	}
+	for _, w := range workspaces {
+		f.known[w] = listened[w]
+	}
 }
 
 type fanoutKey struct{}
@@ -177,8 +191,16 @@ func (f *fanout) flag(workspaceID string) *dispatchFlag {
 // settle marks the flags of workspaces without endpoints dispatched and
 // wakes the dispatcher after commit if any event is left for it.
 func (f *fanout) settle(ctx context.Context, tx *store.Tx) error {
-	ws := slices.Sorted(maps.Keys(f.flags))
 	listened := map[string]bool{}
+	var ws []string
+	for w := range f.flags {
+		if l, ok := f.known[w]; ok {
+			listened[w] = l
+		} else {
+			ws = append(ws, w)
+		}
+	}
+	slices.Sort(ws)
 	for chunk := range slices.Chunk(ws, 500) {
 		args := make([]any, len(chunk))
 		for i, w := range chunk {

@@ -201,13 +201,9 @@ func (f *fanout) settle(ctx context.Context, tx *store.Tx) error {
 		}
 	}
 	slices.Sort(ws)
-	for chunk := range slices.Chunk(ws, 500) {
-		args := make([]any, len(chunk))
-		for i, w := range chunk {
-			args[i] = w
-		}
-		rows, err := tx.Read(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+
-			store.Placeholders(len(chunk))+`)`, args...)
+	for chunk := range slices.Chunk(ws, 512) {
+		args, in := store.PaddedIn(nil, chunk)
+		rows, err := tx.Read(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
 		if err != nil {
 			return err
 		}
@@ -254,13 +250,9 @@ func Timelines(ctx context.Context, db *store.DB, workspaceID string, emailIDs [
 	if len(emailIDs) == 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(emailIDs)+1)
-	args = append(args, workspaceID)
-	for _, id := range emailIDs {
-		args = append(args, id)
-	}
+	args, in := store.PaddedIn([]any{workspaceID}, emailIDs)
 	rows, err := db.Query(ctx, `SELECT email_id, id, type, sequence, created_at, data FROM events
-		WHERE workspace_id = ? AND email_id IN (`+store.Placeholders(len(emailIDs))+`) ORDER BY seq`, args...)
+		WHERE workspace_id = ? AND email_id IN (`+in+`) ORDER BY seq`, args...)
 	if err != nil {
 		return nil, err
 	}

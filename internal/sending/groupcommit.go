@@ -74,18 +74,12 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 		}
 	}
 	listened := map[string]bool{}
-	for start := 0; start < len(all); start += 500 {
-		chunk := all[start:min(start+500, len(all))]
-		args := make([]any, len(chunk))
-		for i, e := range chunk {
-			args[i] = e
-		}
-		q := `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (` + store.Placeholders(len(chunk)) + `)`
+	for start := 0; start < len(all); start += 512 {
+		args, in := store.PaddedIn(nil, all[start:min(start+512, len(all))])
+		q := `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (` + in + `)`
 		if start == 0 {
-			q += ` UNION ALL SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (` + store.Placeholders(len(workspaces)) + `)`
-			for _, w := range workspaces {
-				args = append(args, w)
-			}
+			args, in = store.PaddedIn(args, workspaces)
+			q += ` UNION ALL SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (` + in + `)`
 		}
 		rows, err := tx.Read(ctx, q, args...)
 		if err != nil {

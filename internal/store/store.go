@@ -706,6 +706,22 @@ func (db *DB) InTxLater(ctx context.Context, fn func(tx *Tx) error) (wait func()
 	return tx.CommitLater(ctx)
 }
 
+// PaddedIn appends vals (at least one) to args as an IN list padded to the
+// next power of two by repeating the last value, which changes nothing in
+// an IN list, and returns its placeholders. A query built this way takes
+// one of a few forms, each prepared once, where one form per length filled
+// the bounded statement caches (and SQLite's keeps what it first saw).
+func PaddedIn[T any](args []any, vals []T) ([]any, string) {
+	n := 1
+	for n < len(vals) {
+		n *= 2
+	}
+	for i := range n {
+		args = append(args, vals[min(i, len(vals)-1)])
+	}
+	return args, Placeholders(n)
+}
+
 // Placeholders is "?,?,...,?" with n marks, for an IN list of n values.
 func Placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")

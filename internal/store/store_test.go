@@ -211,3 +211,20 @@ func TestWALStartsOverUnderContinuousWrites(t *testing.T) {
 		t.Fatalf("WAL is %d bytes after %d commits: it did not start over", st.Size(), commits)
 	}
 }
+
+func TestPaddedIn(t *testing.T) {
+	for _, tc := range []struct {
+		vals []string
+		want []any
+	}{
+		{[]string{"a"}, []any{"x", "a"}},
+		{[]string{"a", "b"}, []any{"x", "a", "b"}},
+		{[]string{"a", "b", "c"}, []any{"x", "a", "b", "c", "c"}},
+		{[]string{"a", "b", "c", "d", "e"}, []any{"x", "a", "b", "c", "d", "e", "e", "e", "e"}},
+	} {
+		args, in := store.PaddedIn([]any{"x"}, tc.vals)
+		if fmt.Sprint(args) != fmt.Sprint(tc.want) || in != store.Placeholders(len(tc.want)-1) {
+			t.Errorf("PaddedIn(%v) = %v, %q", tc.vals, args, in)
+		}
+	}
+}

@@ -123,8 +123,9 @@ func (s *Service) fillRetries(ctx context.Context, ds []Delivery, kinds []string
 		held     bool
 	}
 	owed := map[key]queued{}
+	args, in := store.PaddedIn(nil, evIDs)
 	rows, err := s.db.Query(ctx, `SELECT webhook_id, event_id, attempts, next_attempt_at, held FROM webhook_deliveries
-		WHERE event_id IN (`+store.Placeholders(len(evIDs))+`)`, evIDs...)
+		WHERE event_id IN (`+in+`)`, args...)
 	if err != nil {
 		return err
 	}

@@ -175,8 +175,9 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []raisedEvent) (map[
 		}
 	}
 	out := map[string][]subscriber{}
-	for chunk := range slices.Chunk(wsIDs, 500) {
-		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+store.Placeholders(len(chunk))+`)`, chunk...)
+	for chunk := range slices.Chunk(wsIDs, 512) {
+		args, in := store.PaddedIn(nil, chunk)
+		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -459,9 +459,9 @@ func keys(m map[string]bool) []any {
 
 func (s *Service) loadEvents(ctx context.Context, idList []any) (map[string]eventBody, error) {
 	out := make(map[string]eventBody, len(idList))
-	for start := 0; start < len(idList); start += 500 {
-		chunk := idList[start:min(start+500, len(idList))]
-		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE id IN (`+store.Placeholders(len(chunk))+`)`, chunk...)
+	for start := 0; start < len(idList); start += 512 {
+		args, in := store.PaddedIn(nil, idList[start:min(start+512, len(idList))])
+		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -490,9 +490,9 @@ func (s *Service) loadEvents(ctx context.Context, idList []any) (map[string]even
 
 func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) (map[string]target, error) {
 	out := make(map[string]target, len(idList))
-	for start := 0; start < len(idList); start += 500 {
-		chunk := idList[start:min(start+500, len(idList))]
-		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+store.Placeholders(len(chunk))+`)`, chunk...)
+	for start := 0; start < len(idList); start += 512 {
+		args, in := store.PaddedIn(nil, idList[start:min(start+512, len(idList))])
+		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}

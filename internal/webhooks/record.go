@@ -197,10 +197,9 @@ func (s *Service) writeOutcomes(ctx context.Context, outs []outcome) error {
 			}
 		}
 		for claim, seqs := range deletes {
-			for start := 0; start < len(seqs); start += 500 {
-				part := seqs[start:min(start+500, len(seqs))]
-				args := append([]any{claim}, part...)
-				if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+store.Placeholders(len(part))+`)`, args...); err != nil {
+			for start := 0; start < len(seqs); start += 512 {
+				args, in := store.PaddedIn([]any{claim}, seqs[start:min(start+512, len(seqs))])
+				if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+in+`)`, args...); err != nil {
 					return err
 				}
 			}

@@ -76,10 +76,22 @@ func TestAutoDisableNeedsBoth(t *testing.T) {
 	})
 	wh := n.register(t, rc, nil)
 	id := wh["id"].(string)
+	// The clock moves only once the failures are recorded: a failure recorded
+	// after the move would be due 5 s after the moved clock, never reached.
+	recorded := func(failures float64) {
+		t.Helper()
+		var got map[string]any
+		testapp.Eventually(t, 10*time.Second, func() bool {
+			got = n.get(t, "/v1/webhooks/"+id)
+			return got["consecutive_failures"].(float64) >= failures
+		}, "failures recorded: %v", got)
+	}
 	n.raise(t, n.WorkspaceID, events.EmailDelivered, 20)
 	rc.waitCount(20, 10*time.Second)
+	recorded(20)
 	n.advance(5 * time.Second)
 	rc.waitCount(40, 10*time.Second)
+	recorded(40)
 	n.advance(55 * time.Minute) // attempts 3 and 4 (5 min, 30 min) come due
 	rc.waitCount(60, 10*time.Second)
 	var got map[string]any

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"mailroom/internal/ids"
@@ -90,31 +91,39 @@ func (s *Service) load(ctx context.Context, where string, args ...any) ([]*Domai
 		return out, nil
 	}
 	keys := map[string][]KeySet{}
-	marks := store.Placeholders(len(out))
-	idArgs := make([]any, len(out))
+	domainIDs := make([]string, len(out))
 	for i, d := range out {
-		idArgs[i] = d.ID
+		domainIDs[i] = d.ID
 	}
-	krows, err := s.db.Query(ctx, `SELECT domain_id, selector, public_value FROM domain_keys WHERE domain_id IN (`+marks+`) ORDER BY domain_id, selector`, idArgs...)
-	if err != nil {
-		return nil, err
-	}
-	defer krows.Close()
-	for krows.Next() {
-		var id string
-		var k KeySet
-		if err := krows.Scan(&id, &k.Selector, &k.PublicValue); err != nil {
+	// In chunks: the nightly recheck loads every domain of the service.
+	for chunk := range slices.Chunk(domainIDs, 512) {
+		if err := s.loadKeys(ctx, chunk, keys); err != nil {
 			return nil, err
 		}
-		keys[id] = append(keys[id], k)
-	}
-	if err := krows.Err(); err != nil {
-		return nil, err
 	}
 	for _, d := range out {
 		d.Records = s.records(d, keys[d.ID])
 	}
 	return out, nil
+}
+
+// loadKeys adds the public keys of the domains domainIDs to keys.
+func (s *Service) loadKeys(ctx context.Context, domainIDs []string, keys map[string][]KeySet) error {
+	args, in := store.PaddedIn(nil, domainIDs)
+	rows, err := s.db.Query(ctx, `SELECT domain_id, selector, public_value FROM domain_keys WHERE domain_id IN (`+in+`) ORDER BY domain_id, selector`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var k KeySet
+		if err := rows.Scan(&id, &k.Selector, &k.PublicValue); err != nil {
+			return err
+		}
+		keys[id] = append(keys[id], k)
+	}
+	return rows.Err()
 }
 
 // WorkspaceDomainName is the workspace's own subdomain of the service

@@ -295,23 +295,22 @@ func (g *groupWriter) loop() {
 }
 
 // commit runs the batch in one transaction; if that fails, each op is
-// retried in its own transaction so that one bad write fails alone. On
-// SQLite it returns once committed, with a channel closed when the commit
-// is on disk: the answers go out then, and the next batch is built meanwhile
-// (see store.walSync).
+// retried in its own transaction so that one bad write fails alone. When
+// the commit still has to reach the disk (SQLite, see store.walSync) it
+// returns a channel closed once it has: the answers go out then, and the
+// next batch is built meanwhile.
 func (g *groupWriter) commit(batch []*writeOp) (flushed chan struct{}) {
 	// The writes belong to requests that were already accepted into the
 	// queue; a request that goes away must not abort its neighbours.
 	ctx := context.WithoutCancel(g.ctx)
 	wait, err := g.db.InTxLater(ctx, func(tx *store.Tx) error { return runOps(ctx, tx, batch) })
-	if err == nil {
-		if g.db.Dialect == store.Postgres {
-			err = wait()
-			for _, op := range batch {
-				op.done <- err
-			}
-			return nil
+	if err == nil && wait == nil { // durable already (PostgreSQL)
+		for _, op := range batch {
+			op.done <- nil
 		}
+		return nil
+	}
+	if err == nil {
 		ops := slices.Clone(batch) // the loop reuses batch
 		flushed = make(chan struct{})
 		g.wg.Add(1) // shutdown waits for the answers too

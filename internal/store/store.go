@@ -254,10 +254,16 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrating database: %w", err)
 	}
-	if db.wal != nil {
-		return db.wal.wait(db.wal.committed())
+	return db.durable()
+}
+
+// durable returns once every write committed so far is on disk (SQLite:
+// see walSync; PostgreSQL's commits are durable when they return).
+func (db *DB) durable() error {
+	if db.wal == nil {
+		return nil
 	}
-	return nil
+	return db.wal.wait(db.wal.committed())
 }
 
 // Rebind turns ? placeholders into the dialect's form.
@@ -304,8 +310,8 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	} else {
 		res, err = db.W.ExecContext(ctx, db.Rebind(q), args...)
 	}
-	if err == nil && db.wal != nil {
-		err = db.wal.wait(db.wal.committed())
+	if err == nil {
+		err = db.durable()
 	}
 	return res, err
 }
@@ -624,7 +630,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // then runs the after-commit functions.
 func (tx *Tx) Commit(ctx context.Context) error {
 	wait, err := tx.CommitLater(ctx)
-	if err != nil {
+	if err != nil || wait == nil {
 		return err
 	}
 	return wait()
@@ -633,7 +639,8 @@ func (tx *Tx) Commit(ctx context.Context) error {
 // CommitLater commits and returns at once; wait returns when the commit is
 // on disk (nothing may be answered before), and runs the after-commit
 // functions. On SQLite the writer is free for the next transaction while
-// the disk works.
+// the disk works. A nil wait means the commit was durable when it returned
+// (PostgreSQL) and the after-commit functions have run.
 func (tx *Tx) CommitLater(ctx context.Context) (wait func() error, err error) {
 	if err := tx.flushInserts(ctx); err != nil {
 		tx.Rollback()
@@ -663,17 +670,23 @@ func (tx *Tx) CommitLater(ctx context.Context) (wait func() error, err error) {
 			n = tx.db.wal.committed()
 		}
 	}
+	if n == 0 {
+		tx.runAfter()
+		return nil, nil
+	}
 	return func() error {
-		if n > 0 {
-			if err := tx.db.wal.wait(n); err != nil {
-				return err
-			}
+		if err := tx.db.wal.wait(n); err != nil {
+			return err
 		}
-		for _, f := range tx.after {
-			f()
-		}
+		tx.runAfter()
 		return nil
 	}, nil
+}
+
+func (tx *Tx) runAfter() {
+	for _, f := range tx.after {
+		f()
+	}
 }
 
 // Rollback abandons the transaction.
@@ -687,7 +700,7 @@ func (tx *Tx) Rollback() error {
 // InTx runs fn in a write transaction and commits when it returns nil.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	wait, err := db.InTxLater(ctx, fn)
-	if err != nil {
+	if err != nil || wait == nil {
 		return err
 	}
 	return wait()

@@ -46,10 +46,9 @@ const maxLookupServers = 2
 // and went between bursts), so under load they stay.
 const serverLinger = 100 * time.Millisecond
 
-// lookupSizes are the IN-list lengths the query is written with; a batch is
-// padded up to the next one so that a handful of statements are ever
-// prepared.
-var lookupSizes = [...]int{1, 4, 16, 64}
+// maxLookupBatch bounds the requests one query answers (its IN list is
+// padded with store.PaddedIn, so a handful of statements are ever prepared).
+const maxLookupBatch = 64
 
 type keyReq struct {
 	hash string
@@ -124,7 +123,7 @@ func (l *keyLookup) serve() {
 	defer idle.Stop()
 	for {
 		l.mu.Lock()
-		n := min(len(l.pending), lookupSizes[len(lookupSizes)-1])
+		n := min(len(l.pending), maxLookupBatch)
 		if n == 0 {
 			l.mu.Unlock()
 			idle.Reset(serverLinger)
@@ -158,7 +157,7 @@ func (l *keyLookup) serve() {
 func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	// Most batches are one client's requests under one key: each hash is
 	// asked once.
-	hashes := make([]any, 0, len(batch))
+	hashes := make([]string, 0, len(batch))
 	seen := make(map[string]bool, len(batch))
 	for _, r := range batch {
 		if !seen[r.hash] {
@@ -166,17 +165,7 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 			hashes = append(hashes, r.hash)
 		}
 	}
-	size := lookupSizes[len(lookupSizes)-1]
-	for _, s := range lookupSizes {
-		if s >= len(hashes) {
-			size = s
-			break
-		}
-	}
-	args := make([]any, size)
-	for i := range size {
-		args[i] = hashes[min(i, len(hashes)-1)]
-	}
+	args, in := store.PaddedIn(nil, hashes)
 	// The epoch is read before the query: a revocation that commits while
 	// it runs moves the epoch on, and what the query found is stale at once.
 	var epoch uint64
@@ -188,7 +177,7 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rows, err := l.db.Query(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
-		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+store.Placeholders(size)+`)`, args...)
+		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

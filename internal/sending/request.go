@@ -59,6 +59,15 @@ type Request struct {
 // an unknown top-level field answers 400 invalid_request, as everywhere else
 // on the API: a misspelt field must not be silently dropped from an email.
 func DecodeRequest(raw []byte) (*Request, error) {
+	if r, ok := decodePlain(raw); ok {
+		return r, nil
+	}
+	return decodeRequest(raw)
+}
+
+// decodeRequest is DecodeRequest for any input: every answer and every
+// error message of the send request's decoding is defined here.
+func decodeRequest(raw []byte) (*Request, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -70,9 +79,15 @@ func DecodeRequest(raw []byte) (*Request, error) {
 	if fields == nil { // the body was the literal null
 		return nil, apierr.InvalidRequest("The body must be a JSON object.")
 	}
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
+	for name := range fields {
 		if !slices.Contains(requestFields, name) {
-			return nil, apierr.InvalidRequest("Unknown field %q in the send request.", clip(name))
+			// Sorted only now, so that the answer names the same field
+			// whatever the map's order.
+			for _, name := range slices.Sorted(maps.Keys(fields)) {
+				if !slices.Contains(requestFields, name) {
+					return nil, apierr.InvalidRequest("Unknown field %q in the send request.", clip(name))
+				}
+			}
 		}
 	}
 	d := decoder{fields: fields}

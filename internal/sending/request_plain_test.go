@@ -16,17 +16,17 @@ func TestDecodePlainTakes(t *testing.T) {
 		{`{"from":"a@acme.test","to":"b@c.test","cc":[],"bcc":null,"reply_to":" ","headers":{"X-Id":"1"},"send_at":"in 1 min","idempotency_key":"k"}`, true},
 		{` { "to" : [ "a@b.test" , "c@d.test" ] } `, true},
 		{`{}`, true},
-		{`{"subject":"caf\u00e9"}`, false},   // an escape
-		{`{"subject":"line\nbreak"}`, false}, // an escape
-		{`{"to":[1]}`, false},                // not a string
-		{`{"headers":{"X":null}}`, false},    // not a string
-		{`{"attachments":[]}`, false},        // attachments are not plain
-		{`{"template":null}`, false},         // nor is a template
-		{`{"form":"a@b.test"}`, false},       // unknown field
-		{`{"subject":"x"`, false},            // not JSON
-		{`["x"]`, false},                     // not an object
-		{"{\"subject\":\"\xff\"}", false},    // not UTF-8
-		{`{"to":{"a":"b"}}`, false},          // wrong shape
+		{`{"subject":"caf\u00e9","html":"\u003cp\u003e","text":"a\nb"}`, true}, // escapes, as Go's encoder writes them
+		{`{"subject":"\ud800"}`, true},                                         // a lone surrogate: U+FFFD, as encoding/json decodes it
+		{`{"to":[1]}`, false},                                                  // not a string
+		{`{"headers":{"X":null}}`, false},                                      // not a string
+		{`{"attachments":[]}`, false},                                          // attachments are not plain
+		{`{"template":null}`, false},                                           // nor is a template
+		{`{"form":"a@b.test"}`, false},                                         // unknown field
+		{`{"subject":"x"`, false},                                              // not JSON
+		{`["x"]`, false},                                                       // not an object
+		{"{\"subject\":\"\xff\"}", true},                                       // not UTF-8: U+FFFD, as encoding/json decodes it
+		{`{"to":{"a":"b"}}`, false},                                            // wrong shape
 	} {
 		_, plain := decodePlain([]byte(tc.body))
 		if plain != tc.plain {
@@ -40,7 +40,7 @@ func TestDecodePlainTakes(t *testing.T) {
 func FuzzDecodePlainAgrees(f *testing.F) {
 	for _, s := range []string{
 		fullBody(), `{}`, `{"to":"a@b.co"}`, `{"to":" "}`, `{"to":[]}`, `{"to":["a","b"],"to":null}`,
-		`{"to":null,"to":"x@y.z"}`, `{"tags":{}}`, `{"tags":{"a":"1","a":"2"}}`, `{"headers":{"X-A":"b"},"subject":""}`,
+		`{"to":null,"to":"x@y.z"}`, `{"subject":"\ud800\u00e9\n","tags":{"\u0041":"\"q\""}}`, `{"tags":{}}`, `{"tags":{"a":"1","a":"2"}}`, `{"headers":{"X-A":"b"},"subject":""}`,
 		`{"from":"a@b.co","to":["delivered@mailroom.localhost"],"subject":"","html":"x","send_at":"tomorrow at 9am"}`,
 	} {
 		f.Add([]byte(s))
@@ -61,7 +61,7 @@ func FuzzDecodePlainAgrees(f *testing.F) {
 }
 
 func BenchmarkDecodeRequest(b *testing.B) {
-	body := []byte(`{"from":"Bench <onboarding@bench.test>","to":["delivered@bench.test"],"subject":"Your receipt","text":"Thanks for your order.","html":"<p>Thanks for your order.</p>","tags":{"kind":"receipt"}}`)
+	body := []byte(`{"from":"Bench <onboarding@bench.test>","to":["delivered@bench.test"],"subject":"Your receipt","text":"Thanks for your order.","html":"\u003cp\u003eThanks for your order.\u003c/p\u003e","tags":{"kind":"receipt"}}`)
 	b.Run("plain", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := DecodeRequest(body); err != nil {

@@ -60,7 +60,18 @@ func (s *Service) findEmail(ctx context.Context, ids []string, messageID string)
 	if !strings.HasPrefix(messageID, "<") {
 		messageID = "<" + messageID + ">"
 	}
-	return scanEmail(s.db.QueryRow(ctx, `SELECT `+emailColumns+` FROM emails WHERE message_id = ? AND message_id <> ''`, messageID))
+	id, ok := outbound.EmailIDOf(messageID)
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	e, err := loadEmail(ctx, s.db, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.MessageID != messageID {
+		return nil, store.ErrNotFound
+	}
+	return e, nil
 }
 
 func verpOf(addr string) string {

@@ -146,6 +146,18 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 		}
 	})
 
+	t.Run("an ARF naming the email's id under another domain is dropped", func(t *testing.T) {
+		// Reports find their email through the id inside the Message-ID;
+		// the stored Message-ID must match all the same.
+		forged := strings.Replace(r.MessageID, "@", "@forged.", 1)
+		if err := b.mailIn(t, "fbl@mailroom.test", arf(forged)); err != nil {
+			t.Fatal(err)
+		}
+		if evs := b.timeline(t, complained); evs[len(evs)-1].Type == "email.complained" {
+			t.Fatalf("a forged Message-ID %s filed a complaint", forged)
+		}
+	})
+
 	t.Run("ARF to the feedback address is a complaint", func(t *testing.T) {
 		if err := b.mailIn(t, "fbl@mailroom.test", arf(r.MessageID)); err != nil {
 			t.Fatal(err)

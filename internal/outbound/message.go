@@ -70,11 +70,25 @@ var reservedHeaders = []string{
 // names it) and, since email ids are time-ordered, each new one sorts after
 // the last: the message_id index grows at its right edge instead of taking a
 // random leaf page per send, which was half of the pages a group commit wrote.
+// Since it holds the email id, a Message-ID finds its email through the
+// primary key (EmailIDOf), and emails need no index of their own on it.
 func MessageIDFor(emailID, domain string) string {
 	if domain == "" {
 		domain = "localhost"
 	}
 	return "<" + emailID + "@" + domain + ">"
+}
+
+// EmailIDOf is the email id inside a Message-ID that MessageIDFor wrote, or
+// false when messageID has not that shape. The id only says which row to
+// read: the caller compares the stored Message-ID, so a forged one under
+// another domain names nothing.
+func EmailIDOf(messageID string) (string, bool) {
+	at := strings.LastIndexByte(messageID, '@')
+	if len(messageID) < 3 || messageID[0] != '<' || messageID[len(messageID)-1] != '>' || at < 2 {
+		return "", false
+	}
+	return messageID[1:at], true
 }
 
 // NewMessageID returns a globally unique "<random@domain>" message id.

@@ -225,3 +225,24 @@ func FuzzHTMLToText(f *testing.F) {
 		}
 	})
 }
+
+func TestEmailIDOf(t *testing.T) {
+	for _, tc := range []struct {
+		in, id string
+		ok     bool
+	}{
+		{MessageIDFor("em_01abc", "acme.test"), "em_01abc", true},
+		{MessageIDFor("em_01abc", ""), "em_01abc", true},
+		{"<a@b@c.test>", "a@b", true}, // the stored Message-ID decides; this one matches no row
+		{"em_01abc@acme.test", "", false},
+		{"<@acme.test>", "", false},
+		{"<em_01abc>", "", false},
+		{"<>", "", false},
+		{"", "", false},
+	} {
+		id, ok := EmailIDOf(tc.in)
+		if id != tc.id || ok != tc.ok {
+			t.Errorf("EmailIDOf(%q) = %q, %v; want %q, %v", tc.in, id, ok, tc.id, tc.ok)
+		}
+	}
+}

@@ -74,6 +74,9 @@ type Event struct {
 	Sequence    int
 	CreatedAt   time.Time
 	Data        map[string]any
+	// RawData, when set, is Data already encoded: a caller raising several
+	// events with the same data encodes it once, outside its transaction.
+	RawData json.RawMessage
 }
 
 // EmailData is the data every email.* event carries: email_id, from, to
@@ -124,9 +127,12 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	if ev.Data == nil {
 		ev.Data = map[string]any{}
 	}
-	data, err := json.Marshal(ev.Data)
-	if err != nil {
-		return ev, err
+	data := []byte(ev.RawData)
+	if data == nil {
+		var err error
+		if data, err = json.Marshal(ev.Data); err != nil {
+			return ev, err
+		}
 	}
 	var emailID any
 	if ev.EmailID != "" {

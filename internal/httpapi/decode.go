@@ -133,8 +133,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":{"code":"internal_error","message":"Could not encode the response.","next":null}}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = []string{"application/json"}
 	w.WriteHeader(status)
-	w.Write(b)
-	w.Write([]byte("\n"))
+	w.Write(append(b, '\n'))
 }

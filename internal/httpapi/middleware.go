@@ -94,7 +94,7 @@ func (h *handler) outer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rid := ids.New("req")
-		w.Header().Set("x-request-id", rid)
+		w.Header()["X-Request-Id"] = []string{rid} // canonical, as Set would store it
 		ri := &routeInfo{}
 		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, rid), keyRoute, ri)
 		r = r.WithContext(ctx)
@@ -188,17 +188,19 @@ func setRateHeaders(hd http.Header, res ratelimit.Result, now time.Time) {
 	if reset < 0 {
 		reset = 0
 	}
+	// The keys are written in canonical form, as Set would store them,
+	// which spares every answer seven canonicalisations.
 	limit := strconv.Itoa(res.Limit)
-	hd.Set("RateLimit-Limit", limit)
-	hd.Set("X-RateLimit-Limit", limit)
+	hd["Ratelimit-Limit"] = []string{limit}
+	hd["X-Ratelimit-Limit"] = []string{limit}
 	if res.Remaining >= 0 {
 		rem := strconv.Itoa(res.Remaining)
-		hd.Set("RateLimit-Remaining", rem)
-		hd.Set("X-RateLimit-Remaining", rem)
+		hd["Ratelimit-Remaining"] = []string{rem}
+		hd["X-Ratelimit-Remaining"] = []string{rem}
 	}
-	hd.Set("RateLimit-Reset", strconv.Itoa(reset))
-	hd.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
-	hd.Set("RateLimit-Policy", limit+";w=60")
+	hd["Ratelimit-Reset"] = []string{strconv.Itoa(reset)}
+	hd["X-Ratelimit-Reset"] = []string{strconv.FormatInt(res.Reset.Unix(), 10)}
+	hd["Ratelimit-Policy"] = []string{limit + ";w=60"}
 }
 
 func clientIP(r *http.Request) string {

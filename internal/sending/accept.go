@@ -41,14 +41,15 @@ type Result struct {
 // booking is one send on its way through validation, policy and the
 // group commit.
 type booking struct {
-	caller Caller
-	v      *Validated
-	row    *emailRow
-	args   []any     // row.insertArgs(), encoded before the commit
-	sim    string    // test-mode outcome played out in the accepting commit
-	check  *supCheck // suppression lookup answered in the commit (sends going now)
-	fp     string    // fingerprint, when an idempotency key is given
-	key    string    // idempotency key reserved in memory ("" if none)
+	caller  Caller
+	v       *Validated
+	row     *emailRow
+	args    []any     // row.insertArgs(), encoded before the commit
+	sim     string    // test-mode outcome played out in the accepting commit
+	simData []byte    // its events' data, encoded before the commit
+	check   *supCheck // suppression lookup answered in the commit (sends going now)
+	fp      string    // fingerprint, when an idempotency key is given
+	key     string    // idempotency key reserved in memory ("" if none)
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -202,6 +203,12 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		// told "queued", as for any send.
 		b.sim = outcomeOf(row.Recipients, s.serviceDomain)
 		row.Status, row.LastError = simulatedStatus(b.sim)
+		// Encoded here, in the request's goroutine, so that the one
+		// committer spends no time on it.
+		if b.simData, err = json.Marshal(row.eventData()); err != nil {
+			release()
+			return nil, nil, err
+		}
 	}
 	b.row, b.args = row, row.insertArgs()
 	if v.SendAt == nil {
@@ -322,7 +329,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		switch {
 		case b.sim != "":
 			ref := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: b.sim}
-			if err := s.raiseSimulated(ctx, tx, ref, e.eventData(), e.CreatedAt); err != nil {
+			if err := s.raiseSimulated(ctx, tx, ref, e.eventData(), b.simData, e.CreatedAt); err != nil {
 				return err
 			}
 		case e.Status == StatusQueued:

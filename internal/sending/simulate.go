@@ -99,13 +99,15 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 		return fmt.Errorf("simulating %s: %w", r.EmailID, err)
 	}
 	base := map[string]any{"email_id": r.EmailID, "from": from, "to": json.RawMessage(to), "subject": subject, "tags": json.RawMessage(tags), "test_mode": true}
-	return s.raiseSimulated(ctx, tx, r, base, now)
+	return s.raiseSimulated(ctx, tx, r, base, nil, now)
 }
 
 // raiseSimulated raises the events a test address produces, in the spec's
 // order: email.sent (2) then email.delivered or email.bounced (3); the
 // complaint of complained@ follows a few seconds later (ComplainArgs).
-func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, base map[string]any, now time.Time) error {
+// baseJSON, when not nil, is base encoded, for the events that carry base
+// alone.
+func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, base map[string]any, baseJSON []byte, now time.Time) error {
 	data := func(extra ...any) map[string]any {
 		d := make(map[string]any, len(base)+len(extra)/2)
 		for k, v := range base {
@@ -117,7 +119,11 @@ func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, 
 		return d
 	}
 	raise := func(kind string, d map[string]any) error {
-		_, err := events.Raise(ctx, tx, events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now, Data: d})
+		ev := events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now, Data: d}
+		if len(d) == len(base) {
+			ev.RawData = baseJSON
+		}
+		_, err := events.Raise(ctx, tx, ev)
 		return err
 	}
 	switch r.Outcome {

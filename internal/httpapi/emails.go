@@ -26,7 +26,11 @@ func (h *handler) emailsRoutes(mux *http.ServeMux) {
 
 func caller(r *http.Request) sending.Caller {
 	k := apiKey(r)
-	return sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}
+	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}
+	if k.Unconfirmed {
+		c.ConfirmKey = k.Confirm
+	}
+	return c
 }
 
 func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {

@@ -37,6 +37,13 @@ func flatFamily(path string) bool {
 // that are not *apierr.Error are internal faults: logged with the request id
 // and answered 500 internal_error without detail.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	// A key a send took on trust (workspaces.AuthenticateForSend) is read
+	// again before anything but a 401 tells its holder about the request.
+	if k := apiKey(r); k != nil {
+		if cerr := k.Confirm(r.Context()); cerr != nil {
+			err = cerr
+		}
+	}
 	e, ok := apierr.As(err)
 	if !ok {
 		slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r), "path", r.URL.Path)

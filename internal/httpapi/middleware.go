@@ -141,7 +141,13 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 			if !ok {
 				authErr = workspaces.ErrBadKey
 			} else {
-				key, authErr = h.d.Workspaces.Authenticate(r.Context(), strings.TrimSpace(secret))
+				authenticate := h.d.Workspaces.Authenticate
+				if r.Method == http.MethodPost && (r.URL.Path == "/v1/emails" || r.URL.Path == "/v1/emails/batch") {
+					// The send confirms the key in its commit, or before any
+					// other answer (see writeError).
+					authenticate = h.d.Workspaces.AuthenticateForSend
+				}
+				key, authErr = authenticate(r.Context(), strings.TrimSpace(secret))
 			}
 		} else if r.URL.Path != "/v1/openapi.json" {
 			authErr = workspaces.ErrBadKey
@@ -164,6 +170,12 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 		now := h.d.Clock.Now()
 		setRateHeaders(w.Header(), res, now)
 		if !res.Allowed {
+			if key != nil {
+				if err := key.Confirm(r.Context()); err != nil {
+					writeError(w, r, err)
+					return
+				}
+			}
 			wait := res.RetryAfter(now)
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
 			w.Header().Set("RateLimit-Remaining", "0")

@@ -58,9 +58,16 @@ type booking struct {
 
 // Send books one email from a raw JSON send request.
 func (s *Service) Send(ctx context.Context, c Caller, raw []byte) (Outcome, error) {
-	res := s.book(ctx, c, []json.RawMessage{raw})
+	res, err := s.book(ctx, c, []json.RawMessage{raw})
+	if err != nil {
+		return Outcome{}, err
+	}
 	return res[0].Outcome, res[0].Err
 }
+
+// errKeyGone is what a commit finds for a send whose key, taken on trust,
+// has been revoked; book turns it into the key's own 401 (Caller.ConfirmKey).
+var errKeyGone = errors.New("sending: the API key is gone")
 
 // SendBatch books up to MaxBatch emails; each entry succeeds or fails on its
 // own, and all accepted entries share the group commit.
@@ -72,7 +79,7 @@ func (s *Service) SendBatch(ctx context.Context, c Caller, raws []json.RawMessag
 		return nil, apierr.BadRequest("batch_too_large", "The batch has %d emails; at most %d are allowed per call.", len(raws), MaxBatch).
 			WithNext("Split the emails over several batch calls.")
 	}
-	return s.book(ctx, c, raws), nil
+	return s.book(ctx, c, raws)
 }
 
 // workspaceInfo is what policy needs from the workspace row.
@@ -96,7 +103,10 @@ func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, err
 	return &w, nil
 }
 
-func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) []Result {
+// book answers every entry of raws, or an error for the whole call: the
+// caller's key, taken on trust, turned out to be revoked before anything
+// was booked.
+func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) ([]Result, error) {
 	out := make([]Result, len(raws))
 	now := s.clock.Now().UTC()
 	var ws *workspaceInfo
@@ -155,7 +165,40 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) []
 			out[i].Outcome = b.outcome
 		}
 	}
-	return out
+	return s.confirmKey(ctx, c, bookings, out)
+}
+
+// confirmKey reads the caller's key again, when it was taken on trust,
+// before any answer that no commit vouched for: an error, or a replay of an
+// idempotent send. A revoked key gets its 401 for the whole call, unless a
+// commit booked some entries before the revocation (a batch racing it):
+// those keep their answers, and the others carry the 401.
+func (s *Service) confirmKey(ctx context.Context, c Caller, bookings []*booking, out []Result) ([]Result, error) {
+	if c.ConfirmKey == nil {
+		return out, nil
+	}
+	vouched := 0
+	for i := range out {
+		if bookings[i] != nil && out[i].Err == nil {
+			vouched++
+		}
+	}
+	if vouched == len(out) {
+		return out, nil
+	}
+	err := c.ConfirmKey(ctx)
+	if err == nil {
+		return out, nil
+	}
+	if vouched == 0 {
+		return nil, err
+	}
+	for i := range out {
+		if bookings[i] == nil || out[i].Err != nil {
+			out[i] = Result{Err: err}
+		}
+	}
+	return out, nil
 }
 
 // prepare decodes, validates and checks policy. It answers a replayed
@@ -211,8 +254,13 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		}
 	}
 	b.row, b.args = row, row.insertArgs()
-	if v.SendAt == nil {
+	if v.SendAt == nil || c.ConfirmKey != nil {
 		b.check = &supCheck{ws: c.WorkspaceID}
+		if c.ConfirmKey != nil {
+			b.check.key = c.KeyID
+		}
+	}
+	if v.SendAt == nil {
 		for _, r := range v.Recipients() {
 			b.check.emails = append(b.check.emails, suppressions.Normalize(r.Email))
 		}
@@ -292,6 +340,10 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 func (s *Service) acceptOp(b *booking) writeFunc {
 	return func(ctx context.Context, tx *store.Tx) error {
 		b.outcome, b.err = Outcome{}, nil
+		if b.check != nil && b.check.keyGone {
+			b.err = errKeyGone
+			return nil
+		}
 		if b.check != nil {
 			for i, e := range b.check.emails {
 				if reason, ok := b.check.found[e]; ok {

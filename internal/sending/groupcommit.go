@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 
 	"mailroom/internal/events"
@@ -42,46 +43,70 @@ type writeOp struct {
 // the committing transaction on SQLite, just before it on PostgreSQL, where
 // a plain read in READ COMMITTED sees the same rows either way (Tx.Read).
 // found is overwritten on every run of the batch.
+//
+// key, when set, is the id of an API key taken on trust (Caller.ConfirmKey):
+// the same query reads it, and keyGone says it has been revoked.
 type supCheck struct {
-	ws     string
-	emails []string // normalized
-	found  map[string]string
+	ws      string
+	emails  []string // normalized
+	found   map[string]string
+	key     string
+	keyGone bool
 }
 
 // lookupSuppressions fills every check of ops with one query per chunk. The
 // first query also asks which of the sending workspaces have a webhook
 // endpoint, for the events the batch raises (events.KnownListeners): on
 // PostgreSQL that question was a round trip of its own per batch, a fifth
-// of a batch's time under load.
+// of a batch's time under load. It also reads the keys taken on trust.
 func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
-	var all, workspaces []string
+	var all, workspaces, keys []string
 	seen := map[string]bool{}
 	seenWS := map[string]bool{}
+	seenKey := map[string]bool{}
 	for _, op := range ops {
-		if op.check == nil {
+		c := op.check
+		if c == nil {
 			continue
 		}
-		if !seenWS[op.check.ws] {
-			seenWS[op.check.ws] = true
-			workspaces = append(workspaces, op.check.ws)
+		c.found, c.keyGone = nil, false
+		if c.key != "" && !seenKey[c.key] {
+			seenKey[c.key] = true
+			keys = append(keys, c.key)
 		}
-		op.check.found = nil
-		for _, e := range op.check.emails {
+		if len(c.emails) > 0 && !seenWS[c.ws] {
+			seenWS[c.ws] = true
+			workspaces = append(workspaces, c.ws)
+		}
+		for _, e := range c.emails {
 			if !seen[e] {
 				seen[e] = true
 				all = append(all, e)
 			}
 		}
 	}
+	if len(all) == 0 && len(keys) == 0 {
+		return nil
+	}
 	listened := map[string]bool{}
-	for start := 0; start < len(all); start += 512 {
-		args, in := store.PaddedIn(nil, all[start:min(start+512, len(all))])
-		q := `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (` + in + `)`
-		if start == 0 {
-			args, in = store.PaddedIn(args, workspaces)
-			q += ` UNION ALL SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (` + in + `)`
+	live := map[string]bool{}
+	for start := 0; start == 0 || start < len(all); start += 512 {
+		var args []any
+		var parts []string
+		var in string
+		if len(all) > 0 {
+			args, in = store.PaddedIn(args, all[start:min(start+512, len(all))])
+			parts = append(parts, `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (`+in+`)`)
 		}
-		rows, err := tx.Read(ctx, q, args...)
+		if start == 0 && len(workspaces) > 0 {
+			args, in = store.PaddedIn(args, workspaces)
+			parts = append(parts, `SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (`+in+`)`)
+		}
+		if start == 0 && len(keys) > 0 {
+			args, in = store.PaddedIn(args, keys)
+			parts = append(parts, `SELECT 2, id, '', '' FROM api_keys WHERE id IN (`+in+`)`)
+		}
+		rows, err := tx.Read(ctx, strings.Join(parts, ` UNION ALL `), args...)
 		if err != nil {
 			return err
 		}
@@ -92,8 +117,12 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 				rows.Close()
 				return err
 			}
-			if kind == 1 {
+			switch kind {
+			case 1:
 				listened[ws] = true
+				continue
+			case 2:
+				live[ws] = true // the key's id
 				continue
 			}
 			for _, op := range ops {
@@ -110,7 +139,12 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 			return err
 		}
 	}
-	if len(all) > 0 {
+	for _, op := range ops {
+		if c := op.check; c != nil && c.key != "" {
+			c.keyGone = !live[c.key]
+		}
+	}
+	if len(workspaces) > 0 {
 		events.KnownListeners(tx, workspaces, listened)
 	}
 	return nil

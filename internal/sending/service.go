@@ -55,6 +55,10 @@ type Caller struct {
 	// reads it with the key); empty means read it from the workspace row.
 	OwnerEmail     string
 	OwnerConfirmed bool
+	// ConfirmKey, when set, reads the caller's API key again: the key was
+	// taken on trust (workspaces.AuthenticateForSend). A send's commit reads
+	// the key itself; every other answer is given only after ConfirmKey.
+	ConfirmKey func(context.Context) error
 }
 
 // Service books emails (now, in batches, scheduled), answers idempotent

@@ -23,7 +23,9 @@ import (
 // revocation was answered never finds the key in any cache. The database
 // read was a tenth of a send's CPU there (1.4 requests per query: a read
 // costs less than the time it takes requests to gather). PostgreSQL nodes
-// share no memory, so there every request reads.
+// share no memory: there a remembered key is only a claim, which a send
+// may act on until its commit reads the key again (AuthenticateForSend);
+// every other request reads.
 type keyLookup struct {
 	db    *store.DB
 	epoch *atomic.Uint64 // nil: no cache
@@ -83,12 +85,19 @@ const cacheTTL = time.Minute
 // cacheMax bounds the cache (keys that authenticated, so few in practice).
 const cacheMax = 10000
 
-func (l *keyLookup) find(ctx context.Context, hash string) (*keyRow, error) {
-	if l.epoch != nil {
-		if v, ok := l.cache.Load(hash); ok {
-			c := v.(*cachedKey)
-			if c.epoch == l.epoch.Load() && time.Since(c.at) < cacheTTL {
-				return c.row, nil
+// find returns the key with hash, or nil. With unconfirmed set it may
+// answer from memory a key that another node has since revoked, and says
+// so (confirmed false); the caller must then read the key again before it
+// acts on anything (see AuthenticateForSend).
+func (l *keyLookup) find(ctx context.Context, hash string, unconfirmed bool) (row *keyRow, confirmed bool, err error) {
+	if v, ok := l.cache.Load(hash); ok {
+		c := v.(*cachedKey)
+		if time.Since(c.at) < cacheTTL {
+			switch {
+			case l.epoch != nil && c.epoch == l.epoch.Load():
+				return c.row, true, nil
+			case l.epoch == nil && unconfirmed:
+				return c.row, false, nil
 			}
 		}
 	}
@@ -110,9 +119,9 @@ func (l *keyLookup) find(ctx context.Context, hash string) (*keyRow, error) {
 	l.mu.Unlock()
 	select {
 	case res := <-r.done:
-		return res.row, res.err
+		return res.row, true, res.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	}
 }
 
@@ -193,7 +202,7 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if l.epoch != nil {
+	{
 		now := time.Now()
 		for h, k := range found {
 			if l.size.Add(1) > cacheMax {
@@ -211,5 +220,10 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 func (l *keyLookup) revoked() {
 	if l.epoch != nil {
 		l.epoch.Add(1)
+		return
 	}
+	// This node's claims go at once; other nodes' sends find the key gone
+	// when they commit.
+	l.cache.Clear()
+	l.size.Store(0)
 }

@@ -146,3 +146,62 @@ func TestRevocationReachesOtherProcess(t *testing.T) {
 		t.Fatalf("revoked key on the other process: %v", err)
 	}
 }
+
+// A send may take a key this node found before on trust (on PostgreSQL,
+// where nodes share no memory), but the key says so, and confirming it
+// reads the database: a revocation by another node refuses it there, and
+// plain Authenticate never trusts memory. On SQLite nothing is taken on
+// trust (the shared epoch already makes the cache exact).
+func TestAuthenticateForSendMarksTrust(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Open(t)
+	a, b := workspaces.New(db, clock.Real{}), workspaces.New(db, clock.Real{}) // two nodes
+	ws, _, err := a.CreateWorkspace(ctx, "A", "owner@a.test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, secret, err := a.CreateKey(ctx, ws.ID, "sender", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Authenticate(ctx, secret); err != nil { // b finds the key
+		t.Fatal(err)
+	}
+	trusted, err := b.AuthenticateForSend(ctx, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := db.Dialect == store.Postgres; trusted.Unconfirmed != want {
+		t.Fatalf("Unconfirmed = %v on %s, want %v", trusted.Unconfirmed, db.Dialect, want)
+	}
+	if err := trusted.Confirm(ctx); err != nil || trusted.Unconfirmed {
+		t.Fatalf("confirming a live key: %v (unconfirmed %v)", err, trusted.Unconfirmed)
+	}
+
+	if _, err := a.Authenticate(ctx, secret); err != nil { // a finds it too
+		t.Fatal(err)
+	}
+	if err := a.DeleteKey(ctx, ws.ID, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Authenticate(ctx, secret); !errors.Is(err, workspaces.ErrBadKey) {
+		t.Fatalf("Authenticate after revocation on another node: %v", err)
+	}
+	// b's memory may still hold the key (PostgreSQL); confirming it must not.
+	trusted, err = b.AuthenticateForSend(ctx, secret)
+	switch {
+	case errors.Is(err, workspaces.ErrBadKey):
+	case err != nil:
+		t.Fatal(err)
+	case !trusted.Unconfirmed:
+		t.Fatal("a revoked key came back as confirmed")
+	default:
+		if err := trusted.Confirm(ctx); !errors.Is(err, workspaces.ErrBadKey) {
+			t.Fatalf("confirming a revoked key: %v", err)
+		}
+	}
+	// The revoking node forgets it at once.
+	if _, err := a.AuthenticateForSend(ctx, secret); !errors.Is(err, workspaces.ErrBadKey) {
+		t.Fatalf("the revoking node still trusts the key: %v", err)
+	}
+}

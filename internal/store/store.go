@@ -279,10 +279,13 @@ func (db *DB) Rebind(q string) string {
 	return r
 }
 
-func rebind(q string) string {
+func rebind(q string) string { return rebindFrom(q, 0) }
+
+// rebindFrom numbers q's placeholders from n+1, for a query joined to
+// another one's parameters.
+func rebindFrom(q string, n int) string {
 	var b strings.Builder
 	b.Grow(len(q) + 16)
-	n := 0
 	inQuote := false
 	for i := 0; i < len(q); i++ {
 		c := q[i]
@@ -413,6 +416,7 @@ type Tx struct {
 	inserts []*deferred
 	flush   []func(ctx context.Context, tx *Tx) error
 	locals  map[any]any
+	guard   *Guard
 }
 
 // Local returns the value this transaction keeps under key, made by mk on
@@ -476,6 +480,12 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 		}
 	}
 	tx.flush = nil
+	if tx.guard != nil {
+		done, err := tx.flushGuarded(ctx)
+		if err != nil || done {
+			return err
+		}
+	}
 	if len(tx.inserts) > 0 && tx.db.Dialect == Postgres {
 		q, args, ok, err := tx.db.unnestStatement(ctx, tx.inserts)
 		if err != nil {

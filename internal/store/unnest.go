@@ -22,15 +22,9 @@ import (
 // value has a type it does not convert, so that the caller falls back to
 // VALUES lists. The query is already in $n form (it bypasses Rebind).
 func (db *DB) unnestStatement(ctx context.Context, ds []*deferred) (string, []any, bool, error) {
-	var parts []string
-	var args []any
-	for _, d := range ds {
-		part, arrays, ok, err := db.unnestPart(ctx, d, len(args))
-		if err != nil || !ok {
-			return "", nil, false, err
-		}
-		parts = append(parts, part)
-		args = append(args, arrays...)
+	parts, args, ok, err := db.unnestParts(ctx, ds)
+	if err != nil || !ok {
+		return "", nil, false, err
 	}
 	var q strings.Builder
 	for i, part := range parts[:len(parts)-1] {
@@ -44,6 +38,22 @@ func (db *DB) unnestStatement(ctx context.Context, ds []*deferred) (string, []an
 	}
 	q.WriteString(parts[len(parts)-1])
 	return q.String(), args, true, nil
+}
+
+// unnestParts is one INSERT per table of ds, their parameters numbered
+// from $1 on in order.
+func (db *DB) unnestParts(ctx context.Context, ds []*deferred) ([]string, []any, bool, error) {
+	var parts []string
+	var args []any
+	for _, d := range ds {
+		part, arrays, ok, err := db.unnestPart(ctx, d, len(args))
+		if err != nil || !ok {
+			return nil, nil, false, err
+		}
+		parts = append(parts, part)
+		args = append(args, arrays...)
+	}
+	return parts, args, true, nil
 }
 
 // unnestPart is the INSERT for one table's rows, its parameters numbered

@@ -47,7 +47,7 @@ type booking struct {
 	args    []any     // row.insertArgs(), encoded before the commit
 	sim     string    // test-mode outcome played out in the accepting commit
 	simData []byte    // its events' data, encoded before the commit
-	check   *supCheck // suppression lookup answered in the commit (sends going now)
+	check   *supCheck // suppressions (sends going now) and a key taken on trust, read in the commit
 	fp      string    // fingerprint, when an idempotency key is given
 	key     string    // idempotency key reserved in memory ("" if none)
 

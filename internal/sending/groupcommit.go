@@ -55,16 +55,19 @@ type supCheck struct {
 	keyGone bool
 }
 
-// lookupSuppressions fills every check of ops with one query per chunk. The
-// first query also asks which of the sending workspaces have a webhook
-// endpoint, for the events the batch raises (events.KnownListeners): on
-// PostgreSQL that question was a round trip of its own per batch, a fifth
-// of a batch's time under load. It also reads the keys taken on trust.
-func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
-	var all, workspaces, keys []string
-	seen := map[string]bool{}
-	seenWS := map[string]bool{}
-	seenKey := map[string]bool{}
+// checkSet is what the checks of a batch ask the database: the recipients
+// (normalized, each once), the workspaces sending to them, the keys taken on
+// trust, and every (workspace, recipient) pair a send checks.
+type checkSet struct {
+	emails, workspaces, keys []string
+	pairWS, pairEmail        []string
+}
+
+// gatherChecks collects the checks of ops and clears their answers (a batch
+// may run twice).
+func gatherChecks(ops []*writeOp) *checkSet {
+	cs := &checkSet{pairWS: []string{}, pairEmail: []string{}, keys: []string{}}
+	seen, seenWS, seenKey := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
 		c := op.check
 		if c == nil {
@@ -73,41 +76,62 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 		c.found, c.keyGone = nil, false
 		if c.key != "" && !seenKey[c.key] {
 			seenKey[c.key] = true
-			keys = append(keys, c.key)
+			cs.keys = append(cs.keys, c.key)
 		}
 		if len(c.emails) > 0 && !seenWS[c.ws] {
 			seenWS[c.ws] = true
-			workspaces = append(workspaces, c.ws)
+			cs.workspaces = append(cs.workspaces, c.ws)
 		}
 		for _, e := range c.emails {
+			cs.pairWS, cs.pairEmail = append(cs.pairWS, c.ws), append(cs.pairEmail, e)
 			if !seen[e] {
 				seen[e] = true
-				all = append(all, e)
+				cs.emails = append(cs.emails, e)
 			}
 		}
 	}
-	if len(all) == 0 && len(keys) == 0 {
+	return cs
+}
+
+// query is the read for emails (cs.emails or a chunk of them), as rows of
+// (kind, workspace or key id, email, reason): 0 a suppression, 1 a
+// workspace with a webhook endpoint, 2 a live key. The endpoints and keys
+// are asked in the first chunk only.
+func (cs *checkSet) query(emails []string, first bool) (string, []any) {
+	var args []any
+	var parts []string
+	var in string
+	if len(emails) > 0 {
+		args, in = store.PaddedIn(args, emails)
+		parts = append(parts, `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (`+in+`)`)
+	}
+	if first && len(cs.workspaces) > 0 {
+		args, in = store.PaddedIn(args, cs.workspaces)
+		parts = append(parts, `SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (`+in+`)`)
+	}
+	if first && len(cs.keys) > 0 {
+		args, in = store.PaddedIn(args, cs.keys)
+		parts = append(parts, `SELECT 2, id, '', '' FROM api_keys WHERE id IN (`+in+`)`)
+	}
+	return strings.Join(parts, ` UNION ALL `), args
+}
+
+// lookupSuppressions fills every check of ops with one query per chunk. The
+// first query also asks which of the sending workspaces have a webhook
+// endpoint, for the events the batch raises (events.KnownListeners): on
+// PostgreSQL that question was a round trip of its own per batch, a fifth
+// of a batch's time under load. It also reads the keys taken on trust.
+func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error {
+	cs := gatherChecks(ops)
+	all := cs.emails
+	if len(all) == 0 && len(cs.keys) == 0 {
 		return nil
 	}
 	listened := map[string]bool{}
 	live := map[string]bool{}
 	for start := 0; start == 0 || start < len(all); start += 512 {
-		var args []any
-		var parts []string
-		var in string
-		if len(all) > 0 {
-			args, in = store.PaddedIn(args, all[start:min(start+512, len(all))])
-			parts = append(parts, `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (`+in+`)`)
-		}
-		if start == 0 && len(workspaces) > 0 {
-			args, in = store.PaddedIn(args, workspaces)
-			parts = append(parts, `SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (`+in+`)`)
-		}
-		if start == 0 && len(keys) > 0 {
-			args, in = store.PaddedIn(args, keys)
-			parts = append(parts, `SELECT 2, id, '', '' FROM api_keys WHERE id IN (`+in+`)`)
-		}
-		rows, err := tx.Read(ctx, strings.Join(parts, ` UNION ALL `), args...)
+		q, args := cs.query(all[start:min(start+512, len(all))], start == 0)
+		rows, err := tx.Read(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -145,8 +169,8 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 			c.keyGone = !live[c.key]
 		}
 	}
-	if len(workspaces) > 0 {
-		events.KnownListeners(tx, workspaces, listened)
+	if len(cs.workspaces) > 0 {
+		events.KnownListeners(tx, cs.workspaces, listened)
 	}
 	return nil
 }
@@ -417,40 +441,11 @@ func (g *groupWriter) guard(tx *store.Tx, ops []*writeOp) *guardSeen {
 	if !tx.CanGuard() {
 		return nil
 	}
-	pairWS, pairEmail, keys := []string{}, []string{}, []string{}
-	var all []string
-	seen, seenKey := map[string]bool{}, map[string]bool{}
-	gs := &guardSeen{listened: map[string]bool{}}
-	seenWS := map[string]bool{}
-	for _, op := range ops {
-		c := op.check
-		if c == nil {
-			continue
-		}
-		if c.key != "" && !seenKey[c.key] {
-			seenKey[c.key] = true
-			keys = append(keys, c.key)
-		}
-		if len(c.emails) > 0 && !seenWS[c.ws] {
-			seenWS[c.ws] = true
-			gs.workspaces = append(gs.workspaces, c.ws)
-		}
-		for _, e := range c.emails {
-			pairWS, pairEmail = append(pairWS, c.ws), append(pairEmail, e)
-			if !seen[e] {
-				seen[e] = true
-				all = append(all, e)
-			}
-		}
-	}
-	if (len(all) == 0 && len(keys) == 0) || len(all) > maxGuarded {
+	cs := gatherChecks(ops)
+	if (len(cs.emails) == 0 && len(cs.keys) == 0) || len(cs.emails) > maxGuarded {
 		return nil
 	}
-	for _, op := range ops {
-		if c := op.check; c != nil {
-			c.found, c.keyGone = nil, false
-		}
-	}
+	gs := &guardSeen{workspaces: cs.workspaces, listened: map[string]bool{}}
 	assumed := []string{}
 	known := map[string]bool{}
 	g.lmu.Lock()
@@ -464,21 +459,9 @@ func (g *groupWriter) guard(tx *store.Tx, ops []*writeOp) *guardSeen {
 	if len(gs.workspaces) > 0 {
 		events.KnownListeners(tx, gs.workspaces, known)
 	}
-	var parts []string
-	var args []any
-	var in string
-	if len(all) > 0 {
-		args, in = store.PaddedIn(args, all)
-		parts = append(parts, `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (`+in+`)`)
-		args, in = store.PaddedIn(args, gs.workspaces)
-		parts = append(parts, `SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (`+in+`)`)
-	}
-	if len(keys) > 0 {
-		args, in = store.PaddedIn(args, keys)
-		parts = append(parts, `SELECT 2, id, '', '' FROM api_keys WHERE id IN (`+in+`)`)
-	}
+	q, args := cs.query(cs.emails, true)
 	tx.SetGuard(&store.Guard{
-		Query: strings.Join(parts, ` UNION ALL `),
+		Query: q,
 		Args:  args,
 		// A suppression that applies to a send, a key that is gone, or an
 		// endpoint the events were not written for.
@@ -486,7 +469,7 @@ func (g *groupWriter) guard(tx *store.Tx, ops []*writeOp) *guardSeen {
 				ON g.kind = 0 AND g.b = p.email AND (g.a = '' OR g.a = p.ws))
 			OR EXISTS (SELECT 1 FROM unnest(?::text[]) AS k(id) WHERE NOT EXISTS (SELECT 1 FROM g WHERE g.kind = 2 AND g.a = k.id))
 			OR EXISTS (SELECT 1 FROM g WHERE g.kind = 1 AND NOT (g.a = ANY(?::text[])))`,
-		VetoArgs: []any{pairWS, pairEmail, keys, assumed},
+		VetoArgs: []any{cs.pairWS, cs.pairEmail, cs.keys, assumed},
 		Row: func(kind int, a, _, _ string) {
 			if kind == 1 {
 				gs.listened[a] = true

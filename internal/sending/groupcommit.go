@@ -41,9 +41,10 @@ type writeOp struct {
 
 // supCheck is one send's suppression lookup, answered for the whole batch by
 // one query (a read per request cost a round trip each on PostgreSQL): inside
-// the committing transaction on SQLite, just before it on PostgreSQL, where
-// a plain read in READ COMMITTED sees the same rows either way (Tx.Read).
-// found is overwritten on every run of the batch.
+// the committing transaction on SQLite; on PostgreSQL inside the statement
+// that writes the batch (groupWriter.guard), or, when that guess failed,
+// just before it, where a plain read in READ COMMITTED sees the same rows
+// either way (Tx.Read). found is overwritten on every run of the batch.
 //
 // key, when set, is the id of an API key taken on trust (Caller.ConfirmKey):
 // the same query reads it, and keyGone says it has been revoked.

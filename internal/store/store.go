@@ -232,7 +232,11 @@ func (db *DB) Ping(ctx context.Context) error { return db.W.PingContext(ctx) }
 // Migrate applies every embedded migration for the dialect. Safe to run from
 // several processes: PostgreSQL takes an advisory lock, SQLite's single
 // writer serialises.
-func (db *DB) Migrate(ctx context.Context) error {
+func (db *DB) Migrate(ctx context.Context) error { return db.MigrateTo(ctx, 0) }
+
+// MigrateTo applies the embedded migrations up to version (every one when
+// version is 0): a test of a migration's data changes starts below it.
+func (db *DB) MigrateTo(ctx context.Context, version int64) error {
 	sub, err := fs.Sub(migrations, "migrations/"+db.Dialect.String())
 	if err != nil {
 		return err
@@ -251,7 +255,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if version > 0 {
+		_, err = p.UpTo(ctx, version)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("migrating database: %w", err)
 	}
 	return db.durable()

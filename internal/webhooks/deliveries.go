@@ -193,7 +193,7 @@ func (s *Service) SendTest(ctx context.Context, workspaceID, webhookID string) (
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.sendManual(ctx, e, "test", eventID, name, body, true, now)
+	res, err := s.sendManual(ctx, e, "test", eventID, sql.NullInt64{}, name, body, true, now)
 	if err != nil || !res.Success {
 		return res, err
 	}
@@ -231,9 +231,10 @@ func testData(name string) []byte {
 // endpoint answered. It does not change the endpoint's state.
 func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*ManualResult, error) {
 	var webhookID, eventID, name string
+	var eventSeq sql.NullInt64
 	var payload sql.NullString
-	err := s.db.QueryRow(ctx, `SELECT webhook_id, event_id, event, payload FROM webhook_attempts WHERE workspace_id = ? AND id = ?`,
-		workspaceID, deliveryID).Scan(&webhookID, &eventID, &name, &payload)
+	err := s.db.QueryRow(ctx, `SELECT webhook_id, event_id, event_seq, event, payload FROM webhook_attempts WHERE workspace_id = ? AND id = ?`,
+		workspaceID, deliveryID).Scan(&webhookID, &eventID, &eventSeq, &name, &payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, apierr.NotFound("delivery")
 	}
@@ -246,7 +247,11 @@ func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*
 	}
 	body := []byte(payload.String)
 	if !payload.Valid {
-		bodies, err := s.loadEvents(ctx, []any{eventID})
+		var seqs []any
+		if eventSeq.Valid {
+			seqs = append(seqs, eventSeq.Int64)
+		}
+		bodies, err := s.loadEvents(ctx, seqs)
 		if err != nil {
 			return nil, err
 		}
@@ -256,12 +261,12 @@ func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*
 		}
 		body = ev.body
 	}
-	return s.sendManual(ctx, e, "replay", eventID, name, body, payload.Valid, s.clock.Now())
+	return s.sendManual(ctx, e, "replay", eventID, eventSeq, name, body, payload.Valid, s.clock.Now())
 }
 
 // sendManual makes one attempt outside the queue and logs it. keepBody
 // stores the body on the log row, for events not in the event log.
-func (s *Service) sendManual(ctx context.Context, e *Endpoint, kind, eventID, name string, body []byte, keepBody bool, now time.Time) (*ManualResult, error) {
+func (s *Service) sendManual(ctx context.Context, e *Endpoint, kind, eventID string, eventSeq sql.NullInt64, name string, body []byte, keepBody bool, now time.Time) (*ManualResult, error) {
 	targets, err := s.loadTargets(ctx, []any{e.ID}, now)
 	if err != nil {
 		return nil, err
@@ -271,7 +276,7 @@ func (s *Service) sendManual(ctx context.Context, e *Endpoint, kind, eventID, na
 		return nil, errEndpointNotFound()
 	}
 	a := Deliver(ctx, s.client.Load(), t.url, t.headers, eventID, name, body, Sign(now, body, t.secrets...), now)
-	j := &job{workspaceID: e.WorkspaceID, webhookID: e.ID, eventID: eventID, eventName: name}
+	j := &job{workspaceID: e.WorkspaceID, webhookID: e.ID, eventID: eventID, eventSeq: eventSeq, eventName: name}
 	row := attemptLogRow(j, kind, 1, a, now)
 	if keepBody {
 		p := string(body)

@@ -70,10 +70,11 @@ func (s *Service) claimEventsSQL() string {
 	}
 	return `UPDATE events SET dispatched = 1 WHERE seq IN
 		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?` + lock + `)
-		AND dispatched = 0 RETURNING id, workspace_id, type, created_at`
+		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at`
 }
 
 type raisedEvent struct {
+	seq                   int64
 	id, workspaceID, kind string
 	at                    int64
 }
@@ -99,7 +100,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 		var evs []raisedEvent
 		for rows.Next() {
 			var e raisedEvent
-			if err := rows.Scan(&e.id, &e.workspaceID, &e.kind, &e.at); err != nil {
+			if err := rows.Scan(&e.seq, &e.id, &e.workspaceID, &e.kind, &e.at); err != nil {
 				rows.Close()
 				return err
 			}
@@ -124,8 +125,8 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 			if n == 0 {
 				return nil
 			}
-			q := `INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_at, held, attempts, due_at, next_attempt_at) VALUES ` +
-				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, 0, ?, ?),", n), ",") +
+			q := `INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_seq, event_at, held, attempts, due_at, next_attempt_at) VALUES ` +
+				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, 0, ?, ?),", n), ",") +
 				` ON CONFLICT (webhook_id, event_id) DO NOTHING`
 			_, err := tx.Exec(ctx, q, batch...)
 			batch, n = batch[:0], 0
@@ -142,7 +143,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 					held = 1
 					heldFor[sub.id] = true
 				}
-				batch = append(batch, sub.id, e.workspaceID, e.id, e.at, held, nowMs, nowMs)
+				batch = append(batch, sub.id, e.workspaceID, e.id, e.seq, e.at, held, nowMs, nowMs)
 				if n++; n == 100 {
 					if err := flush(); err != nil {
 						return err

@@ -26,6 +26,7 @@ type job struct {
 	webhookID     string
 	workspaceID   string
 	eventID       string
+	eventSeq      sql.NullInt64 // the event's row; null on rows from before migration 00010 found no event
 	eventName     string
 	attempts      int // made before this one
 	nextAttemptAt int64
@@ -344,7 +345,7 @@ func (p *pool) claimSQL(exclude int) string {
 	// Re-checked after a lock wait on PostgreSQL: only rows still due are
 	// taken, so two nodes never lease the same row.
 	b.WriteString(`) AND held = 0 AND due_at <= ?
-		RETURNING seq, webhook_id, workspace_id, event_id, attempts, next_attempt_at`)
+		RETURNING seq, webhook_id, workspace_id, event_id, event_seq, attempts, next_attempt_at`)
 	return b.String()
 }
 
@@ -380,7 +381,7 @@ func (p *pool) claim(ctx context.Context, want int, exclude []string) {
 		defer rows.Close()
 		for rows.Next() {
 			j := &job{claim: token, leaseUntil: lease}
-			if err := rows.Scan(&j.seq, &j.webhookID, &j.workspaceID, &j.eventID, &j.attempts, &j.nextAttemptAt); err != nil {
+			if err := rows.Scan(&j.seq, &j.webhookID, &j.workspaceID, &j.eventID, &j.eventSeq, &j.attempts, &j.nextAttemptAt); err != nil {
 				return err
 			}
 			batch = append(batch, j)
@@ -422,13 +423,17 @@ type target struct {
 // each request: the envelope (one per event, shared by its endpoints) and
 // the signing secrets.
 func (s *Service) prepare(ctx context.Context, batch []*job, now time.Time) error {
-	evIDs := map[string]bool{}
+	var evSeqs []any
+	seenSeq := map[int64]bool{}
 	epIDs := map[string]bool{}
 	for _, j := range batch {
-		evIDs[j.eventID] = true
+		if j.eventSeq.Valid && !seenSeq[j.eventSeq.Int64] {
+			seenSeq[j.eventSeq.Int64] = true
+			evSeqs = append(evSeqs, j.eventSeq.Int64)
+		}
 		epIDs[j.webhookID] = true
 	}
-	bodies, err := s.loadEvents(ctx, keys(evIDs))
+	bodies, err := s.loadEvents(ctx, evSeqs)
 	if err != nil {
 		return err
 	}
@@ -457,11 +462,13 @@ func keys(m map[string]bool) []any {
 	return out
 }
 
-func (s *Service) loadEvents(ctx context.Context, idList []any) (map[string]eventBody, error) {
-	out := make(map[string]eventBody, len(idList))
-	for start := 0; start < len(idList); start += 512 {
-		args, in := store.PaddedIn(nil, idList[start:min(start+512, len(idList))])
-		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE id IN (`+in+`)`, args...)
+// loadEvents reads the events with the given seqs (the primary key: events
+// have no index on id), keyed by event id.
+func (s *Service) loadEvents(ctx context.Context, seqs []any) (map[string]eventBody, error) {
+	out := make(map[string]eventBody, len(seqs))
+	for start := 0; start < len(seqs); start += 512 {
+		args, in := store.PaddedIn(nil, seqs[start:min(start+512, len(seqs))])
+		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE seq IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}

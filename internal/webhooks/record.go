@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,6 +66,7 @@ type endpointTally struct {
 
 type logRow struct {
 	id, workspaceID, webhookID, eventID, event, kind string
+	eventSeq                                         sql.NullInt64
 	attempt                                          int
 	status                                           *int
 	body                                             string
@@ -75,10 +77,10 @@ type logRow struct {
 }
 
 func (r logRow) args() []any {
-	return []any{r.id, r.workspaceID, r.webhookID, r.eventID, r.event, r.kind, r.attempt, r.status, r.body, r.durationMs, r.err, r.payload, store.Millis(r.at)}
+	return []any{r.id, r.workspaceID, r.webhookID, r.eventID, r.eventSeq, r.event, r.kind, r.attempt, r.status, r.body, r.durationMs, r.err, r.payload, store.Millis(r.at)}
 }
 
-const logRowColumns = 13
+const logRowColumns = 14
 
 func insertLogRows(ctx context.Context, tx *store.Tx, rows []logRow) error {
 	const chunk = 60
@@ -89,7 +91,7 @@ func insertLogRows(ctx context.Context, tx *store.Tx, rows []logRow) error {
 			args = append(args, r.args()...)
 		}
 		one := "(" + store.Placeholders(logRowColumns) + "),"
-		q := `INSERT INTO webhook_attempts (id, workspace_id, webhook_id, event_id, event, kind, attempt, status_code,
+		q := `INSERT INTO webhook_attempts (id, workspace_id, webhook_id, event_id, event_seq, event, kind, attempt, status_code,
 			response_body, duration_ms, error, payload, created_at) VALUES ` + strings.TrimSuffix(strings.Repeat(one, len(part)), ",")
 		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err
@@ -101,7 +103,7 @@ func insertLogRows(ctx context.Context, tx *store.Tx, rows []logRow) error {
 // attemptLogRow is the delivery log row of one attempt.
 func attemptLogRow(j *job, kind string, attempt int, a Attempt, at time.Time) logRow {
 	r := logRow{
-		id: ids.New("wha"), workspaceID: j.workspaceID, webhookID: j.webhookID, eventID: j.eventID, event: j.eventName,
+		id: ids.New("wha"), workspaceID: j.workspaceID, webhookID: j.webhookID, eventID: j.eventID, eventSeq: j.eventSeq, event: j.eventName,
 		kind: kind, attempt: attempt, body: a.Body, durationMs: a.Duration.Milliseconds(), at: at,
 	}
 	if a.StatusCode != 0 {
@@ -169,7 +171,7 @@ func (s *Service) writeOutcomes(ctx context.Context, outs []outcome) error {
 			if !again {
 				msg := fmt.Sprintf("abandoned after %d attempts: %s", n, a.Err)
 				logs = append(logs, logRow{
-					id: ids.New("wha"), workspaceID: j.workspaceID, webhookID: j.webhookID, eventID: j.eventID,
+					id: ids.New("wha"), workspaceID: j.workspaceID, webhookID: j.webhookID, eventID: j.eventID, eventSeq: j.eventSeq,
 					event: j.eventName, kind: "abandoned", attempt: n, err: &msg,
 					// A millisecond after the last attempt, so the log lists it last.
 					at: o.at.Add(time.Millisecond),

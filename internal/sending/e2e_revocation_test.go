@@ -16,6 +16,8 @@ import (
 func TestRevokedKeyCannotSendOnAnotherNode(t *testing.T) {
 	a := testapp.Start(t)
 	b := testapp.Start(t, testapp.WithDatabase(a.Env["MAILROOM_DATABASE_URL"]))
+	// c's rate limit runs out: its 429 must not tell a revoked key apart.
+	c := testapp.Start(t, testapp.WithDatabase(a.Env["MAILROOM_DATABASE_URL"]), testapp.WithEnv("MAILROOM_RATE_LIMIT", "1"))
 
 	r := a.Do(http.MethodPost, "/v1/api-keys", map[string]any{"name": "sender", "scopes": []string{"mail:send"}})
 	created := mustStatus(t, r, http.StatusCreated)
@@ -25,6 +27,17 @@ func TestRevokedKeyCannotSendOnAnotherNode(t *testing.T) {
 	replayed := msg("idempotency_key", "order-1")
 	for _, body := range []any{msg(), replayed} {
 		mustStatus(t, b.DoKey(key, http.MethodPost, "/v1/emails", body), http.StatusOK)
+	}
+	mustStatus(t, c.DoKey(key, http.MethodPost, "/v1/emails", msg()), http.StatusOK)
+	// Until c refuses (a minute's window may turn between two requests).
+	limited := false
+	for range 3 {
+		if limited = c.DoKey(key, http.MethodPost, "/v1/emails", msg()).Status == http.StatusTooManyRequests; limited {
+			break
+		}
+	}
+	if !limited {
+		t.Fatal("node c never answered 429 at a limit of 1 per minute")
 	}
 	before := countEmails(t, a)
 
@@ -45,6 +58,9 @@ func TestRevokedKeyCannotSendOnAnotherNode(t *testing.T) {
 		if r.Status != http.StatusUnauthorized || errCode(r) != "unauthorized" {
 			t.Errorf("%s with a revoked key: %d %s", name, r.Status, r.Body)
 		}
+	}
+	if r := c.DoKey(key, http.MethodPost, "/v1/emails", msg()); r.Status != http.StatusUnauthorized {
+		t.Errorf("rate-limited send with a revoked key: %d %s", r.Status, r.Body)
 	}
 	if n := countEmails(t, a); n != before {
 		t.Errorf("%d emails booked with a revoked key", n-before)

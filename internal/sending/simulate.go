@@ -108,20 +108,20 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 // baseJSON, when not nil, is base encoded, for the events that carry base
 // alone.
 func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, base map[string]any, baseJSON []byte, now time.Time) error {
-	data := func(extra ...any) map[string]any {
-		d := make(map[string]any, len(base)+len(extra)/2)
-		for k, v := range base {
-			d[k] = v
-		}
-		for i := 0; i+1 < len(extra); i += 2 {
-			d[extra[i].(string)] = extra[i+1]
-		}
-		return d
-	}
-	raise := func(kind string, d map[string]any) error {
-		ev := events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now, Data: d}
-		if len(d) == len(base) {
+	// raise raises kind with base plus extra (key, value pairs); base
+	// alone goes out as baseJSON when the caller encoded it.
+	raise := func(kind string, extra ...any) error {
+		ev := events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now, Data: base}
+		if len(extra) == 0 {
 			ev.RawData = baseJSON
+		} else {
+			ev.Data = make(map[string]any, len(base)+len(extra)/2)
+			for k, v := range base {
+				ev.Data[k] = v
+			}
+			for i := 0; i+1 < len(extra); i += 2 {
+				ev.Data[extra[i].(string)] = extra[i+1]
+			}
 		}
 		_, err := events.Raise(ctx, tx, ev)
 		return err
@@ -130,17 +130,17 @@ func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, 
 	case TestSuppressed:
 		// What a send to an address on the suppression list does when its
 		// time comes: refused before any server sees it, no email.sent.
-		return raise(events.EmailBounced, data("bounce_type", "hard", "bounce_subtype", "suppressed", "diagnostic", diagSuppressed))
+		return raise(events.EmailBounced, "bounce_type", "hard", "bounce_subtype", "suppressed", "diagnostic", diagSuppressed)
 	case TestBounced:
-		if err := raise(events.EmailSent, data()); err != nil {
+		if err := raise(events.EmailSent); err != nil {
 			return err
 		}
-		return raise(events.EmailBounced, data("bounce_type", "hard", "bounce_subtype", "mailbox_unavailable", "diagnostic", diagBounce))
+		return raise(events.EmailBounced, "bounce_type", "hard", "bounce_subtype", "mailbox_unavailable", "diagnostic", diagBounce)
 	default: // delivered, complained
-		if err := raise(events.EmailSent, data()); err != nil {
+		if err := raise(events.EmailSent); err != nil {
 			return err
 		}
-		if err := raise(events.EmailDelivered, data()); err != nil {
+		if err := raise(events.EmailDelivered); err != nil {
 			return err
 		}
 		if r.Outcome == TestComplained {

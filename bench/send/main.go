@@ -9,6 +9,11 @@
 // the WAL is flushed to disk before an answer, see store.walSync): every 200
 // counted here is an email committed to disk with its timeline event and its
 // job.
+//
+// The ceiling and the node are measured in alternating one-second slices
+// (ceiling, node, node, ceiling, ...), and each figure sums its slices. This
+// machine's speed drifts by a fifth or more within a minute; measured one
+// after the other, the two figures of a ratio saw different machines.
 package main
 
 import (
@@ -50,6 +55,7 @@ func main() {
 
 type options struct {
 	duration   time.Duration
+	slice      time.Duration
 	conns      int
 	pg         string
 	skipLite   bool
@@ -59,44 +65,40 @@ type options struct {
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
 	var o options
-	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each measurement")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each measurement (the node's sends, and the ceiling beside them)")
+	fs.DurationVar(&o.slice, "slice", time.Second, "length of one slice of the alternating ceiling and node measurements")
 	fs.IntVar(&o.conns, "c", 64, "concurrent connections")
 	fs.StringVar(&o.pg, "pg", "", "PostgreSQL URL to measure as well (a scratch schema is created and dropped)")
 	fs.BoolVar(&o.skipLite, "no-sqlite", false, "skip the SQLite measurement")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the node measurements to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measurements, load each node alone for -d more and write a CPU profile of that to this file (one file per database, the name suffixed with it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if o.slice <= 0 || o.slice > o.duration {
+		o.slice = o.duration
+	}
 
-	ceiling, err := measureCeiling(ctx, o)
+	ceiling, stop, err := startCeiling()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n", ceiling.rate(), ceiling.p(50), ceiling.p(99), ceiling.perRequest())
+	defer stop()
 
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	var headline []string
 	measure := func(name, dbURL string) error {
-		r, noWrite, err := measureNode(ctx, o, dbURL)
+		m, err := measureNode(ctx, o, ceiling, dbURL, name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		ratio := r.rate() / ceiling.rate()
+		c, r, noWrite := m.ceiling, m.sends, m.refused
+		ratio := r.rate() / c.rate()
+		fmt.Fprintf(out, "%-10s bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n",
+			name, c.rate(), c.p(50), c.p(99), c.perRequest())
 		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send  ratio to ceiling %.2f\n",
 			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), ratio)
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
-			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/ceiling.rate())
-		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, ceiling.rate()))
+			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
+		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, c.rate()))
 		return nil
 	}
 	if !o.skipLite {
@@ -148,6 +150,15 @@ func processCPU() time.Duration {
 }
 
 func (r *result) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+// add sums slice x into r; latencies are sorted again by the caller.
+func (r *result) add(x *result) {
+	r.ok += x.ok
+	r.errors += x.errors
+	r.elapsed += x.elapsed
+	r.cpu += x.cpu
+	r.latencies = append(r.latencies, x.latencies...)
+}
 
 func (r *result) p(q int) time.Duration {
 	if len(r.latencies) == 0 {
@@ -218,12 +229,13 @@ func load(ctx context.Context, target, key string, body []byte, want, conns int,
 	return r, nil
 }
 
-// measureCeiling runs a bare net/http server that decodes a JSON body and
-// answers a small JSON object: what any Go JSON API costs on this machine.
-func measureCeiling(ctx context.Context, o options) (*result, error) {
+// startCeiling runs a bare net/http server that decodes a JSON body and
+// answers a small JSON object (what any Go JSON API costs on this machine)
+// and returns its URL.
+func startCeiling() (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var v map[string]any
@@ -236,8 +248,48 @@ func measureCeiling(ctx context.Context, o options) (*result, error) {
 		w.Write(b)
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
-	return load(ctx, "http://"+ln.Addr().String()+"/v1/emails", "", sendBody(), http.StatusOK, o.conns, o.duration)
+	return "http://" + ln.Addr().String() + "/v1/emails", func() { srv.Close() }, nil
+}
+
+// settle is the pause before each slice.
+const settle = 200 * time.Millisecond
+
+// interleave measures the ceiling and the node's sends for o.duration each,
+// in alternating slices: ceiling first in odd rounds, node first in even
+// ones, so that a drift of the machine's speed weighs on both alike.
+func interleave(ctx context.Context, o options, ceiling, target, key string) (c, n *result, err error) {
+	c, n = &result{}, &result{}
+	measure := []func() error{
+		func() error {
+			r, err := load(ctx, ceiling, "", sendBody(), http.StatusOK, o.conns, o.slice)
+			if err == nil {
+				c.add(r)
+			}
+			return err
+		},
+		func() error {
+			r, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.slice)
+			if err == nil {
+				n.add(r)
+			}
+			return err
+		},
+	}
+	rounds := max(1, int(o.duration/o.slice))
+	for i := range rounds {
+		first := i % 2
+		for _, m := range []func() error{measure[first], measure[1-first]} {
+			// A pause lets the work a slice left behind (a checkpoint,
+			// a collection) end before the next slice starts.
+			time.Sleep(settle)
+			if err := m(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	slices.Sort(c.latencies)
+	slices.Sort(n.latencies)
+	return c, n, nil
 }
 
 func sendBody() []byte {
@@ -249,11 +301,16 @@ func sendBody() []byte {
 	return b
 }
 
-// measureNode starts a real node on dbURL and loads POST /v1/emails; then,
-// for scale, the same requests with a send_at too far out, which the node
-// refuses (400) after authenticating, decoding and validating them: what the
-// node costs without the write.
-func measureNode(ctx context.Context, o options, dbURL string) (*result, *result, error) {
+// nodeResult is one node's measurements.
+type nodeResult struct {
+	ceiling, sends, refused *result
+}
+
+// measureNode starts a real node on dbURL and loads POST /v1/emails,
+// interleaved with the ceiling; then, for scale, the same requests with a
+// send_at too far out, which the node refuses (400) after authenticating,
+// decoding and validating them: what the node costs without the write.
+func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*nodeResult, error) {
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR":      "127.0.0.1:0",
 		"MAILROOM_SMTP_ADDR":      "off",
@@ -266,16 +323,16 @@ func measureNode(ctx context.Context, o options, dbURL string) (*result, *result
 	}
 	cfg, err := config.Load(config.Map(env))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := a.Start(ctx); err != nil {
 		a.Stop(ctx)
-		return nil, nil, err
+		return nil, err
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -284,26 +341,45 @@ func measureNode(ctx context.Context, o options, dbURL string) (*result, *result
 	}()
 	_, key, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	target := "http://" + a.HTTPAddr() + "/v1/emails"
 	// A short warm-up fills connection pools and statement caches.
 	if _, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, time.Second); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sends, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.duration)
-	if err != nil {
-		return nil, nil, err
+	m := &nodeResult{}
+	if m.ceiling, m.sends, err = interleave(ctx, o, ceiling, target, key); err != nil {
+		return nil, err
 	}
 	var far map[string]any
 	json.Unmarshal(sendBody(), &far)
 	far["send_at"] = "in 99 days"
 	farBody, _ := json.Marshal(far)
-	refused, err := load(ctx, target, key, farBody, http.StatusBadRequest, o.conns, o.duration/2)
-	if err != nil {
-		return nil, nil, err
+	if m.refused, err = load(ctx, target, key, farBody, http.StatusBadRequest, o.conns, o.duration/2); err != nil {
+		return nil, err
 	}
-	return sends, refused, nil
+	if o.cpuProfile != "" {
+		if err := profileSends(ctx, o, o.cpuProfile+"."+name, target, key); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// profileSends loads the node alone for o.duration under the CPU profiler.
+func profileSends(ctx context.Context, o options, file, target, key string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	defer pprof.StopCPUProfile()
+	_, err = load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.duration)
+	return err
 }
 
 // scratchSchema creates a schema for the run and returns a URL selecting it.

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strings"
 	"testing"
 
 	"mailroom/internal/store"
@@ -61,5 +63,104 @@ func TestMigrationNamesEventsBySeq(t *testing.T) {
 		if got != w {
 			t.Errorf("%s: %v, want %v", q, got, w)
 		}
+	}
+}
+
+// Migration 00011 rebuilds SQLite's events table without the UNIQUE on id
+// and without AUTOINCREMENT: every event keeps its seq and fields, the
+// indexes the dispatcher and the timelines read are back, and a new event
+// gets the next seq. On PostgreSQL it changes nothing.
+func TestMigrationRebuildsEvents(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.MigrateTo(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched) VALUES ('whd_a', 'ws_1', 'em_1', 'email.sent', 2, 1, '{"a":1}', 1, 1)`,
+		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched) VALUES ('whd_b', 'ws_1', 'em_1', 'email.delivered', 3, 2, '{"b":2}', 1, 0)`,
+		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched) VALUES ('whd_c', 'ws_2', NULL, 'contact.created', 1, 3, '{}', 0, 1)`,
+	} {
+		if _, err := db.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	type event struct {
+		seq                        int64
+		id, ws, typ, data          string
+		email                      sql.NullString
+		sequence, at, hook, sentTo int64
+	}
+	read := func() []event {
+		rows, err := db.Query(ctx, `SELECT seq, id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched FROM events ORDER BY seq`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []event
+		for rows.Next() {
+			var e event
+			if err := rows.Scan(&e.seq, &e.id, &e.ws, &e.email, &e.typ, &e.sequence, &e.at, &e.data, &e.hook, &e.sentTo); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := read()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := read()
+	if len(after) != 3 || len(before) != 3 {
+		t.Fatalf("events: %d before, %d after; want 3", len(before), len(after))
+	}
+	for i := range before {
+		if before[i] != after[i] {
+			t.Errorf("event %d: %+v before, %+v after", i, before[i], after[i])
+		}
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data) VALUES ('whd_d', 'ws_1', 'em_2', 'email.sent', 2, 4, '{}')`); err != nil {
+		t.Fatal(err)
+	}
+	var next int64
+	if err := db.QueryRow(ctx, `SELECT seq FROM events WHERE id = 'whd_d'`).Scan(&next); err != nil {
+		t.Fatal(err)
+	}
+	if next <= after[2].seq {
+		t.Errorf("new event's seq %d, want more than %d", next, after[2].seq)
+	}
+	if db.Dialect != store.SQLite {
+		return
+	}
+	var ddl string
+	if err := db.QueryRow(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'`).Scan(&ddl); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToUpper(ddl), "AUTOINCREMENT") || strings.Contains(strings.ToUpper(ddl), "UNIQUE") {
+		t.Errorf("events is still %s", ddl)
+	}
+	var idx []string
+	rows, err := db.Query(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		idx = append(idx, n)
+	}
+	if want := []string{"events_email", "events_undispatched"}; !slices.Equal(idx, want) {
+		t.Errorf("indexes on events: %v, want %v", idx, want)
 	}
 }

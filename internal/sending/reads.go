@@ -99,9 +99,11 @@ type Position struct {
 	ID string
 }
 
-// List reads up to limit emails newest first, after pos when given. It reads
-// exactly limit rows; callers wanting has_more ask for one more.
-func (s *Service) List(ctx context.Context, c Caller, limit int, pos *Position) ([]Email, error) {
+// listQuery reads a page of the caller's emails. Both listings walk
+// emails_workspace_created (workspace_id, created_at, id, with api_key_id
+// carried along): a key that may read only its own emails filters the
+// workspace's range on the key, without a second index (migration 00012).
+func listQuery(c Caller, limit int, pos *Position) (string, []any) {
 	q := `SELECT ` + summaryColumns + ` FROM emails e WHERE e.workspace_id = ?`
 	args := []any{c.WorkspaceID}
 	own, oargs := ownFilter(c)
@@ -112,7 +114,13 @@ func (s *Service) List(ctx context.Context, c Caller, limit int, pos *Position) 
 		args = append(args, pos.At, pos.At, pos.ID)
 	}
 	q += ` ORDER BY e.created_at DESC, e.id DESC LIMIT ?`
-	args = append(args, limit)
+	return q, append(args, limit)
+}
+
+// List reads up to limit emails newest first, after pos when given. It reads
+// exactly limit rows; callers wanting has_more ask for one more.
+func (s *Service) List(ctx context.Context, c Caller, limit int, pos *Position) ([]Email, error) {
+	q, args := listQuery(c, limit, pos)
 	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err

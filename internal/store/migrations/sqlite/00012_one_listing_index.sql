@@ -1,7 +1,8 @@
 -- +goose Up
 -- One index serves both email listings: the workspace's (newest first) and
 -- a mail:send key's own, which scans the same range and filters on the
--- api_key_id the index carries, reading no table row it does not return.
+-- api_key_id the index carries (SQLite reads no table row for the entries
+-- it skips).
 -- The second index cost every send a b-tree insert and the group commit a
 -- page write, an eighth of its time; what it saved was a scan, for a key
 -- that sent few of a large workspace's emails, of the entries newer than

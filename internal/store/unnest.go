@@ -89,17 +89,36 @@ func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 }
 
 // column gathers column c of d's rows as one array, converting each value
-// with conv; false when a value does not convert.
-func column[T any](d *deferred, c int, conv func(any) (*T, bool)) ([]*T, bool) {
-	a := make([]*T, d.rows)
+// with conv; false when a value does not convert. A column without NULLs is
+// a slice of values ([]string, []int64), which pgx encodes directly; one
+// with NULLs is a slice of pointers (nil for NULL), which pgx encodes
+// through reflection, element by element, in the one committer's time.
+func column[T any](d *deferred, c int, conv func(any) (T, bool, bool)) (any, bool) {
+	vals := make([]T, d.rows)
+	var null []bool
 	for r := range d.rows {
-		v, ok := conv(d.args[r*len(d.cols)+c])
+		v, isNull, ok := conv(d.args[r*len(d.cols)+c])
 		if !ok {
 			return nil, false
 		}
-		a[r] = v
+		if isNull {
+			if null == nil {
+				null = make([]bool, d.rows)
+			}
+			null[r] = true
+		}
+		vals[r] = v
 	}
-	return a, true
+	if null == nil {
+		return vals, true
+	}
+	ptrs := make([]*T, d.rows)
+	for r := range vals {
+		if !null[r] {
+			ptrs[r] = &vals[r]
+		}
+	}
+	return ptrs, true
 }
 
 func resolve(v any) (any, bool) {
@@ -110,46 +129,46 @@ func resolve(v any) (any, bool) {
 	return v, true
 }
 
-func textValue(v any) (*string, bool) {
+// textValue converts v for a text column: its value, whether it is NULL,
+// and false when it does not convert.
+func textValue(v any) (string, bool, bool) {
 	v, ok := resolve(v)
 	if !ok {
-		return nil, false
+		return "", false, false
 	}
 	switch x := v.(type) {
 	case nil:
-		return nil, true
+		return "", true, true
 	case string:
-		return &x, true
+		return x, false, true
 	case []byte:
-		s := string(x)
-		return &s, true
+		return string(x), false, true
 	}
-	return nil, false
+	return "", false, false
 }
 
-func intValue(v any) (*int64, bool) {
+// intValue converts v for an integer column, as textValue.
+func intValue(v any) (int64, bool, bool) {
 	v, ok := resolve(v)
 	if !ok {
-		return nil, false
+		return 0, false, false
 	}
-	var n int64
 	switch x := v.(type) {
 	case nil:
-		return nil, true
+		return 0, true, true
 	case int:
-		n = int64(x)
+		return int64(x), false, true
 	case int64:
-		n = x
+		return x, false, true
 	case int32:
-		n = int64(x)
+		return int64(x), false, true
 	case bool:
 		if x {
-			n = 1
+			return 1, false, true
 		}
-	default:
-		return nil, false
+		return 0, false, true
 	}
-	return &n, true
+	return 0, false, false
 }
 
 // columnTypes returns the PostgreSQL type names of table's columns, read

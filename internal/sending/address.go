@@ -65,22 +65,98 @@ func ParseAddress(s string) (Address, error) {
 	if !strings.Contains(s, "@") {
 		return Address{}, addrErr("has no @")
 	}
-	parsed, err := mail.ParseAddress(s)
-	if err != nil {
-		return Address{}, addrErr("does not parse (" + err.Error() + ")")
+	name, addr, simple := simpleAddress(s)
+	if !simple {
+		parsed, err := mail.ParseAddress(s)
+		if err != nil {
+			return Address{}, addrErr("does not parse (" + err.Error() + ")")
+		}
+		name, addr = parsed.Name, parsed.Address
 	}
 	// Encoded words in the name are decoded by net/mail and may carry what the
 	// raw text could not.
-	name := strings.TrimSpace(parsed.Name)
+	name = strings.TrimSpace(name)
 	if hasControl(name) || !utf8.ValidString(name) {
 		return Address{}, addrErr("has a display name with a control character")
 	}
-	email, err := normalizeEmail(parsed.Address, s)
+	email, err := normalizeEmail(addr, s)
 	if err != nil {
 		return Address{}, err
 	}
 	return Address{Name: name, Email: email}, nil
 }
+
+// simpleAddress reads the two common forms, "local@domain" and "Words Of
+// Name <local@domain>", where every word and both parts of the address are
+// plain ASCII atoms. It answers false for anything else (quotes, comments,
+// encoded words, runs of spaces, non-ASCII, ...), which net/mail reads
+// instead. net/mail allocates an error for each form it tries before the
+// right one: a fifth of a send's validation. Where it answers, net/mail
+// agrees (FuzzSimpleAddressAgrees).
+func simpleAddress(s string) (name, addr string, ok bool) {
+	addr = s
+	if strings.HasSuffix(s, ">") {
+		lt := strings.IndexByte(s, '<')
+		if lt < 0 {
+			return "", "", false
+		}
+		name, addr = s[:lt], s[lt+1:len(s)-1]
+		if name != "" {
+			// Words separated by single spaces, and one space before '<'.
+			words, rest := name[:len(name)-1], name[len(name)-1:]
+			if rest != " " || !isPhrase(words) {
+				return "", "", false
+			}
+			name = words
+		}
+	}
+	at := strings.IndexByte(addr, '@')
+	if at < 0 || !isSimpleAtom(addr[:at], localChar) || !isSimpleAtom(addr[at+1:], domainChar) {
+		return "", "", false
+	}
+	return name, addr, true
+}
+
+// isPhrase: one or more words of phraseChar, separated by single spaces.
+func isPhrase(s string) bool {
+	for w := range strings.SplitSeq(s, " ") {
+		if w == "" {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			if !phraseChar(w[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isSimpleAtom: a dot-atom of chars ok allows, no leading, trailing or
+// double dot.
+func isSimpleAtom(s string, ok func(byte) bool) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '.' && !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// phraseChar is atext without '=' and '?' (which could begin an encoded
+// word net/mail would decode).
+func phraseChar(c byte) bool { return alnum(c) || strings.IndexByte("!#$%&'*+-/^_`{|}~", c) >= 0 }
+
+func localChar(c byte) bool { return alnum(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0 }
+
+func domainChar(c byte) bool { return alnum(c) || c == '-' }
 
 // normalizeEmail checks the addr-spec net/mail found. raw is the caller's
 // text, used to see whether the local part was quoted (net/mail unquotes it).

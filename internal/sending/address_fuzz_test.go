@@ -1,6 +1,7 @@
 package sending
 
 import (
+	"net/mail"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,31 @@ func FuzzParseAddress(f *testing.F) {
 		}
 		if back != a {
 			t.Fatalf("ParseAddress(%q) = %+v; String %q re-parses as %+v", s, a, formatted, back)
+		}
+	})
+}
+
+// Wherever simpleAddress reads an address, net/mail reads the same name and
+// addr-spec.
+func FuzzSimpleAddressAgrees(f *testing.F) {
+	for _, s := range []string{
+		"a@b.co", "Alice <alice@Example.COM>", "Acme Billing Team <billing+eu@acme.example>", "<a@b.co>",
+		"Bench<a@b.co>", "Two  Spaces <a@b.co>", "J. Doe <a@b.co>", "=?utf-8?q?x?= <a@b.co>", "a..b@c.d", ".a@b.c",
+		"a@b.c.", "a@-b.c", "O'Brien <o'brien@x.ie>", "a@b", "x <a@b.c> ", "x <a@b.c>>", "x <<a@b.c>", "a@b@c.d",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		name, addr, ok := simpleAddress(s)
+		if !ok {
+			return
+		}
+		m, err := mail.ParseAddress(s)
+		if err != nil {
+			t.Fatalf("simpleAddress(%q) = %q, %q; net/mail refuses it: %v", s, name, addr, err)
+		}
+		if m.Name != name || m.Address != addr {
+			t.Fatalf("simpleAddress(%q) = %q, %q; net/mail reads %q, %q", s, name, addr, m.Name, m.Address)
 		}
 	})
 }

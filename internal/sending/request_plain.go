@@ -3,6 +3,7 @@ package sending
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -80,8 +81,80 @@ func plainString(v gjson.Result) (string, bool) {
 	if strings.IndexByte(s, '\\') < 0 && utf8.ValidString(s) {
 		return s, true
 	}
+	if u, ok := unescape(s); ok {
+		return u, true
+	}
 	err := json.Unmarshal([]byte(v.Raw), &s)
 	return s, err == nil
+}
+
+// unescape decodes the escapes of a JSON string's body (between its
+// quotes) as encoding/json does, for valid UTF-8 text whose escapes are the
+// one-letter ones or \u of a rune that is not a surrogate: Go's encoder
+// writes < > & as \u003c and so on, so most HTML bodies have some. It answers
+// false for anything else (a surrogate pair, invalid UTF-8), which
+// encoding/json decodes instead.
+func unescape(s string) (string, bool) {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			j := strings.IndexByte(s[i:], '\\')
+			if j < 0 {
+				j = len(s) - i
+			}
+			seg := s[i : i+j]
+			if !utf8.ValidString(seg) {
+				return "", false
+			}
+			b = append(b, seg...)
+			i += j
+			continue
+		}
+		if i+1 >= len(s) {
+			return "", false
+		}
+		switch c := s[i+1]; c {
+		case '"', '\\', '/':
+			b = append(b, c)
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			if i+6 > len(s) {
+				return "", false
+			}
+			var r rune
+			for _, h := range []byte(s[i+2 : i+6]) {
+				switch {
+				case h >= '0' && h <= '9':
+					r = r<<4 | rune(h-'0')
+				case h >= 'a' && h <= 'f':
+					r = r<<4 | rune(h-'a'+10)
+				case h >= 'A' && h <= 'F':
+					r = r<<4 | rune(h-'A'+10)
+				default:
+					return "", false
+				}
+			}
+			if utf16.IsSurrogate(r) {
+				return "", false
+			}
+			b = utf8.AppendRune(b, r)
+			i += 6
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return string(b), true
 }
 
 func setString(dst **string, v gjson.Result) bool {

@@ -42,6 +42,8 @@ func FuzzDecodePlainAgrees(f *testing.F) {
 		fullBody(), `{}`, `{"to":"a@b.co"}`, `{"to":" "}`, `{"to":[]}`, `{"to":["a","b"],"to":null}`,
 		`{"to":null,"to":"x@y.z"}`, `{"subject":"\ud800\u00e9\n","tags":{"\u0041":"\"q\""}}`, `{"tags":{}}`, `{"tags":{"a":"1","a":"2"}}`, `{"headers":{"X-A":"b"},"subject":""}`,
 		`{"from":"a@b.co","to":["delivered@mailroom.localhost"],"subject":"","html":"x","send_at":"tomorrow at 9am"}`,
+		`{"html":"\u003cp\u003e\t\\\/\b\f\r\n\"x\u00E9\u0000"}`, `{"subject":"\ud83d\ude00 and \udc00"}`, `{"text":"é\u2028ü"}`,
+		"{\"subject\":\"\xff\\n\"}", `{"subject":"\u12"}`,
 	} {
 		f.Add([]byte(s))
 	}

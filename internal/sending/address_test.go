@@ -106,3 +106,16 @@ func assertRoundTrip(t *testing.T, a Address) {
 		t.Fatalf("round trip of %+v via %q gave %+v", a, a.String(), back)
 	}
 }
+
+func BenchmarkParseAddress(b *testing.B) {
+	for _, s := range []string{"Bench <onboarding@bench.test>", "delivered@bench.test", `"Doe, Jane" <jane@example.com>`} {
+		b.Run(s, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseAddress(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -202,17 +202,22 @@ func setRateHeaders(hd http.Header, res ratelimit.Result, now time.Time) {
 	}
 	// The keys are written in canonical form, as Set would store them,
 	// which spares every answer seven canonicalisations.
+	// One backing array for the seven values, sliced so that an append to
+	// one cannot reach the next.
 	limit := strconv.Itoa(res.Limit)
-	hd["Ratelimit-Limit"] = []string{limit}
-	hd["X-Ratelimit-Limit"] = []string{limit}
+	v := [...]string{limit, limit, strconv.Itoa(reset), strconv.FormatInt(res.Reset.Unix(), 10), limit + ";w=60", "", ""}
+	vals := v[:]
+	hd["Ratelimit-Limit"] = vals[0:1:1]
+	hd["X-Ratelimit-Limit"] = vals[1:2:2]
+	hd["Ratelimit-Reset"] = vals[2:3:3]
+	hd["X-Ratelimit-Reset"] = vals[3:4:4]
+	hd["Ratelimit-Policy"] = vals[4:5:5]
 	if res.Remaining >= 0 {
-		rem := strconv.Itoa(res.Remaining)
-		hd["Ratelimit-Remaining"] = []string{rem}
-		hd["X-Ratelimit-Remaining"] = []string{rem}
+		vals[5] = strconv.Itoa(res.Remaining)
+		vals[6] = vals[5]
+		hd["Ratelimit-Remaining"] = vals[5:6:6]
+		hd["X-Ratelimit-Remaining"] = vals[6:7:7]
 	}
-	hd["Ratelimit-Reset"] = []string{strconv.Itoa(reset)}
-	hd["X-Ratelimit-Reset"] = []string{strconv.FormatInt(res.Reset.Unix(), 10)}
-	hd["Ratelimit-Policy"] = []string{limit + ";w=60"}
 }
 
 func clientIP(r *http.Request) string {

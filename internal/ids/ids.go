@@ -29,7 +29,12 @@ func New(prefix string) string {
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic("ids: crypto/rand failed: " + err.Error())
 	}
-	return prefix + "_" + enc.EncodeToString(b[:])
+	// One allocation: the id is built in a buffer on the stack (prefixes
+	// are a few letters) and copied into its string once.
+	var out [32]byte
+	buf := append(append(out[:0], prefix...), '_')
+	buf = enc.AppendEncode(buf, b[:])
+	return string(buf)
 }
 
 // HasPrefix reports whether id carries the given prefix.

@@ -389,3 +389,27 @@ func TestFingerprint(t *testing.T) {
 		t.Fatalf("fingerprint %q is not hex sha256", base)
 	}
 }
+
+// jsonText writes what encoding/json writes, and the column's empty value
+// for an empty or nil list or map.
+func TestJSONText(t *testing.T) {
+	for _, tc := range []struct {
+		v           any
+		empty, want string
+	}{
+		{[]string(nil), "[]", "[]"},
+		{[]string{}, "[]", "[]"},
+		{[]string{"a <b@c.d>"}, "[]", `["a \u003cb@c.d\u003e"]`},
+		{addressList(nil), "[]", "[]"},
+		{addressList{"b@c.d"}, "[]", `["b@c.d"]`},
+		{map[string]string(nil), "{}", "{}"},
+		{map[string]string{}, "{}", "{}"},
+		{map[string]string{"b": "2", "a": "1"}, "{}", `{"a":"1","b":"2"}`},
+		{[]StoredAttachment(nil), "[]", "[]"},
+		{[]StoredAttachment{{Filename: "f", ContentType: "text/plain", Content: []byte("hi")}}, "[]", `[{"filename":"f","content_type":"text/plain","content":"aGk="}]`},
+	} {
+		if got := jsonText(tc.v, tc.empty); got != tc.want {
+			t.Errorf("jsonText(%#v) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}

@@ -53,6 +53,25 @@ type emailRow struct {
 }
 
 func jsonText(v any, empty string) string {
+	// Most sends leave most lists and maps empty: no encoding for those.
+	switch x := v.(type) {
+	case []string:
+		if len(x) == 0 {
+			return empty
+		}
+	case addressList:
+		if len(x) == 0 {
+			return empty
+		}
+	case map[string]string:
+		if len(x) == 0 {
+			return empty
+		}
+	case []StoredAttachment:
+		if len(x) == 0 {
+			return empty
+		}
+	}
 	b, err := json.Marshal(v)
 	if err != nil || string(b) == "null" {
 		return empty

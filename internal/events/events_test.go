@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -51,6 +52,32 @@ func TestRaiseMarksOnlyListenedEventsForDispatch(t *testing.T) {
 		}
 		if dispatched != want[what] {
 			t.Errorf("%s: dispatched = %d, want %d", what, dispatched, want[what])
+		}
+	}
+}
+
+// EmailDataJSON encodes exactly what encoding/json makes of EmailData.
+func TestEmailDataJSON(t *testing.T) {
+	for _, tc := range []struct {
+		to       []string
+		tags     map[string]string
+		testMode bool
+	}{
+		{nil, nil, false},
+		{[]string{}, map[string]string{}, true},
+		{[]string{"A <a@b.c>", "d@e.f"}, map[string]string{"z": "1", "a": "<&>", "m": "\u2028"}, true},
+		{[]string{"x@y.z"}, map[string]string{"kind": "receipt"}, false},
+	} {
+		want, err := json.Marshal(events.EmailData("em_1", "Bench <onboarding@bench.test>", tc.to, "Hi \"you\" <3", tc.tags, tc.testMode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := events.EmailDataJSON("em_1", "Bench <onboarding@bench.test>", tc.to, "Hi \"you\" <3", tc.tags, tc.testMode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("EmailDataJSON = %s\nencoding/json    %s", got, want)
 		}
 	}
 }

@@ -250,7 +250,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		// Encoded here, in the request's goroutine, so that the one
 		// committer spends no time on it.
 		b.simBase = row.eventData()
-		if b.simData, err = json.Marshal(b.simBase); err != nil {
+		if b.simData, err = row.eventDataJSON(); err != nil {
 			release()
 			return nil, nil, err
 		}

@@ -115,6 +115,11 @@ func (e *emailRow) eventData() map[string]any {
 	return events.EmailData(e.ID, e.From, e.To, e.Subject, e.Tags, e.TestMode)
 }
 
+// eventDataJSON is eventData encoded.
+func (e *emailRow) eventDataJSON() ([]byte, error) {
+	return events.EmailDataJSON(e.ID, e.From, e.To, e.Subject, e.Tags, e.TestMode)
+}
+
 // summaryColumns are read for lists and single reads (bodies and
 // attachments are not).
 const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to,

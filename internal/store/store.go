@@ -475,7 +475,8 @@ func (tx *Tx) DeferInsert(table string, cols []string, args ...any) {
 			return
 		}
 	}
-	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, args: append([]any(nil), args...), rows: 1})
+	// Room for a few rows: a group commit defers dozens of each kind.
+	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, args: append(make([]any, 0, 8*len(args)), args...), rows: 1})
 }
 
 // insertChunks are the row counts of the multi-row statements; a fixed set

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -126,10 +127,17 @@ func TestBadBodies(t *testing.T) {
 		{"bad utf8", "application/json", "{\"name\":\"\xff\xfe\"}", 400, "invalid_json"},
 		{"two values", "application/json", `{"name":"a"}{"name":"b"}`, 400, "invalid_json"},
 		{"too large", "application/json", big, 413, "request_too_large"},
+		// Without a Content-Length (chunked), the body is read another way.
+		{"too large, chunked", "application/json", big, 413, "request_too_large"},
+		{"not json, chunked", "application/json", `{"name":`, 400, "invalid_json"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", a.URL+"/v1/api-keys", strings.NewReader(c.body))
+			var body io.Reader = strings.NewReader(c.body)
+			if strings.HasSuffix(c.name, "chunked") {
+				body = io.MultiReader(body) // hides the length
+			}
+			req, _ := http.NewRequest("POST", a.URL+"/v1/api-keys", body)
 			req.Header.Set("Content-Type", c.ctype)
 			req.Header.Set("Authorization", "Bearer "+a.Key)
 			r := a.Send(req)

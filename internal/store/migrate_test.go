@@ -16,14 +16,7 @@ import (
 // log row of a test event (not in the event log) keeps none.
 func TestMigrationNamesEventsBySeq(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.MigrateTo(ctx, 9); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedTo(t, 9)
 	for _, q := range []string{
 		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data) VALUES ('whd_a', 'ws_1', 'em_1', 'email.sent', 2, 1, '{}')`,
 		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data) VALUES ('whd_b', 'ws_1', 'em_1', 'email.delivered', 3, 2, '{}')`,
@@ -72,14 +65,7 @@ func TestMigrationNamesEventsBySeq(t *testing.T) {
 // gets the next seq. On PostgreSQL it changes nothing.
 func TestMigrationRebuildsEvents(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.MigrateTo(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedTo(t, 10)
 	for _, q := range []string{
 		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched) VALUES ('whd_a', 'ws_1', 'em_1', 'email.sent', 2, 1, '{"a":1}', 1, 1)`,
 		`INSERT INTO events (id, workspace_id, email_id, type, sequence, created_at, data, webhook, dispatched) VALUES ('whd_b', 'ws_1', 'em_1', 'email.delivered', 3, 2, '{"b":2}', 1, 0)`,
@@ -163,4 +149,20 @@ func TestMigrationRebuildsEvents(t *testing.T) {
 	if want := []string{"events_email", "events_undispatched"}; !slices.Equal(idx, want) {
 		t.Errorf("indexes on events: %v, want %v", idx, want)
 	}
+}
+
+// migratedTo opens a test database migrated up to version, below the
+// migration a test is about.
+func migratedTo(t *testing.T, version int64) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.MigrateTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -111,20 +111,21 @@ func simpleAddress(s string) (name, addr string, ok bool) {
 		}
 	}
 	at := strings.IndexByte(addr, '@')
-	if at < 0 || !isSimpleAtom(addr[:at], localChar) || !isSimpleAtom(addr[at+1:], domainChar) {
+	if at < 0 || !isDotAtom(addr[:at]) || !isDotAtomOf(addr[at+1:], isHostChar) {
 		return "", "", false
 	}
 	return name, addr, true
 }
 
-// isPhrase: one or more words of phraseChar, separated by single spaces.
+// isPhrase: one or more words of atext without '=' and '?' (which could
+// begin an encoded word net/mail would decode), separated by single spaces.
 func isPhrase(s string) bool {
 	for w := range strings.SplitSeq(s, " ") {
 		if w == "" {
 			return false
 		}
 		for i := 0; i < len(w); i++ {
-			if !phraseChar(w[i]) {
+			if c := w[i]; !isAtext(c) || c == '=' || c == '?' {
 				return false
 			}
 		}
@@ -132,31 +133,7 @@ func isPhrase(s string) bool {
 	return true
 }
 
-// isSimpleAtom: a dot-atom of chars ok allows, no leading, trailing or
-// double dot.
-func isSimpleAtom(s string, ok func(byte) bool) bool {
-	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] != '.' && !ok(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func alnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// phraseChar is atext without '=' and '?' (which could begin an encoded
-// word net/mail would decode).
-func phraseChar(c byte) bool { return alnum(c) || strings.IndexByte("!#$%&'*+-/^_`{|}~", c) >= 0 }
-
-func localChar(c byte) bool { return alnum(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0 }
-
-func domainChar(c byte) bool { return alnum(c) || c == '-' }
+func isHostChar(c byte) bool { return isAlnum(c) || c == '-' }
 
 // normalizeEmail checks the addr-spec net/mail found. raw is the caller's
 // text, used to see whether the local part was quoted (net/mail unquotes it).
@@ -234,28 +211,26 @@ func isHostLabel(l string) bool {
 }
 
 // isDotAtom reports whether s is an RFC 5322 dot-atom of ASCII atext.
-func isDotAtom(s string) bool {
+func isDotAtom(s string) bool { return isDotAtomOf(s, isAtext) }
+
+// isDotAtomOf: characters ok allows, separated by single dots, with no
+// leading or trailing dot.
+func isDotAtomOf(s string, ok func(byte) bool) bool {
 	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '.' {
-			continue
-		}
-		if !isAtext(c) {
+		if c := s[i]; c != '.' && !ok(c) {
 			return false
 		}
 	}
 	return true
 }
 
-func isAtext(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+func isAtext(c byte) bool { return isAlnum(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0 }
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 func isDigits(s string) bool {

@@ -44,13 +44,12 @@ type booking struct {
 	caller  Caller
 	v       *Validated
 	row     *emailRow
-	args    []any          // row.insertArgs(), encoded before the commit
-	sim     string         // test-mode outcome played out in the accepting commit
-	simBase map[string]any // its events' data (eventData), built before the commit
-	simData []byte         // and encoded
-	check   *supCheck      // suppressions (sends going now) and a key taken on trust, read in the commit
-	fp      string         // fingerprint, when an idempotency key is given
-	key     string         // idempotency key reserved in memory ("" if none)
+	args    []any     // row.insertArgs(), encoded before the commit
+	sim     string    // test-mode outcome played out in the accepting commit
+	simData []byte    // its events' data (eventData), encoded before the commit
+	check   *supCheck // suppressions (sends going now) and a key taken on trust, read in the commit
+	fp      string    // fingerprint, when an idempotency key is given
+	key     string    // idempotency key reserved in memory ("" if none)
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -249,7 +248,6 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		row.Status, row.LastError = simulatedStatus(b.sim)
 		// Encoded here, in the request's goroutine, so that the one
 		// committer spends no time on it.
-		b.simBase = row.eventData()
 		if b.simData, err = row.eventDataJSON(); err != nil {
 			release()
 			return nil, nil, err
@@ -383,7 +381,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		switch {
 		case b.sim != "":
 			ref := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: b.sim}
-			if err := s.raiseSimulated(ctx, tx, ref, b.simBase, b.simData, e.CreatedAt); err != nil {
+			if err := s.raiseSimulated(ctx, tx, ref, b.row.eventData, b.simData, e.CreatedAt); err != nil {
 				return err
 			}
 		case e.Status == StatusQueued:

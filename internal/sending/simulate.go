@@ -99,24 +99,25 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 		return fmt.Errorf("simulating %s: %w", r.EmailID, err)
 	}
 	base := map[string]any{"email_id": r.EmailID, "from": from, "to": json.RawMessage(to), "subject": subject, "tags": json.RawMessage(tags), "test_mode": true}
-	return s.raiseSimulated(ctx, tx, r, base, nil, now)
+	return s.raiseSimulated(ctx, tx, r, func() map[string]any { return base }, nil, now)
 }
 
 // raiseSimulated raises the events a test address produces, in the spec's
 // order: email.sent (2) then email.delivered or email.bounced (3); the
 // complaint of complained@ follows a few seconds later (ComplainArgs).
-// baseJSON, when not nil, is base encoded, for the events that carry base
-// alone.
-func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, base map[string]any, baseJSON []byte, now time.Time) error {
-	// raise raises kind with base plus extra (key, value pairs); base
-	// alone goes out as baseJSON when the caller encoded it.
+// base builds the data every event carries; baseJSON, when not nil, is
+// that data encoded, and the events that carry it alone go out as it
+// without base being built.
+func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, base func() map[string]any, baseJSON []byte, now time.Time) error {
+	// raise raises kind with base plus extra (key, value pairs).
 	raise := func(kind string, extra ...any) error {
-		ev := events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now, Data: base}
-		if len(extra) == 0 {
+		ev := events.Event{WorkspaceID: r.WorkspaceID, EmailID: r.EmailID, Type: kind, CreatedAt: now}
+		if len(extra) == 0 && baseJSON != nil {
 			ev.RawData = baseJSON
 		} else {
-			ev.Data = make(map[string]any, len(base)+len(extra)/2)
-			for k, v := range base {
+			b := base()
+			ev.Data = make(map[string]any, len(b)+len(extra)/2)
+			for k, v := range b {
 				ev.Data[k] = v
 			}
 			for i := 0; i+1 < len(extra); i += 2 {

@@ -94,8 +94,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		ratio := r.rate() / c.rate()
 		fmt.Fprintf(out, "%-10s bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n",
 			name, c.rate(), c.p(50), c.p(99), c.perRequest())
-		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send  ratio to ceiling %.2f\n",
-			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), ratio)
+		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f\n",
+			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio)
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
 			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
 		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, c.rate()))
@@ -132,6 +132,7 @@ type result struct {
 	elapsed   time.Duration
 	latencies []time.Duration
 	cpu       time.Duration // this process's CPU time (node and load generator) during the run
+	dbCPU     time.Duration // the local PostgreSQL server's CPU time during the run (0 when unknown)
 }
 
 // perRequest is the process CPU time per answered request: steadier than the
@@ -149,6 +150,48 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// serverShare is the local PostgreSQL server's CPU per send, for the
+// PostgreSQL node ("" elsewhere or when it is not on this machine).
+func (r *result) serverShare(name string) string {
+	if name != "postgres" || r.dbCPU <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" + PostgreSQL %v", (r.dbCPU / time.Duration(max(r.ok+r.errors, 1))).Round(100*time.Nanosecond))
+}
+
+// postgresCPU is the user plus system time of every process named postgres
+// on this machine (a local server's backends and helpers), read from /proc;
+// 0 where there is none. A send's cost on PostgreSQL is the node's CPU and
+// the server's: both run on the same two cores.
+func postgresCPU() time.Duration {
+	dirs, _ := os.ReadDir("/proc")
+	var ticks int64
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... utime stime: fields 14 and 15, counted
+		// after the comm, which may hold spaces.
+		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || end < open || string(b[open+1:end]) != "postgres" {
+			continue
+		}
+		f := strings.Fields(string(b[end+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		var ut, st int64
+		fmt.Sscan(f[11], &ut)
+		fmt.Sscan(f[12], &st)
+		ticks += ut + st
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
 func (r *result) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
 
 // add sums slice x into r; latencies are sorted again by the caller.
@@ -157,6 +200,7 @@ func (r *result) add(x *result) {
 	r.errors += x.errors
 	r.elapsed += x.elapsed
 	r.cpu += x.cpu
+	r.dbCPU += x.dbCPU
 	r.latencies = append(r.latencies, x.latencies...)
 }
 
@@ -180,7 +224,7 @@ func load(ctx context.Context, target, key string, body []byte, want, conns int,
 	var firstErr atomic.Value
 	lat := make([][]time.Duration, conns)
 	start := time.Now()
-	cpu0 := processCPU()
+	cpu0, db0 := processCPU(), postgresCPU()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -215,7 +259,7 @@ func load(ctx context.Context, target, key string, body []byte, want, conns int,
 		}()
 	}
 	wg.Wait()
-	r := &result{ok: ok.Load(), errors: bad.Load(), elapsed: time.Since(start), cpu: processCPU() - cpu0}
+	r := &result{ok: ok.Load(), errors: bad.Load(), elapsed: time.Since(start), cpu: processCPU() - cpu0, dbCPU: postgresCPU() - db0}
 	for _, l := range lat {
 		r.latencies = append(r.latencies, l...)
 	}

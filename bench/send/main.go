@@ -40,6 +40,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"mailroom/internal/app"
 	"mailroom/internal/config"
@@ -96,6 +97,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			name, c.rate(), c.p(50), c.p(99), c.perRequest())
 		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f\n",
 			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio)
+		fmt.Fprintf(out, "%-10s group commit: %s\n", name, m.commits.line(r.elapsed))
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
 			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
 		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, c.rate()))
@@ -348,6 +350,56 @@ func sendBody() []byte {
 // nodeResult is one node's measurements.
 type nodeResult struct {
 	ceiling, sends, refused *result
+	commits                 groupCommits // during the sends (and the ceiling's slices, when it commits nothing)
+}
+
+// groupCommits is the node's group-commit metrics (see sending's
+// commitMetrics): commits, the writes and seconds they sum to, and the
+// flushes that followed them.
+type groupCommits struct {
+	commits, flushes           uint64
+	writes, seconds, flushSecs float64
+}
+
+func (g groupCommits) since(o groupCommits) groupCommits {
+	return groupCommits{g.commits - o.commits, g.flushes - o.flushes, g.writes - o.writes, g.seconds - o.seconds, g.flushSecs - o.flushSecs}
+}
+
+// line describes the commits of sends that took elapsed: how many writes
+// share one, how long one takes and how busy that kept the one committer,
+// and how long the answers then waited for the disk.
+func (g groupCommits) line(elapsed time.Duration) string {
+	if g.commits == 0 {
+		return "no group commits"
+	}
+	n := float64(g.commits)
+	s := fmt.Sprintf("%.1f writes per commit, %.2fms per commit (committer busy %.0f%%)",
+		g.writes/n, g.seconds/n*1e3, g.seconds/elapsed.Seconds()*100)
+	if g.flushes > 0 {
+		s += fmt.Sprintf(", then %.2fms to reach the disk", g.flushSecs/float64(g.flushes)*1e3)
+	}
+	return s
+}
+
+// commitStats reads the group-commit histograms from reg.
+func commitStats(reg *prometheus.Registry) groupCommits {
+	var g groupCommits
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if len(mf.GetMetric()) != 1 {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		switch mf.GetName() {
+		case "mailroom_group_commit_writes":
+			g.commits, g.writes = h.GetSampleCount(), h.GetSampleSum()
+		case "mailroom_group_commit_seconds":
+			g.seconds = h.GetSampleSum()
+		case "mailroom_group_commit_flush_seconds":
+			g.flushes, g.flushSecs = h.GetSampleCount(), h.GetSampleSum()
+		}
+	}
+	return g
 }
 
 // measureNode starts a real node on dbURL and loads POST /v1/emails,
@@ -393,9 +445,11 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 		return nil, err
 	}
 	m := &nodeResult{}
+	before := commitStats(a.Registry)
 	if m.ceiling, m.sends, err = interleave(ctx, o, ceiling, target, key); err != nil {
 		return nil, err
 	}
+	m.commits = commitStats(a.Registry).since(before)
 	var far map[string]any
 	json.Unmarshal(sendBody(), &far)
 	far["send_at"] = "in 99 days"

@@ -17,6 +17,7 @@ func (a *App) wireSending(w *wiring) error {
 		Clock:         a.Clock,
 		ServiceDomain: a.Config.ServiceDomain,
 		Logger:        a.Log.With("component", "sending"),
+		Registry:      a.Registry,
 	})
 	if a.services.Domains != nil {
 		svc.SetDomains(a.services.Domains)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/clock"
 	"mailroom/internal/store"
 )
@@ -43,6 +45,8 @@ type Config struct {
 	Committers int
 	// TemplateExists is handed to Rules; nil until templates exist.
 	TemplateExists func(workspaceID, id string) bool
+	// Registry receives the group committer's metrics; nil keeps none.
+	Registry prometheus.Registerer
 }
 
 // Caller is who is sending or reading: the workspace and the API key. A key
@@ -94,7 +98,7 @@ func New(cfg Config) *Service {
 		serviceDomain: cfg.ServiceDomain,
 		sandboxFrom:   "onboarding@" + cfg.ServiceDomain,
 		templates:     cfg.TemplateExists,
-		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers),
+		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
 	}
 	s.SetDomains(cfg.Domains)

@@ -242,7 +242,7 @@ type groupWriter struct {
 // its cycle is the flush.
 type commitMetrics struct {
 	writes  prometheus.Histogram // writes per commit
-	seconds prometheus.Histogram // one commit: its statements and COMMIT
+	seconds prometheus.Histogram // one commit: its statements and COMMIT (and SQLite's FinishWAL)
 	flush   prometheus.Histogram // after COMMIT until on disk (SQLite's WAL flush; PostgreSQL's COMMIT is durable)
 }
 
@@ -253,7 +253,7 @@ func newCommitMetrics(reg prometheus.Registerer) commitMetrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512, maxBatch
 		}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "mailroom_group_commit_seconds", Help: "Time the group committer spends on one commit, its statements and COMMIT.",
+			Name: "mailroom_group_commit_seconds", Help: "Time the group committer spends on one commit: its statements and COMMIT (on SQLite also the WAL copy that follows a background checkpoint).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14), // 100 µs to 0.8 s
 		}),
 		flush: prometheus.NewHistogram(prometheus.HistogramOpts{

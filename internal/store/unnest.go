@@ -68,13 +68,13 @@ func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 		return "", nil, false, err
 	}
 	arrays := make([]any, len(d.cols))
-	casts := make([]string, len(d.cols))
+	unnests := make([]string, len(d.cols))
 	for c, col := range d.cols {
 		udt, ok := types[col]
 		if !ok {
 			return "", nil, false, nil
 		}
-		casts[c] = "unnest($" + strconv.Itoa(offset+c+1) + "::" + udt + "[])"
+		unnests[c] = "unnest($" + strconv.Itoa(offset+c+1) + "::" + udt + "[])"
 		var arr any
 		switch udt {
 		case "text", "varchar":
@@ -89,7 +89,7 @@ func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 		}
 		arrays[c] = arr
 	}
-	return "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT " + strings.Join(casts, ", "), arrays, true, nil
+	return "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT " + strings.Join(unnests, ", "), arrays, true, nil
 }
 
 // column gathers column c of d's rows as one array, converting each value

@@ -95,8 +95,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		ratio := r.rate() / c.rate()
 		fmt.Fprintf(out, "%-10s bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n",
 			name, c.rate(), c.p(50), c.p(99), c.perRequest())
-		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f\n",
-			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio)
+		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f%s\n",
+			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio, spread(m.ratios))
 		fmt.Fprintf(out, "%-10s group commit: %s\n", name, m.commits.line(r.elapsed))
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
 			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
@@ -303,13 +303,19 @@ const settle = 200 * time.Millisecond
 // interleave measures the ceiling and the node's sends for o.duration each,
 // in alternating slices: ceiling first in odd rounds, node first in even
 // ones, so that a drift of the machine's speed weighs on both alike.
-func interleave(ctx context.Context, o options, ceiling, target, key string) (c, n *result, err error) {
+//
+// It also returns the ratio of each round (the node's slice over the
+// ceiling's beside it), whose spread says how far one run's ratio can be
+// trusted on this machine.
+func interleave(ctx context.Context, o options, ceiling, target, key string) (c, n *result, ratios []float64, err error) {
 	c, n = &result{}, &result{}
+	var cRate, nRate float64 // this round's
 	measure := []func() error{
 		func() error {
 			r, err := load(ctx, ceiling, "", sendBody(), http.StatusOK, o.conns, o.slice)
 			if err == nil {
 				c.add(r)
+				cRate = r.rate()
 			}
 			return err
 		},
@@ -317,6 +323,7 @@ func interleave(ctx context.Context, o options, ceiling, target, key string) (c,
 			r, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.slice)
 			if err == nil {
 				n.add(r)
+				nRate = r.rate()
 			}
 			return err
 		},
@@ -329,13 +336,27 @@ func interleave(ctx context.Context, o options, ceiling, target, key string) (c,
 			// a collection) end before the next slice starts.
 			time.Sleep(settle)
 			if err := m(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
+		ratios = append(ratios, nRate/cRate)
 	}
 	slices.Sort(c.latencies)
 	slices.Sort(n.latencies)
-	return c, n, nil
+	slices.Sort(ratios)
+	return c, n, ratios, nil
+}
+
+// spread describes sorted per-round ratios: their median and range.
+func spread(ratios []float64) string {
+	if len(ratios) < 2 {
+		return ""
+	}
+	mid := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		mid = (ratios[len(ratios)/2-1] + mid) / 2
+	}
+	return fmt.Sprintf(" (%d rounds: median %.2f, %.2f to %.2f)", len(ratios), mid, ratios[0], ratios[len(ratios)-1])
 }
 
 func sendBody() []byte {
@@ -350,6 +371,7 @@ func sendBody() []byte {
 // nodeResult is one node's measurements.
 type nodeResult struct {
 	ceiling, sends, refused *result
+	ratios                  []float64    // per round of the interleaved measurement, sorted
 	commits                 groupCommits // during the sends (and the ceiling's slices, when it commits nothing)
 }
 
@@ -446,7 +468,7 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 	}
 	m := &nodeResult{}
 	before := commitStats(a.Registry)
-	if m.ceiling, m.sends, err = interleave(ctx, o, ceiling, target, key); err != nil {
+	if m.ceiling, m.sends, m.ratios, err = interleave(ctx, o, ceiling, target, key); err != nil {
 		return nil, err
 	}
 	m.commits = commitStats(a.Registry).since(before)

@@ -343,15 +343,15 @@ func interleave(ctx context.Context, o options, ceiling, target, key string) (c,
 	}
 	slices.Sort(c.latencies)
 	slices.Sort(n.latencies)
-	slices.Sort(ratios)
 	return c, n, ratios, nil
 }
 
-// spread describes sorted per-round ratios: their median and range.
+// spread describes per-round ratios: their median and range.
 func spread(ratios []float64) string {
 	if len(ratios) < 2 {
 		return ""
 	}
+	ratios = slices.Sorted(slices.Values(ratios))
 	mid := ratios[len(ratios)/2]
 	if len(ratios)%2 == 0 {
 		mid = (ratios[len(ratios)/2-1] + mid) / 2
@@ -371,7 +371,7 @@ func sendBody() []byte {
 // nodeResult is one node's measurements.
 type nodeResult struct {
 	ceiling, sends, refused *result
-	ratios                  []float64    // per round of the interleaved measurement, sorted
+	ratios                  []float64    // per round of the interleaved measurement, in round order
 	commits                 groupCommits // during the sends (and the ceiling's slices, when it commits nothing)
 }
 

@@ -29,6 +29,22 @@ const maxBatch = 512
 // with 64 it won four interleaved bench pairs of four (+7% to +31%).
 const gatherMin = 64
 
+// gatherMore and gatherWait shape SQLite's batches under load: when the
+// last batch was at least half of gatherMore (a steady stream of concurrent
+// sends) and its flush has ended, the committer waits up to gatherWait more
+// for the next batch to reach gatherMore before committing it. Each commit
+// costs the writer nearly the same whatever its size (the same right-edge
+// pages, one fsync, which keeps one of the Go scheduler's processors for its
+// 0.6 ms), so under load fewer, larger commits leave more CPU to the
+// requests: at 64 connections batches grew from 19 to 26 sends, CPU per send
+// fell by 7 µs and sends/s rose 5-10% (bench/send, interleaved pairs). A
+// lone send or a light load (a last batch under gatherMore/2) never waits:
+// at 8, 16 and 24 connections nothing changed or it improved.
+const (
+	gatherMore = 32
+	gatherWait = 400 * time.Microsecond
+)
+
 // maxBulk bounds the background writes (each may cover many emails) that
 // ride along in one group commit.
 const maxBulk = 2
@@ -229,6 +245,8 @@ type groupWriter struct {
 	done bool
 	ctx  context.Context
 
+	wait time.Duration // gatherWait; tests lengthen it
+
 	lmu       sync.Mutex
 	listeners map[string]bool // workspace -> has a webhook endpoint, as the last guarded commit found
 
@@ -271,7 +289,7 @@ func newGroupWriter(db *store.DB, log *slog.Logger, committers int, reg promethe
 	if committers <= 0 {
 		committers = 1
 	}
-	return &groupWriter{db: db, log: log, ops: make(chan *writeOp, 4*maxBatch), bulk: make(chan *writeOp, maxBatch), n: committers, stop: make(chan struct{}), metrics: newCommitMetrics(reg)}
+	return &groupWriter{db: db, log: log, ops: make(chan *writeOp, 4*maxBatch), bulk: make(chan *writeOp, maxBatch), n: committers, stop: make(chan struct{}), wait: gatherWait, metrics: newCommitMetrics(reg)}
 }
 
 func (g *groupWriter) start(ctx context.Context) {
@@ -339,6 +357,9 @@ func (g *groupWriter) loop() {
 	defer g.wg.Done()
 	batch := make([]*writeOp, 0, maxBatch)
 	var flushing chan struct{} // closed when the last batch is on disk
+	last := 0                  // writes in the last batch, when it had a flush to wait for
+	more := time.NewTimer(time.Hour)
+	more.Stop()
 	for {
 		batch = batch[:0]
 		select {
@@ -375,6 +396,22 @@ func (g *groupWriter) loop() {
 				break gather
 			}
 		}
+		// Under load, a little longer (see gatherMore).
+		if last >= gatherMore/2 && len(batch) < gatherMore {
+			more.Reset(g.wait)
+		wait:
+			for len(batch) < gatherMore {
+				select {
+				case op := <-g.ops:
+					batch = append(batch, op)
+				case <-more.C:
+					break wait
+				case <-g.stop:
+					break wait
+				}
+			}
+			more.Stop()
+		}
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -393,8 +430,9 @@ func (g *groupWriter) loop() {
 				break fillBulk
 			}
 		}
+		last = 0
 		if f := g.commit(batch); f != nil {
-			flushing = f
+			flushing, last = f, len(batch)
 		}
 	}
 }

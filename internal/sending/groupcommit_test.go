@@ -1,0 +1,119 @@
+package sending
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"mailroom/internal/store"
+)
+
+// The committer waits for a fuller batch only under load (see gatherMore):
+// after a small batch a lone write is committed at once; after a batch of
+// at least gatherMore/2 the next one is held until gatherMore writes have
+// come (or gatherWait has passed, here an hour, so that only the count can
+// release it).
+func TestGroupCommitWaitsForMoreOnlyUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "gc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(ctx, `CREATE TABLE t (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	g := newGroupWriter(db, slog.New(slog.NewTextHandler(io.Discard, nil)), 1, reg)
+	g.wait = time.Hour
+	g.start(ctx)
+	t.Cleanup(g.shutdown)
+
+	insert := func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO t (n) VALUES (1)`)
+		return err
+	}
+	answered := func(ch chan error, within time.Duration) bool {
+		t.Helper()
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true
+		case <-time.After(within):
+			return false
+		}
+	}
+	// batchOf commits n writes as one batch: they queue while a write
+	// holding the committer blocks, so the next batch takes all of them.
+	batchOf := func(n int) {
+		t.Helper()
+		gate := make(chan struct{})
+		held := g.submit(func(ctx context.Context, tx *store.Tx) error { <-gate; return insert(ctx, tx) }, nil)
+		time.Sleep(20 * time.Millisecond) // the committer is inside the gate's write
+		var chs []chan error
+		for range n {
+			chs = append(chs, g.submit(insert, nil))
+		}
+		close(gate)
+		for _, ch := range append(chs, held) {
+			if !answered(ch, 10*time.Second) {
+				t.Fatal("a write of the batch was never answered")
+			}
+		}
+	}
+	// commits answers how many commits there were and how many writes
+	// they held.
+	commits := func() (n uint64, writes float64) {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "mailroom_group_commit_writes" {
+				h := mf.GetMetric()[0].GetHistogram()
+				return h.GetSampleCount(), h.GetSampleSum()
+			}
+		}
+		t.Fatal("no writes histogram")
+		return 0, 0
+	}
+
+	batchOf(3)
+	if !answered(g.submit(insert, nil), 10*time.Second) {
+		t.Fatal("after a batch of 3, a lone write was held for more")
+	}
+
+	batchOf(gatherMore / 2)
+	n0, w0 := commits()
+	first := g.submit(insert, nil)
+	if answered(first, 200*time.Millisecond) {
+		t.Fatalf("after a batch of %d, a lone write was committed without waiting for more", gatherMore/2)
+	}
+	rest := make([]chan error, gatherMore-1)
+	for i := range rest {
+		rest[i] = g.submit(insert, nil)
+	}
+	for _, ch := range append(rest, first) {
+		if !answered(ch, 10*time.Second) {
+			t.Fatalf("%d writes were queued, yet the batch was not committed", gatherMore)
+		}
+	}
+	if n, w := commits(); n-n0 != 1 || w-w0 != gatherMore {
+		t.Errorf("the held write and the %d after it took %d commits of %v writes, want one of %d", gatherMore-1, n-n0, w-w0, gatherMore)
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + 3 + 1 + 1 + gatherMore/2 + gatherMore; n != want {
+		t.Errorf("%d rows, want %d", n, want)
+	}
+}

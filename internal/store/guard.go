@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -79,9 +80,44 @@ func (tx *Tx) flushGuarded(ctx context.Context) (done bool, err error) {
 	}
 	q.WriteString(" SELECT v.veto, g.kind, g.a, g.b, g.c FROM v LEFT JOIN g ON true")
 
+	veto := false
+	found := func(v bool, kind sql.NullInt64, a, b, c sql.NullString) {
+		veto = v
+		if kind.Valid {
+			g.Row(int(kind.Int64), a.String, b.String, c.String)
+		}
+	}
 	var rows *sql.Rows
 	if tx.sqlTx == nil && len(tx.pending) == 0 && (ok || len(tx.inserts) == 0) {
 		// Nothing else to commit: the statement is the transaction.
+		err = tx.db.queryDirect(ctx, q.String(), args, func(vals [][]byte) error {
+			if len(vals) != 5 {
+				return fmt.Errorf("store: a guard's row has %d columns, want 5", len(vals))
+			}
+			var kind sql.NullInt64
+			if vals[1] != nil {
+				n, err := strconv.ParseInt(string(vals[1]), 10, 64)
+				if err != nil {
+					return fmt.Errorf("store: a guard's kind %q: %w", vals[1], err)
+				}
+				kind = sql.NullInt64{Int64: n, Valid: true}
+			}
+			text := func(v []byte) sql.NullString { return sql.NullString{String: string(v), Valid: v != nil} }
+			found(string(vals[0]) == "t", kind, text(vals[2]), text(vals[3]), text(vals[4]))
+			return nil
+		})
+		if err == nil {
+			if veto {
+				return false, ErrVetoed
+			}
+			if ok {
+				tx.inserts = nil
+			}
+			return ok, nil
+		}
+		if !errors.Is(err, errNoDirect) {
+			return false, err
+		}
 		rows, err = tx.db.W.QueryContext(ctx, q.String(), args...)
 	} else {
 		t, berr := tx.begin(ctx)
@@ -94,16 +130,14 @@ func (tx *Tx) flushGuarded(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	defer rows.Close()
-	veto := false
 	for rows.Next() {
+		var v bool
 		var kind sql.NullInt64
 		var a, b, c sql.NullString
-		if err := rows.Scan(&veto, &kind, &a, &b, &c); err != nil {
+		if err := rows.Scan(&v, &kind, &a, &b, &c); err != nil {
 			return false, err
 		}
-		if kind.Valid {
-			g.Row(int(kind.Int64), a.String, b.String, c.String)
-		}
+		found(v, kind, a, b, c)
 	}
 	if err := rows.Err(); err != nil {
 		return false, err

@@ -41,7 +41,7 @@ func TestGuardKeepsRowsOut(t *testing.T) {
 		{"nothing found in a begun transaction", "z@y.test", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := workspaceRows()
+			before, direct := workspaceRows(), db.DirectRuns()
 			var found []string
 			err := db.InTx(ctx, func(tx *store.Tx) error {
 				if tc.begun {
@@ -73,6 +73,11 @@ func TestGuardKeepsRowsOut(t *testing.T) {
 			}
 			if n := workspaceRows(); n != want {
 				t.Errorf("%d rows after the commit, want %d", n, want)
+			}
+			// Unless a transaction had begun, the statement is the whole
+			// commit and runs on the direct path (pgdirect.go).
+			if ran := db.DirectRuns() - direct; ran != map[bool]uint64{false: 1, true: 0}[tc.begun] {
+				t.Errorf("%d statements on the direct path, want %d", ran, map[bool]uint64{false: 1, true: 0}[tc.begun])
 			}
 		})
 	}

@@ -59,6 +59,9 @@ type DB struct {
 	signals sync.Map // topic -> chan struct{}
 	// coltypes: table -> column -> PostgreSQL type name (see insertUnnest).
 	coltypes sync.Map
+	// direct counts statements run through queryDirect (tests check that
+	// the group commit's statement takes that path).
+	direct atomic.Uint64
 	// Prepared statements per pool (SQLite only: pgx caches per connection
 	// itself). modernc's SQLite re-parses every unprepared statement, which
 	// was a third of the CPU of a send.

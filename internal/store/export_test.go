@@ -1,0 +1,12 @@
+package store
+
+import "context"
+
+// Test access to the direct PostgreSQL path (pgdirect.go).
+var ErrNoDirect = errNoDirect
+
+func (db *DB) QueryDirect(ctx context.Context, q string, args []any, row func(vals [][]byte) error) error {
+	return db.queryDirect(ctx, q, args, row)
+}
+
+func (db *DB) DirectRuns() uint64 { return db.direct.Load() }

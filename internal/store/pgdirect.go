@@ -189,7 +189,13 @@ func appendValue(b []byte, oid uint32, a any) ([]byte, bool) {
 				func(i int) bool { return x[i] == nil })
 		}
 	case pgtype.Int8ArrayOID, pgtype.Int4ArrayOID, pgtype.Int2ArrayOID:
-		elem := map[uint32]uint32{pgtype.Int8ArrayOID: pgtype.Int8OID, pgtype.Int4ArrayOID: pgtype.Int4OID, pgtype.Int2ArrayOID: pgtype.Int2OID}[oid]
+		elem := uint32(pgtype.Int8OID)
+		switch oid {
+		case pgtype.Int4ArrayOID:
+			elem = pgtype.Int4OID
+		case pgtype.Int2ArrayOID:
+			elem = pgtype.Int2OID
+		}
 		switch x := a.(type) {
 		case []int64:
 			return appendArray(b, elem, len(x), false, func(b []byte, i int) ([]byte, bool) { return appendInt(b, elem, x[i]) }, nil)

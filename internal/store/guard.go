@@ -81,65 +81,23 @@ func (tx *Tx) flushGuarded(ctx context.Context) (done bool, err error) {
 	q.WriteString(" SELECT v.veto, g.kind, g.a, g.b, g.c FROM v LEFT JOIN g ON true")
 
 	veto := false
-	found := func(v bool, kind sql.NullInt64, a, b, c sql.NullString) {
+	found := guardFound(func(v bool, kind sql.NullInt64, a, b, c sql.NullString) {
 		veto = v
 		if kind.Valid {
 			g.Row(int(kind.Int64), a.String, b.String, c.String)
 		}
+	})
+	// Nothing else to commit: the statement is the transaction, and runs
+	// on the direct path where it can.
+	alone := tx.sqlTx == nil && len(tx.pending) == 0 && (ok || len(tx.inserts) == 0)
+	err = errNoDirect
+	if alone {
+		err = tx.db.queryDirect(ctx, q.String(), args, func(vals [][]byte) error { return guardRow(vals, found) })
 	}
-	var rows *sql.Rows
-	if tx.sqlTx == nil && len(tx.pending) == 0 && (ok || len(tx.inserts) == 0) {
-		// Nothing else to commit: the statement is the transaction.
-		err = tx.db.queryDirect(ctx, q.String(), args, func(vals [][]byte) error {
-			if len(vals) != 5 {
-				return fmt.Errorf("store: a guard's row has %d columns, want 5", len(vals))
-			}
-			var kind sql.NullInt64
-			if vals[1] != nil {
-				n, err := strconv.ParseInt(string(vals[1]), 10, 64)
-				if err != nil {
-					return fmt.Errorf("store: a guard's kind %q: %w", vals[1], err)
-				}
-				kind = sql.NullInt64{Int64: n, Valid: true}
-			}
-			text := func(v []byte) sql.NullString { return sql.NullString{String: string(v), Valid: v != nil} }
-			found(string(vals[0]) == "t", kind, text(vals[2]), text(vals[3]), text(vals[4]))
-			return nil
-		})
-		if err == nil {
-			if veto {
-				return false, ErrVetoed
-			}
-			if ok {
-				tx.inserts = nil
-			}
-			return ok, nil
-		}
-		if !errors.Is(err, errNoDirect) {
-			return false, err
-		}
-		rows, err = tx.db.W.QueryContext(ctx, q.String(), args...)
-	} else {
-		t, berr := tx.begin(ctx)
-		if berr != nil {
-			return false, berr
-		}
-		rows, err = t.QueryContext(ctx, q.String(), args...)
+	if errors.Is(err, errNoDirect) {
+		err = tx.queryGuard(ctx, q.String(), args, alone, found)
 	}
 	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v bool
-		var kind sql.NullInt64
-		var a, b, c sql.NullString
-		if err := rows.Scan(&v, &kind, &a, &b, &c); err != nil {
-			return false, err
-		}
-		found(v, kind, a, b, c)
-	}
-	if err := rows.Err(); err != nil {
 		return false, err
 	}
 	if veto {
@@ -149,4 +107,57 @@ func (tx *Tx) flushGuarded(ctx context.Context) (done bool, err error) {
 		tx.inserts = nil
 	}
 	return ok, nil
+}
+
+// guardFound receives each row of a guard statement: the veto and what the
+// read found (kind NULL when it found nothing).
+type guardFound func(veto bool, kind sql.NullInt64, a, b, c sql.NullString)
+
+// guardRow reads a guard statement's row as the direct path returns it
+// (text values, nil for NULL).
+func guardRow(vals [][]byte, found guardFound) error {
+	if len(vals) != 5 {
+		return fmt.Errorf("store: a guard's row has %d columns, want 5", len(vals))
+	}
+	var kind sql.NullInt64
+	if vals[1] != nil {
+		n, err := strconv.ParseInt(string(vals[1]), 10, 64)
+		if err != nil {
+			return fmt.Errorf("store: a guard's kind %q: %w", vals[1], err)
+		}
+		kind = sql.NullInt64{Int64: n, Valid: true}
+	}
+	text := func(v []byte) sql.NullString { return sql.NullString{String: string(v), Valid: v != nil} }
+	found(string(vals[0]) == "t", kind, text(vals[2]), text(vals[3]), text(vals[4]))
+	return nil
+}
+
+// queryGuard runs a guard statement through database/sql: on the pool when
+// it is the whole transaction (alone), else inside the transaction.
+func (tx *Tx) queryGuard(ctx context.Context, q string, args []any, alone bool, found guardFound) error {
+	var rows *sql.Rows
+	var err error
+	if alone {
+		rows, err = tx.db.W.QueryContext(ctx, q, args...)
+	} else {
+		t, berr := tx.begin(ctx)
+		if berr != nil {
+			return berr
+		}
+		rows, err = t.QueryContext(ctx, q, args...)
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v bool
+		var kind sql.NullInt64
+		var a, b, c sql.NullString
+		if err := rows.Scan(&v, &kind, &a, &b, &c); err != nil {
+			return err
+		}
+		found(v, kind, a, b, c)
+	}
+	return rows.Err()
 }

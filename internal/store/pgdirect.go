@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql/driver"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -117,23 +116,16 @@ var paramBufs = sync.Pool{New: func() any { return &paramBuf{} }}
 func (p *paramBuf) encode(oids []uint32, args []any) ([][]byte, []int16, bool) {
 	p.b, p.ends, p.formats = p.b[:0], p.ends[:0], p.formats[:0]
 	for i, a := range args {
-		if v, ok := a.(driver.Valuer); ok {
-			x, err := v.Value()
-			if err != nil {
-				return nil, nil, false
-			}
-			a = x
+		a, ok := resolve(a)
+		if !ok {
+			return nil, nil, false
 		}
-		null := a == nil
-		var ok bool
-		if !null {
+		end := -1 // NULL
+		if a != nil {
 			if p.b, ok = appendValue(p.b, oids[i], a); !ok {
 				return nil, nil, false
 			}
-		}
-		end := len(p.b)
-		if null {
-			end = -1
+			end = len(p.b)
 		}
 		p.ends = append(p.ends, end)
 		p.formats = append(p.formats, pgtype.BinaryFormatCode)
@@ -156,18 +148,13 @@ func (p *paramBuf) encode(oids []uint32, args []any) ([][]byte, []int16, bool) {
 func appendValue(b []byte, oid uint32, a any) ([]byte, bool) {
 	switch oid {
 	case pgtype.TextOID, pgtype.VarcharOID:
-		switch x := a.(type) {
-		case string:
-			return append(b, x...), true
-		case []byte:
-			return append(b, x...), true
+		if s, _, ok := textValue(a); ok {
+			return append(b, s...), true
 		}
 	case pgtype.Int8OID, pgtype.Int4OID, pgtype.Int2OID:
-		n, ok := integer(a)
-		if !ok {
-			return b, false
+		if n, _, ok := intValue(a); ok {
+			return appendInt(b, oid, n)
 		}
-		return appendInt(b, oid, n)
 	case pgtype.BoolOID:
 		if x, ok := a.(bool); ok {
 			if x {
@@ -206,23 +193,6 @@ func appendValue(b []byte, oid uint32, a any) ([]byte, bool) {
 		}
 	}
 	return b, false
-}
-
-func integer(a any) (int64, bool) {
-	switch x := a.(type) {
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case bool:
-		if x {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
 }
 
 // appendInt appends n as an integer of type oid; false when it does not fit.

@@ -388,15 +388,16 @@ func (g groupCommits) since(o groupCommits) groupCommits {
 }
 
 // line describes the commits of sends that took elapsed: how many writes
-// share one, how long one takes and how busy that kept the one committer,
-// and how long the answers then waited for the disk.
+// share one, how long one takes and how many were in flight on average
+// (PostgreSQL's committer keeps up to two), and how long the answers then
+// waited for the disk.
 func (g groupCommits) line(elapsed time.Duration) string {
 	if g.commits == 0 {
 		return "no group commits"
 	}
 	n := float64(g.commits)
-	s := fmt.Sprintf("%.1f writes per commit, %.2fms per commit (committer busy %.0f%%)",
-		g.writes/n, g.seconds/n*1e3, g.seconds/elapsed.Seconds()*100)
+	s := fmt.Sprintf("%.1f writes per commit, %.2fms per commit (%.2f in flight)",
+		g.writes/n, g.seconds/n*1e3, g.seconds/elapsed.Seconds())
 	if g.flushes > 0 {
 		s += fmt.Sprintf(", then %.2fms to reach the disk", g.flushSecs/float64(g.flushes)*1e3)
 	}

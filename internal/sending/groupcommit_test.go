@@ -5,12 +5,14 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mailroom/internal/store"
+	"mailroom/internal/testkit/testdb"
 )
 
 // The committer waits for a fuller batch only under load (see gatherMore):
@@ -114,6 +116,95 @@ func TestGroupCommitWaitsForMoreOnlyUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := 1 + 3 + 1 + 1 + gatherMore/2 + gatherMore; n != want {
+		t.Errorf("%d rows, want %d", n, want)
+	}
+}
+
+// On PostgreSQL a second commit starts while one is in flight only once
+// pipeMin writes are waiting, and a third never: the writes queued behind
+// two blocked commits wait for one of them.
+func TestPostgresCommitsTwoFullBatchesAtOnce(t *testing.T) {
+	if !testdb.IsPostgres() {
+		t.Skip("PostgreSQL only (MAILROOM_TEST_DATABASE_URL)")
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(ctx, `CREATE TABLE t (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	g := newGroupWriter(db, slog.New(slog.NewTextHandler(io.Discard, nil)), 1, prometheus.NewRegistry())
+	g.start(ctx)
+	t.Cleanup(g.shutdown)
+
+	insert := func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO t (n) VALUES (1)`)
+		return err
+	}
+	gated := func(gate chan struct{}) writeFunc {
+		return func(ctx context.Context, tx *store.Tx) error { <-gate; return insert(ctx, tx) }
+	}
+	submit := func(n int) []chan error {
+		var chs []chan error
+		for range n {
+			chs = append(chs, g.submit(insert, nil))
+		}
+		return chs
+	}
+	// answered reports whether every ch answers (without error) within d.
+	answered := func(chs []chan error, d time.Duration) bool {
+		t.Helper()
+		deadline := time.After(d)
+		for _, ch := range chs {
+			select {
+			case err := <-ch:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-deadline:
+				return false
+			}
+		}
+		return true
+	}
+
+	gateA, gateB := make(chan struct{}), make(chan struct{})
+	var openA, openB sync.Once
+	releaseA, releaseB := func() { openA.Do(func() { close(gateA) }) }, func() { openB.Do(func() { close(gateB) }) }
+	t.Cleanup(func() { releaseA(); releaseB() }) // before shutdown, even when the test fails
+	heldA := g.submit(gated(gateA), nil)
+	time.Sleep(50 * time.Millisecond) // commit A is in flight, inside the gate
+	few := submit(pipeMin - 1)
+	if answered(few[:1], 300*time.Millisecond) {
+		t.Fatalf("%d writes waiting behind a commit in flight were committed; want them held for %d", pipeMin-1, pipeMin)
+	}
+	if !answered(append(few, submit(1)...), 10*time.Second) {
+		t.Fatalf("%d writes waited while commit A was in flight, yet no second commit started", pipeMin)
+	}
+
+	heldB := g.submit(gated(gateB), nil)
+	withB := submit(pipeMin - 1) // commit B: the gated write and these
+	time.Sleep(50 * time.Millisecond)
+	third := submit(pipeMin)
+	if answered(third[:1], 300*time.Millisecond) {
+		t.Fatal("a third commit started while two were in flight")
+	}
+	releaseA()
+	if !answered(append([]chan error{heldA}, third...), 10*time.Second) {
+		t.Fatal("commit A ended, yet the writes behind it were not committed")
+	}
+	releaseB()
+	if !answered(append([]chan error{heldB}, withB...), 10*time.Second) {
+		t.Fatal("commit B was never answered")
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + pipeMin + pipeMin + pipeMin; n != want {
 		t.Errorf("%d rows, want %d", n, want)
 	}
 }

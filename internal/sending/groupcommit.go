@@ -388,17 +388,8 @@ func (g *groupWriter) loop() {
 		case op := <-g.bulk:
 			batch = append(batch, op)
 		case <-g.stop:
-			// Drain what is queued before leaving.
-			for {
-				select {
-				case op := <-g.ops:
-					g.commit([]*writeOp{op})
-				case op := <-g.bulk:
-					g.commit([]*writeOp{op})
-				default:
-					return
-				}
-			}
+			g.drain()
+			return
 		}
 		// While the last batch is being flushed, a small batch waits for
 		// the flush to end (see gatherMin). The committer then wakes on a
@@ -515,23 +506,30 @@ func (g *groupWriter) loopPipelined() {
 			inflight--
 		case <-g.stop:
 			// Let the commits in flight end, then commit what is
-			// gathered and drain the queues, as loop does.
+			// gathered and what is queued.
 			for ; inflight > 0; inflight-- {
 				<-done
 			}
 			if len(batch) > 0 {
 				g.commit(batch)
 			}
-			for {
-				select {
-				case op := <-g.ops:
-					g.commit([]*writeOp{op})
-				case op := <-g.bulk:
-					g.commit([]*writeOp{op})
-				default:
-					return
-				}
-			}
+			g.drain()
+			return
+		}
+	}
+}
+
+// drain commits what is still queued when the committer stops, each write
+// alone.
+func (g *groupWriter) drain() {
+	for {
+		select {
+		case op := <-g.ops:
+			g.commit([]*writeOp{op})
+		case op := <-g.bulk:
+			g.commit([]*writeOp{op})
+		default:
+			return
 		}
 	}
 }

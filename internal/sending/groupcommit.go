@@ -54,9 +54,9 @@ const (
 // plain committers) halved batches, and the server's CPU per send rose as
 // much as the wait fell; at 24 batches stay near their old size and the
 // next one goes while the server still flushes the last. bench/send at 64
-// connections, PostgreSQL (12 interleaved runs): 9.2-9.5k sends/s with one
-// in flight, 10.7-10.9k at 24, ratio to the ceiling 0.36-0.38 against
-// 0.40-0.42, p99 15 against 13 ms; 20 and 16 gave less, 28 as much, 32 less.
+// connections, PostgreSQL, three runs of each value, interleaved: one in
+// flight 9.2-9.5k sends/s, ratio to the ceiling 0.36-0.38, p99 15-16 ms; at
+// 24 10.7-10.9k, 0.40-0.42, 13-14 ms; 8, 16, 20 and 32 gave less, 28 as much.
 const pipeMin = 24
 
 // maxBulk bounds the background writes (each may cover many emails) that

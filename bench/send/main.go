@@ -4,6 +4,7 @@
 //
 //	go run ./bench/send                     # SQLite
 //	go run ./bench/send -pg postgres://...  # SQLite, then PostgreSQL
+//	go run ./bench/send -real               # real recipients, see -real
 //
 // The node is the real one (internal/app) with durable settings (on SQLite
 // the WAL is flushed to disk before an answer, see store.walSync): every 200
@@ -61,6 +62,15 @@ type options struct {
 	pg         string
 	skipLite   bool
 	cpuProfile string
+	real       bool
+}
+
+// to is the recipient of the measured sends.
+func (o options) to() string {
+	if o.real {
+		return "owner@bench.test"
+	}
+	return "delivered@bench.test"
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -71,6 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.conns, "c", 64, "concurrent connections")
 	fs.StringVar(&o.pg, "pg", "", "PostgreSQL URL to measure as well (a scratch schema is created and dropped)")
 	fs.BoolVar(&o.skipLite, "no-sqlite", false, "skip the SQLite measurement")
+	fs.BoolVar(&o.real, "real", false, "send to a real recipient (the workspace owner, whom the sandbox sender may reach) instead of delivered@: each email gets its delivery job in the accepting commit, as a user's sends do; the relay is a closed loopback port and one delivery worker runs, so deliveries fail and wait for their retry, off the measurement")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measurements, load each node alone for -d more and write a CPU profile of that to this file (one file per database, the name suffixed with it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -95,8 +106,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		ratio := r.rate() / c.rate()
 		fmt.Fprintf(out, "%-10s bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n",
 			name, c.rate(), c.p(50), c.p(99), c.perRequest())
-		fmt.Fprintf(out, "%-10s POST /v1/emails: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f%s\n",
-			name, r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio, spread(m.ratios))
+		fmt.Fprintf(out, "%-10s POST /v1/emails to %s: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f%s\n",
+			name, o.to(), r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio, spread(m.ratios))
 		fmt.Fprintf(out, "%-10s group commit: %s\n", name, m.commits.line(r.elapsed))
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
 			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
@@ -312,7 +323,7 @@ func interleave(ctx context.Context, o options, ceiling, target, key string) (c,
 	var cRate, nRate float64 // this round's
 	measure := []func() error{
 		func() error {
-			r, err := load(ctx, ceiling, "", sendBody(), http.StatusOK, o.conns, o.slice)
+			r, err := load(ctx, ceiling, "", sendBody(o.to()), http.StatusOK, o.conns, o.slice)
 			if err == nil {
 				c.add(r)
 				cRate = r.rate()
@@ -320,7 +331,7 @@ func interleave(ctx context.Context, o options, ceiling, target, key string) (c,
 			return err
 		},
 		func() error {
-			r, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.slice)
+			r, err := load(ctx, target, key, sendBody(o.to()), http.StatusOK, o.conns, o.slice)
 			if err == nil {
 				n.add(r)
 				nRate = r.rate()
@@ -359,9 +370,9 @@ func spread(ratios []float64) string {
 	return fmt.Sprintf(" (%d rounds: median %.2f, %.2f to %.2f)", len(ratios), mid, ratios[0], ratios[len(ratios)-1])
 }
 
-func sendBody() []byte {
+func sendBody(to string) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"from": "Bench <onboarding@bench.test>", "to": []string{"delivered@bench.test"},
+		"from": "Bench <onboarding@bench.test>", "to": []string{to},
 		"subject": "Your receipt", "text": "Thanks for your order.", "html": "<p>Thanks for your order.</p>",
 		"tags": map[string]string{"kind": "receipt"},
 	})
@@ -440,6 +451,14 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 		"MAILROOM_DATA_DIR":       os.TempDir(),
 		"MAILROOM_LOG_LEVEL":      "error",
 	}
+	if o.real {
+		relay, err := closedPort()
+		if err != nil {
+			return nil, err
+		}
+		env["MAILROOM_OUTBOUND"] = "smtp://" + relay
+		env["MAILROOM_DELIVERY_CONCURRENCY"] = "1"
+	}
 	cfg, err := config.Load(config.Map(env))
 	if err != nil {
 		return nil, err
@@ -464,7 +483,7 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 	}
 	target := "http://" + a.HTTPAddr() + "/v1/emails"
 	// A short warm-up fills connection pools and statement caches.
-	if _, err := load(ctx, target, key, sendBody(), http.StatusOK, o.conns, time.Second); err != nil {
+	if _, err := load(ctx, target, key, sendBody(o.to()), http.StatusOK, o.conns, time.Second); err != nil {
 		return nil, err
 	}
 	m := &nodeResult{}
@@ -474,7 +493,7 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 	}
 	m.commits = commitStats(a.Registry).since(before)
 	var far map[string]any
-	json.Unmarshal(sendBody(), &far)
+	json.Unmarshal(sendBody(o.to()), &far)
 	far["send_at"] = "in 99 days"
 	farBody, _ := json.Marshal(far)
 	if m.refused, err = load(ctx, target, key, farBody, http.StatusBadRequest, o.conns, o.duration/2); err != nil {
@@ -499,7 +518,7 @@ func profileSends(ctx context.Context, o options, file, target, key string) erro
 		return err
 	}
 	defer pprof.StopCPUProfile()
-	_, err = load(ctx, target, key, sendBody(), http.StatusOK, o.conns, o.duration)
+	_, err = load(ctx, target, key, sendBody(o.to()), http.StatusOK, o.conns, o.duration)
 	return err
 }
 
@@ -527,4 +546,15 @@ func scratchSchema(ctx context.Context, base string) (string, func(), error) {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
+}
+
+// closedPort answers a loopback address nothing listens on: a port the
+// kernel handed out and that was closed again.
+func closedPort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
 }

@@ -10,3 +10,6 @@ func (db *DB) QueryDirect(ctx context.Context, q string, args []any, row func(va
 }
 
 func (db *DB) DirectRuns() uint64 { return db.direct.Load() }
+
+// IsPQArrayPlan reports whether pgx encodes through unwrapPQArray's plan.
+func IsPQArrayPlan(plan any) bool { _, ok := plan.(*pqArrayPlan); return ok }

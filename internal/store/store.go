@@ -21,7 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -101,10 +103,15 @@ func Open(ctx context.Context, url string) (*DB, error) {
 }
 
 func openPostgres(ctx context.Context, url string) (*DB, error) {
-	db, err := sql.Open("pgx", url)
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, err
 	}
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+		m := c.TypeMap() // see unwrapPQArray
+		m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{unwrapPQArray}, m.TryWrapEncodePlanFuncs...)
+		return nil
+	}))
 	db.SetMaxOpenConns(40)
 	db.SetMaxIdleConns(40)
 	db.SetConnMaxIdleTime(5 * time.Minute)

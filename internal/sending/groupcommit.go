@@ -423,15 +423,7 @@ func (g *groupWriter) loop() {
 			}
 			more.Stop()
 		}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case op := <-g.ops:
-				batch = append(batch, op)
-			default:
-				break fill
-			}
-		}
+		batch = g.fill(batch)
 	fillBulk:
 		for n := 0; n < maxBulk; n++ {
 			select {
@@ -475,16 +467,7 @@ func (g *groupWriter) loopPipelined() {
 	batch := make([]*writeOp, 0, 2*pipeMin)
 	for {
 		if len(batch) > 0 && (inflight == 0 || inflight == 1 && len(batch) >= pipeMin) {
-		fill:
-			for len(batch) < maxBatch {
-				select {
-				case op := <-g.ops:
-					batch = append(batch, op)
-				default:
-					break fill
-				}
-			}
-			work <- batch
+			work <- g.fill(batch)
 			inflight++
 			batch, bulk = make([]*writeOp, 0, 2*pipeMin), 0
 			continue
@@ -517,6 +500,20 @@ func (g *groupWriter) loopPipelined() {
 			return
 		}
 	}
+}
+
+// fill adds to batch the sends already queued, up to maxBatch, without
+// waiting for more.
+func (g *groupWriter) fill(batch []*writeOp) []*writeOp {
+	for len(batch) < maxBatch {
+		select {
+		case op := <-g.ops:
+			batch = append(batch, op)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // drain commits what is still queued when the committer stops, each write

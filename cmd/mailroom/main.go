@@ -14,6 +14,6 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args, os.LookupEnv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "mailroom:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

@@ -24,13 +24,70 @@ const usage = `usage:
   mailroom migrate                    apply database migrations and exit
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
+  mailroom help                       print this text (so do -h and --help, after any command)
+
+Configuration comes from MAILROOM_* environment variables; see README.md.
 `
+
+// usageError is a command line Mailroom does not understand; main exits 2
+// for it, as flag and most Unix tools do, and 1 for every other failure.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// exitCode is the process status for run's result.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+// wantsHelp reports whether any argument asks for help, so that
+// `mailroom serve --help` prints usage instead of starting a server.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
+}
 
 // run is the whole program; main only wires it to the process.
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
 	if len(args) < 2 {
 		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+		return usageError{"no command given"}
+	}
+	// Help comes before the configuration is read: it must work even where
+	// the environment is wrong, and must never start anything.
+	if args[1] == "help" || wantsHelp(args[1:]) {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	switch args[1] {
+	case "serve", "migrate":
+	case "workspace":
+		if len(args) < 3 || args[2] != "create" {
+			fmt.Fprint(stderr, usage)
+			return usageError{"unknown workspace command"}
+		}
+	case "suppression":
+		if len(args) < 3 || args[2] != "add-global" {
+			fmt.Fprint(stderr, usage)
+			return usageError{"unknown suppression command"}
+		}
+	default:
+		fmt.Fprint(stderr, usage)
+		return usageError{fmt.Sprintf("unknown command %q", args[1])}
 	}
 	cfg, err := config.Load(lookupEnv)
 	if err != nil {
@@ -49,23 +106,10 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		fmt.Fprintln(stdout, `{"migrated": true}`)
 		return nil
 	case "workspace":
-		if len(args) < 3 || args[2] != "create" {
-			fmt.Fprint(stderr, usage)
-			return errors.New("unknown workspace command")
-		}
 		return workspaceCreate(ctx, cfg, args[3:], stdout, stderr)
-	case "suppression":
-		if len(args) < 3 || args[2] != "add-global" {
-			fmt.Fprint(stderr, usage)
-			return errors.New("unknown suppression command")
-		}
+	default: // "suppression", checked above
 		return suppressionAddGlobal(ctx, cfg, args[3:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[1])
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -104,10 +148,10 @@ func workspaceCreate(ctx context.Context, cfg *config.Config, args []string, std
 	owner := fs.String("owner-email", "", "owner's email address")
 	requireConfirm := fs.Bool("require-owner-confirmation", false, "owner must confirm the address before sending")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return usageError{err.Error()}
 	}
 	if strings.TrimSpace(*name) == "" || strings.TrimSpace(*owner) == "" {
-		return errors.New("workspace create needs --name and --owner-email")
+		return usageError{"workspace create needs --name and --owner-email"}
 	}
 	db, err := app.Open(ctx, cfg)
 	if err != nil {
@@ -128,10 +172,10 @@ func suppressionAddGlobal(ctx context.Context, cfg *config.Config, args []string
 	email := fs.String("email", "", "address to suppress for every workspace")
 	reason := fs.String("reason", suppressions.ReasonManual, "bounce, complaint, unsub or manual")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return usageError{err.Error()}
 	}
 	if *email == "" {
-		return errors.New("suppression add-global needs --email ADDRESS")
+		return usageError{"suppression add-global needs --email ADDRESS"}
 	}
 	// The same parsing as the API, so the stored form (punycode domain)
 	// matches what the send path looks up.

@@ -39,11 +39,9 @@ type Config struct {
 	ServiceDomain string  // where the sandbox sender and the test addresses live
 	Domains       Domains // nil: only the sandbox sender can send
 	Logger        *slog.Logger
-	// Committers is the number of group-commit writers; 0 picks 1 (SQLite
-	// has one writer anyway; on PostgreSQL the one keeps up to two commits
-	// in flight, starting the second only for a full batch, see pipeMin:
-	// two plain committers measured 4% behind one, with batches half as
-	// large that cost more per send).
+	// Committers is the number of group-commit writers; 0 picks 1: SQLite
+	// has one writer, and on PostgreSQL one committer with two commits in
+	// flight (pipeMin) beat two plain ones (docs/performance.md).
 	Committers int
 	// TemplateExists is handed to Rules; nil until templates exist.
 	TemplateExists func(workspaceID, id string) bool

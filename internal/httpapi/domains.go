@@ -8,19 +8,6 @@ import (
 	"mailroom/internal/domains"
 )
 
-// domainsRoutes registers the /v1/domains routes.
-func (h *handler) domainsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/domains", scoped(ws, h.listDomains))
-	mux.HandleFunc("POST /v1/domains", scoped(ws, h.createDomain))
-	mux.HandleFunc("DELETE /v1/domains", scoped(ws, h.deleteDomainByQuery)) // deprecated spelling
-	mux.HandleFunc("GET /v1/domains/{id}", scoped(ws, h.getDomain))
-	mux.HandleFunc("PATCH /v1/domains/{id}", scoped(ws, h.patchDomain))
-	mux.HandleFunc("DELETE /v1/domains/{id}", scoped(ws, h.deleteDomain))
-	mux.HandleFunc("POST /v1/domains/{id}/verify", scoped(ws, h.verifyDomain))
-	mux.HandleFunc("GET /v1/domains/{id}/tracking", scoped(ws, h.getTracking))
-	mux.HandleFunc("PATCH /v1/domains/{id}/tracking", scoped(ws, h.patchTracking))
-}
-
 type domainJSON struct {
 	ID                 string           `json:"id"`
 	Domain             string           `json:"domain"`

@@ -11,19 +11,6 @@ import (
 	"mailroom/internal/store"
 )
 
-// emailsRoutes registers the /v1/emails routes and the older spelling of
-// cancel. All of them need mail:send; a key with only that scope sees only
-// the emails it sent.
-func (h *handler) emailsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/emails", scoped(send, h.createEmail))
-	mux.HandleFunc("POST /v1/emails/batch", scoped(send, h.createEmailBatch))
-	mux.HandleFunc("GET /v1/emails", scoped(send, h.listEmails))
-	mux.HandleFunc("GET /v1/emails/{id}", scoped(send, h.getEmail))
-	mux.HandleFunc("PATCH /v1/emails/{id}", scoped(send, h.rescheduleEmail))
-	mux.HandleFunc("POST /v1/emails/{id}/cancel", scoped(send, h.cancelEmail))
-	mux.HandleFunc("DELETE /v1/messages/scheduled/{id}", scoped(send, h.cancelScheduled))
-}
-
 func caller(r *http.Request) sending.Caller {
 	k := apiKey(r)
 	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}

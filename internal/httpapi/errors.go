@@ -4,36 +4,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"mailroom/internal/apierr"
 )
 
-// flatFamily reports whether path belongs to a route family that answers
-// errors in the spec's flat shape { error: <code>, message?, hint? }. Every
-// other family answers the nested shape { error: { code, message, next } }.
-// This is the one place that decides it.
-func flatFamily(path string) bool {
-	for _, p := range []string{"/v1/topics", "/v1/suppressions", "/v1/templates"} {
-		if path == p || strings.HasPrefix(path, p+"/") {
-			return true
-		}
-	}
-	if path == "/v1/contacts" || strings.HasPrefix(path, "/v1/contacts/") {
-		// The tag, attribute and subscription routes under a contact are nested.
-		parts := strings.Split(strings.TrimPrefix(path, "/v1/contacts/"), "/")
-		if len(parts) >= 2 {
-			switch parts[1] {
-			case "tags", "attributes", "subscriptions":
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// writeError renders err in the shape of the request's route family. Errors
+// writeError renders err in the error shape of the request's route
+// (routes.go); rate_limited is flat everywhere, as the spec says. Errors
 // that are not *apierr.Error are internal faults: logged with the request id
 // and answered 500 internal_error without detail.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -53,12 +29,16 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errTooLarge) {
 		e, _ = apierr.As(errTooLarge)
 	}
-	writeErrorShape(w, e, flatFamily(r.URL.Path) || e.Code == "rate_limited")
+	shape := routeShape(r)
+	if e.Code == "rate_limited" {
+		shape = flat
+	}
+	writeErrorShape(w, e, shape)
 }
 
-func writeErrorShape(w http.ResponseWriter, e *apierr.Error, flat bool) {
+func writeErrorShape(w http.ResponseWriter, e *apierr.Error, shape errShape) {
 	var body map[string]any
-	if flat {
+	if shape == flat {
 		body = map[string]any{"error": e.Code, "message": e.Message}
 		if e.Next != "" {
 			body["hint"] = e.Next

@@ -56,12 +56,18 @@ func NewHandler(d Deps) http.Handler {
 	h := &handler{d: d, log: d.Logger, logRequests: d.LogRequests, metrics: newMetrics(d.Registry), pager: pager{box: d.Box}}
 
 	api := http.NewServeMux()
-	h.routes(api)
+	h.routes(&routeTable{mux: api})
 	limited := h.limitAndAuth(api)
 	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Record the matched route pattern for the request log and metrics.
+		// Record the matched route for the request log and metrics, and its
+		// error shape for the answers given before the handler runs.
 		if ri, ok := r.Context().Value(keyRoute).(*routeInfo); ok {
-			_, ri.pattern = api.Handler(r)
+			if rt := matchedRoute(api, r); rt != nil {
+				ri.shape = rt.shape
+				if rt.known {
+					ri.pattern = rt.pattern
+				}
+			}
 		}
 		limited.ServeHTTP(w, r)
 	})

@@ -9,16 +9,6 @@ import (
 	"mailroom/internal/suppressions"
 )
 
-// suppressionsRoutes registers the /v1/suppressions routes. Errors here take
-// the flat shape (errors.go decides it by path).
-func (h *handler) suppressionsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/suppressions", scoped(ws, h.listSuppressions))
-	mux.HandleFunc("POST /v1/suppressions", scoped(ws, h.createSuppression))
-	mux.HandleFunc("DELETE /v1/suppressions/{id}", scoped(ws, h.deleteSuppression))
-	// The query form: ?email= or the older ?id= spelling.
-	mux.HandleFunc("DELETE /v1/suppressions", scoped(ws, h.deleteSuppressionQuery))
-}
-
 type suppressionJSON struct {
 	ID            string  `json:"id"`
 	Email         string  `json:"email"`

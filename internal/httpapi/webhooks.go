@@ -8,19 +8,6 @@ import (
 	"mailroom/internal/webhooks"
 )
 
-// webhooksRoutes registers the /v1/webhooks routes.
-func (h *handler) webhooksRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/webhooks", scoped(ws, h.listWebhooks))
-	mux.HandleFunc("POST /v1/webhooks", scoped(ws, h.createWebhook))
-	mux.HandleFunc("PATCH /v1/webhooks", scoped(ws, h.updateWebhook))  // deprecated ?id=
-	mux.HandleFunc("DELETE /v1/webhooks", scoped(ws, h.deleteWebhook)) // deprecated ?id=
-	mux.HandleFunc("GET /v1/webhooks/deliveries", scoped(ws, h.listWebhookDeliveries))
-	mux.HandleFunc("POST /v1/webhooks/deliveries", scoped(ws, h.sendWebhookDelivery))
-	mux.HandleFunc("GET /v1/webhooks/{id}", scoped(ws, h.getWebhook))
-	mux.HandleFunc("PATCH /v1/webhooks/{id}", scoped(ws, h.updateWebhook))
-	mux.HandleFunc("DELETE /v1/webhooks/{id}", scoped(ws, h.deleteWebhook))
-}
-
 type webhookJSON struct {
 	ID                       string            `json:"id"`
 	URL                      string            `json:"url"`

@@ -21,6 +21,20 @@ type domainJSON struct {
 	VerifiedAt         *string          `json:"verified_at"`
 }
 
+type domainList struct {
+	Domains []domainJSON `json:"domains"`
+	listMeta
+}
+
+type domainDeletedJSON struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+type createDomainRequest struct {
+	Domain *string `json:"domain"`
+}
+
 func domainOut(d *domains.Domain) domainJSON {
 	return domainJSON{ID: d.ID, Domain: d.Name, VerificationStatus: d.Status, Shared: d.Shared, Records: d.Records,
 		DKIMStatus: d.DKIMStatus(), TrackingHost: d.Tracking, CreatedAt: ts(d.CreatedAt), VerifiedAt: tsPtr(d.VerifiedAt)}
@@ -35,14 +49,12 @@ func (h *handler) listDomains(w http.ResponseWriter, r *http.Request) error {
 	for _, d := range ds {
 		out = append(out, domainOut(d))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"domains": out, "has_more": false, "next_cursor": nil})
+	writeJSON(w, http.StatusOK, domainList{Domains: out})
 	return nil
 }
 
 func (h *handler) createDomain(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Domain *string `json:"domain"`
-	}
+	var req createDomainRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -82,13 +94,23 @@ func (h *handler) removeDomain(w http.ResponseWriter, r *http.Request, id string
 	if err := h.d.Services.Domains.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	writeJSON(w, http.StatusOK, domainDeletedJSON{ID: id, Deleted: true})
 	return nil
 }
 
 type checkedJSON struct {
 	domains.Record
 	Found bool `json:"found"`
+}
+
+type verifyJSON struct {
+	ID                 string        `json:"id"`
+	Domain             string        `json:"domain"`
+	Verified           bool          `json:"verified"`
+	VerificationStatus string        `json:"verification_status"`
+	Records            []checkedJSON `json:"records"`
+	DKIMRecordsPending bool          `json:"dkim_records_pending"`
+	DKIMStatus         string        `json:"dkim_status"`
 }
 
 func (h *handler) verifyDomain(w http.ResponseWriter, r *http.Request) error {
@@ -100,9 +122,9 @@ func (h *handler) verifyDomain(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range v.Records {
 		recs[i] = checkedJSON{Record: c.Record, Found: c.Found}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": v.Domain.ID, "domain": v.Domain.Name, "verified": v.Verified(), "verification_status": v.Domain.Status,
-		"records": recs, "dkim_records_pending": false, "dkim_status": v.Domain.DKIMStatus(),
+	writeJSON(w, http.StatusOK, verifyJSON{
+		ID: v.Domain.ID, Domain: v.Domain.Name, Verified: v.Verified(), VerificationStatus: v.Domain.Status,
+		Records: recs, DKIMRecordsPending: false, DKIMStatus: v.Domain.DKIMStatus(),
 	})
 	return nil
 }

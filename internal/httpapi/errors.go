@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -37,24 +38,74 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeErrorShape(w http.ResponseWriter, e *apierr.Error, shape errShape) {
-	var body map[string]any
 	if shape == flat {
-		body = map[string]any{"error": e.Code, "message": e.Message}
-		if e.Next != "" {
-			body["hint"] = e.Next
-		}
-		for k, v := range e.Extra {
-			body[k] = v
-		}
-	} else {
-		inner := map[string]any{"code": e.Code, "message": e.Message, "next": nil}
-		if e.Next != "" {
-			inner["next"] = e.Next
-		}
-		for k, v := range e.Extra {
-			inner[k] = v
-		}
-		body = map[string]any{"error": inner}
+		writeJSON(w, e.Status, flatError{Error: e.Code, Message: e.Message, Hint: e.Next, extra: e.Extra})
+		return
 	}
-	writeJSON(w, e.Status, body)
+	writeJSON(w, e.Status, nestedError{Error: errorObjectOf(e)})
+}
+
+// nestedError is the nested shape: { error: { code, message, next } }.
+type nestedError struct {
+	Error errorObject `json:"error"`
+}
+
+// errorObject is the inner object of the nested shape; a batch entry that
+// failed carries one too. The error's Extra members sit beside code.
+type errorObject struct {
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Next    *string `json:"next"` // null when there is no advice
+	extra   map[string]any
+}
+
+func errorObjectOf(e *apierr.Error) errorObject {
+	o := errorObject{Code: e.Code, Message: e.Message, extra: e.Extra}
+	if e.Next != "" {
+		o.Next = &e.Next
+	}
+	return o
+}
+
+func (o errorObject) MarshalJSON() ([]byte, error) {
+	type fields errorObject // the same fields without this method
+	return withExtra(fields(o), o.extra)
+}
+
+// flatError is the flat shape: { error: <code>, message, hint? }, the
+// error's Extra members beside them.
+type flatError struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	extra   map[string]any
+}
+
+func (f flatError) MarshalJSON() ([]byte, error) {
+	type fields flatError
+	return withExtra(fields(f), f.extra)
+}
+
+// withExtra encodes v, an object, with the members of extra added; a member
+// named like one of v's fields is left out rather than written twice.
+func withExtra(v any, extra map[string]any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	var own map[string]json.RawMessage
+	if err := json.Unmarshal(b, &own); err != nil {
+		return nil, err
+	}
+	add := make(map[string]any, len(extra))
+	for k, x := range extra {
+		if _, taken := own[k]; !taken {
+			add[k] = x
+		}
+	}
+	x, err := json.Marshal(add)
+	if err != nil || len(add) == 0 {
+		return b, err
+	}
+	return append(append(b[:len(b)-1], ','), x[1:]...), nil
 }

@@ -75,22 +75,28 @@ func NewHandler(d Deps) http.Handler {
 	root := http.NewServeMux()
 	root.Handle("/v1/", v1)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		writeJSON(w, http.StatusOK, probeJSON{Status: "ok"})
 	})
 	root.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if d.Ready != nil {
 			if err := d.Ready(ctx); err != nil {
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+				writeJSON(w, http.StatusServiceUnavailable, probeJSON{Status: "unavailable", Error: err.Error()})
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, probeJSON{Status: "ready"})
 	})
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errNoRoute())
 	})
 	return h.outer(root)
+}
+
+// probeJSON answers /healthz and /readyz.
+type probeJSON struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 }

@@ -9,6 +9,18 @@ import (
 	"mailroom/internal/suppressions"
 )
 
+type createSuppressionRequest struct {
+	Email  *string `json:"email"`  // required; pointers tell absent from ""
+	Reason *string `json:"reason"` // default manual
+}
+
+type suppressionList struct {
+	Suppressions []suppressionJSON `json:"suppressions"`
+	NextCursor   *string           `json:"next_cursor"`
+	HasMore      bool              `json:"has_more"`
+	Total        int               `json:"total"`
+}
+
 type suppressionJSON struct {
 	ID            string  `json:"id"`
 	Email         string  `json:"email"`
@@ -65,17 +77,12 @@ func (h *handler) listSuppressions(w http.ResponseWriter, r *http.Request) error
 	for _, s := range rows[:n] {
 		out = append(out, suppressionOut(s))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"suppressions": out, "next_cursor": meta.NextCursor, "has_more": meta.HasMore, "total": total,
-	})
+	writeJSON(w, http.StatusOK, suppressionList{Suppressions: out, NextCursor: meta.NextCursor, HasMore: meta.HasMore, Total: total})
 	return nil
 }
 
 func (h *handler) createSuppression(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Email  *string `json:"email"`
-		Reason *string `json:"reason"`
-	}
+	var req createSuppressionRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -107,7 +114,7 @@ func (h *handler) deleteSuppression(w http.ResponseWriter, r *http.Request) erro
 	if err := h.d.Services.Suppressions.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }
 
@@ -130,6 +137,6 @@ func (h *handler) deleteSuppressionQuery(w http.ResponseWriter, r *http.Request)
 	default:
 		return apierr.InvalidRequest("Pass the address to clear as ?email=, or the row as /v1/suppressions/{id}.")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }

@@ -26,6 +26,30 @@ type webhookJSON struct {
 	Secret                   string            `json:"secret,omitempty"`
 }
 
+type webhookList struct {
+	Webhooks                   []webhookJSON `json:"webhooks"`
+	RetryDelaysSec             []int64       `json:"retry_delays_sec"`
+	MaxAttempts                int           `json:"max_attempts"`
+	RetryWindowSec             int64         `json:"retry_window_sec"`
+	AutoDisableAfterSilenceSec int64         `json:"auto_disable_after_silence_sec"`
+	listMeta
+}
+
+type createWebhookRequest struct {
+	URL     string            `json:"url"`
+	Events  []string          `json:"events"`
+	Headers map[string]string `json:"headers"`
+}
+
+// updateWebhookRequest: a nil field is left unchanged.
+type updateWebhookRequest struct {
+	URL          *string            `json:"url"`
+	Events       *[]string          `json:"events"`
+	Active       *bool              `json:"active"`
+	Headers      *map[string]string `json:"headers"`
+	RotateSecret *bool              `json:"rotate_secret"`
+}
+
 func webhookOut(e *webhooks.Endpoint) webhookJSON {
 	out := webhookJSON{
 		ID: e.ID, URL: e.URL, Events: e.Events, Headers: e.Headers, Active: e.Active,
@@ -57,24 +81,18 @@ func (h *handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range es {
 		out = append(out, webhookOut(e))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"webhooks":                       out,
-		"retry_delays_sec":               secondsOf(webhooks.RetryDelays),
-		"max_attempts":                   webhooks.MaxAttempts,
-		"retry_window_sec":               int64(webhooks.RetryWindow() / time.Second),
-		"auto_disable_after_silence_sec": int64(webhooks.AutoDisableSilence / time.Second),
-		"has_more":                       false,
-		"next_cursor":                    nil,
+	writeJSON(w, http.StatusOK, webhookList{
+		Webhooks:                   out,
+		RetryDelaysSec:             secondsOf(webhooks.RetryDelays),
+		MaxAttempts:                webhooks.MaxAttempts,
+		RetryWindowSec:             int64(webhooks.RetryWindow() / time.Second),
+		AutoDisableAfterSilenceSec: int64(webhooks.AutoDisableSilence / time.Second),
 	})
 	return nil
 }
 
 func (h *handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		URL     string            `json:"url"`
-		Events  []string          `json:"events"`
-		Headers map[string]string `json:"headers"`
-	}
+	var req createWebhookRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -112,13 +130,7 @@ func (h *handler) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		URL          *string            `json:"url"`
-		Events       *[]string          `json:"events"`
-		Active       *bool              `json:"active"`
-		Headers      *map[string]string `json:"headers"`
-		RotateSecret *bool              `json:"rotate_secret"`
-	}
+	var req updateWebhookRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -141,7 +153,7 @@ func (h *handler) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := h.d.Services.Webhooks.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }
 
@@ -164,6 +176,29 @@ type webhookDeliveryJSON struct {
 	Attempt      int        `json:"attempt"`
 	CreatedAt    string     `json:"created_at"`
 	Retry        *retryJSON `json:"retry"`
+}
+
+type webhookDeliveryList struct {
+	Deliveries []webhookDeliveryJSON `json:"deliveries"`
+	listMeta
+}
+
+// sendWebhookDeliveryRequest names exactly one of: a webhook to send a test
+// event to, or a delivery to replay.
+type sendWebhookDeliveryRequest struct {
+	WebhookID  string `json:"webhook_id"`
+	DeliveryID string `json:"delivery_id"`
+}
+
+type manualDeliveryJSON struct {
+	DeliveryID   string  `json:"delivery_id"`
+	EventID      string  `json:"event_id"`
+	Event        string  `json:"event"`
+	StatusCode   *int    `json:"status_code"`
+	ResponseBody string  `json:"response_body"`
+	DurationMs   int64   `json:"duration_ms"`
+	Error        *string `json:"error"`
+	Success      bool    `json:"success"`
 }
 
 func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
@@ -195,15 +230,12 @@ func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) 
 		}
 		out = append(out, o)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deliveries": out, "has_more": meta.HasMore, "next_cursor": meta.NextCursor})
+	writeJSON(w, http.StatusOK, webhookDeliveryList{Deliveries: out, listMeta: meta})
 	return nil
 }
 
 func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		WebhookID  string `json:"webhook_id"`
-		DeliveryID string `json:"delivery_id"`
-	}
+	var req sendWebhookDeliveryRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -221,10 +253,10 @@ func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"delivery_id": res.DeliveryID, "event_id": res.EventID, "event": res.Event,
-		"status_code": res.StatusCode, "response_body": res.ResponseBody, "duration_ms": res.DurationMs,
-		"error": res.Error, "success": res.Success,
+	writeJSON(w, http.StatusOK, manualDeliveryJSON{
+		DeliveryID: res.DeliveryID, EventID: res.EventID, Event: res.Event,
+		StatusCode: res.StatusCode, ResponseBody: res.ResponseBody, DurationMs: res.DurationMs,
+		Error: res.Error, Success: res.Success,
 	})
 	return nil
 }

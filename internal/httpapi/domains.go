@@ -27,8 +27,8 @@ type domainList struct {
 }
 
 type domainDeletedJSON struct {
-	ID      string `json:"id"`
 	Deleted bool   `json:"deleted"`
+	ID      string `json:"id"`
 }
 
 type createDomainRequest struct {
@@ -104,13 +104,13 @@ type checkedJSON struct {
 }
 
 type verifyJSON struct {
-	ID                 string        `json:"id"`
-	Domain             string        `json:"domain"`
-	Verified           bool          `json:"verified"`
-	VerificationStatus string        `json:"verification_status"`
-	Records            []checkedJSON `json:"records"`
 	DKIMRecordsPending bool          `json:"dkim_records_pending"`
 	DKIMStatus         string        `json:"dkim_status"`
+	Domain             string        `json:"domain"`
+	ID                 string        `json:"id"`
+	Records            []checkedJSON `json:"records"`
+	VerificationStatus string        `json:"verification_status"`
+	Verified           bool          `json:"verified"`
 }
 
 func (h *handler) verifyDomain(w http.ResponseWriter, r *http.Request) error {

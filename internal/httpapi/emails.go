@@ -216,8 +216,8 @@ type rescheduleRequest struct {
 
 type rescheduledJSON struct {
 	ID          string `json:"id"`
-	Status      string `json:"status"`
 	ScheduledAt string `json:"scheduled_at"`
+	Status      string `json:"status"`
 }
 
 type cancelledJSON struct {
@@ -226,17 +226,17 @@ type cancelledJSON struct {
 }
 
 type scheduledCancelledJSON struct {
-	ScheduledID string `json:"scheduled_id"`
 	Cancelled   bool   `json:"cancelled"`
+	ScheduledID string `json:"scheduled_id"`
 }
 
 // scheduledTooLateJSON is the older cancel's 409: the nested error with the
 // outcome beside it.
 type scheduledTooLateJSON struct {
+	Cancelled   bool        `json:"cancelled"`
 	Error       errorObject `json:"error"`
 	ScheduledID string      `json:"scheduled_id"`
 	Status      string      `json:"status"`
-	Cancelled   bool        `json:"cancelled"`
 }
 
 // emailWithEvents is an Email with its timeline, as both reads answer it.

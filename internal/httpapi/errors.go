@@ -76,8 +76,8 @@ func (o errorObject) MarshalJSON() ([]byte, error) {
 // error's Extra members beside them.
 type flatError struct {
 	Error   string `json:"error"`
-	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	Message string `json:"message"`
 	extra   map[string]any
 }
 
@@ -86,26 +86,20 @@ func (f flatError) MarshalJSON() ([]byte, error) {
 	return withExtra(fields(f), f.extra)
 }
 
-// withExtra encodes v, an object, with the members of extra added; a member
-// named like one of v's fields is left out rather than written twice.
+// withExtra encodes v, an object, with the members of extra added (an extra
+// member named like a field wins, as it always has); the members come out
+// in sorted order, as the answers always did.
 func withExtra(v any, extra map[string]any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil || len(extra) == 0 {
 		return b, err
 	}
-	var own map[string]json.RawMessage
-	if err := json.Unmarshal(b, &own); err != nil {
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
 		return nil, err
 	}
-	add := make(map[string]any, len(extra))
 	for k, x := range extra {
-		if _, taken := own[k]; !taken {
-			add[k] = x
-		}
+		all[k] = x
 	}
-	x, err := json.Marshal(add)
-	if err != nil || len(add) == 0 {
-		return b, err
-	}
-	return append(append(b[:len(b)-1], ','), x[1:]...), nil
+	return json.Marshal(all)
 }

@@ -97,6 +97,6 @@ func NewHandler(d Deps) http.Handler {
 
 // probeJSON answers /healthz and /readyz.
 type probeJSON struct {
-	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	Status string `json:"status"`
 }

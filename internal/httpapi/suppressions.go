@@ -15,9 +15,9 @@ type createSuppressionRequest struct {
 }
 
 type suppressionList struct {
-	Suppressions []suppressionJSON `json:"suppressions"`
-	NextCursor   *string           `json:"next_cursor"`
 	HasMore      bool              `json:"has_more"`
+	NextCursor   *string           `json:"next_cursor"`
+	Suppressions []suppressionJSON `json:"suppressions"`
 	Total        int               `json:"total"`
 }
 

@@ -27,12 +27,13 @@ type webhookJSON struct {
 }
 
 type webhookList struct {
-	Webhooks                   []webhookJSON `json:"webhooks"`
-	RetryDelaysSec             []int64       `json:"retry_delays_sec"`
-	MaxAttempts                int           `json:"max_attempts"`
-	RetryWindowSec             int64         `json:"retry_window_sec"`
 	AutoDisableAfterSilenceSec int64         `json:"auto_disable_after_silence_sec"`
-	listMeta
+	HasMore                    bool          `json:"has_more"`
+	MaxAttempts                int           `json:"max_attempts"`
+	NextCursor                 *string       `json:"next_cursor"`
+	RetryDelaysSec             []int64       `json:"retry_delays_sec"`
+	RetryWindowSec             int64         `json:"retry_window_sec"`
+	Webhooks                   []webhookJSON `json:"webhooks"`
 }
 
 type createWebhookRequest struct {
@@ -192,12 +193,12 @@ type sendWebhookDeliveryRequest struct {
 
 type manualDeliveryJSON struct {
 	DeliveryID   string  `json:"delivery_id"`
-	EventID      string  `json:"event_id"`
-	Event        string  `json:"event"`
-	StatusCode   *int    `json:"status_code"`
-	ResponseBody string  `json:"response_body"`
 	DurationMs   int64   `json:"duration_ms"`
 	Error        *string `json:"error"`
+	Event        string  `json:"event"`
+	EventID      string  `json:"event_id"`
+	ResponseBody string  `json:"response_body"`
+	StatusCode   *int    `json:"status_code"`
 	Success      bool    `json:"success"`
 }
 

@@ -11,7 +11,7 @@ import (
 // with a matching value, other keys may be anything. A value is a literal
 // (nil means null; numbers compare as JSON numbers), a nested Shape, a
 // []any matched element by element with the same length, or a Matcher
-// (Absent, Present, Len, Var, NotVar, Prefix, Each, Keys).
+// (Absent, Present, Len, Var, NotVar, Prefix, Each, Keys, All).
 type Shape map[string]any
 
 // Matcher checks one value of the answer. present is false when the key is
@@ -170,6 +170,18 @@ func Keys(keys ...string) Matcher {
 		for _, k := range keys {
 			if _, ok := obj[k]; !ok {
 				return fmt.Errorf("%s: want exactly the keys %v, got %s", name(path), keys, show(got, present))
+			}
+		}
+		return nil
+	})
+}
+
+// All: the value matches every one of want (e.g. All(Len(2), Each(...))).
+func All(want ...any) Matcher {
+	return matcherFunc(func(path string, got any, present bool, vars map[string]string) error {
+		for _, w := range want {
+			if err := matchValue(path, w, got, present, vars); err != nil {
+				return err
 			}
 		}
 		return nil

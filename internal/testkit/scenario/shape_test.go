@@ -44,6 +44,8 @@ func TestShapeMatches(t *testing.T) {
 		{"each fails", Shape{"rows": Each(Shape{"r": "manual"})}, false},
 		{"keys", Shape{"error": Keys("code", "next")}, true},
 		{"keys extra", Shape{"error": Keys("code")}, false},
+		{"all", Shape{"rows": All(Len(2), Each(Shape{"r": "bounce"}))}, true},
+		{"all fails", Shape{"rows": All(Len(2), Each(Shape{"r": "manual"}))}, false},
 	}
 	for _, c := range cases {
 		err := c.shape.match("", body, true, vars)

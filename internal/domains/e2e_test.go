@@ -102,13 +102,6 @@ func (b *bundle) countEvents(t *testing.T, typ string) int {
 	return n
 }
 
-func errCode(r *testapp.Response) string {
-	m := r.JSON()
-	e, _ := m["error"].(map[string]any)
-	c, _ := e["code"].(string)
-	return c
-}
-
 func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
@@ -250,7 +243,7 @@ func TestDomainsAcrossWorkspaces(t *testing.T) {
 		if tc.method == "PATCH" {
 			body = map[string]any{"tracking_host": "links"}
 		}
-		if r := b.DoKey(keyB, tc.method, tc.path, body); r.Status != 404 || errCode(r) != "not_found" {
+		if r := b.DoKey(keyB, tc.method, tc.path, body); r.Status != 404 || r.ErrCode() != "not_found" {
 			t.Errorf("%s %s from another workspace: %d %s", tc.method, tc.path, r.Status, r.Body)
 		}
 	}
@@ -261,7 +254,7 @@ func TestDomainsAcrossWorkspaces(t *testing.T) {
 
 	// B may add it while A has not verified it; then A verifies, and B cannot.
 	dB := b.create(t, keyB, "shop.example.net")
-	if r := b.Do("POST", "/v1/domains", map[string]any{"domain": "shop.example.net"}); r.Status != 409 || errCode(r) != "domain_exists" {
+	if r := b.Do("POST", "/v1/domains", map[string]any{"domain": "shop.example.net"}); r.Status != 409 || r.ErrCode() != "domain_exists" {
 		t.Errorf("same workspace twice: %d %s", r.Status, r.Body)
 	}
 	b.publish(d.Records)
@@ -269,11 +262,11 @@ func TestDomainsAcrossWorkspaces(t *testing.T) {
 	if v := b.verify(t, b.Key, d.ID); !*v.Verified {
 		t.Fatalf("A not verified: %+v", v)
 	}
-	if r := b.DoKey(keyB, "POST", "/v1/domains/"+dB.ID+"/verify", nil); r.Status != 409 || errCode(r) != "domain_taken" {
+	if r := b.DoKey(keyB, "POST", "/v1/domains/"+dB.ID+"/verify", nil); r.Status != 409 || r.ErrCode() != "domain_taken" {
 		t.Errorf("B verifying A's verified domain: %d %s", r.Status, r.Body)
 	}
 	_, keyC := b.NewWorkspace("Third", "third@example.com")
-	if r := b.DoKey(keyC, "POST", "/v1/domains", map[string]any{"domain": "SHOP.example.net"}); r.Status != 409 || errCode(r) != "domain_taken" {
+	if r := b.DoKey(keyC, "POST", "/v1/domains", map[string]any{"domain": "SHOP.example.net"}); r.Status != 409 || r.ErrCode() != "domain_taken" {
 		t.Errorf("adding a domain verified elsewhere: %d %s", r.Status, r.Body)
 	}
 }
@@ -290,18 +283,18 @@ func TestCreateDomainRefusals(t *testing.T) {
 		map[string]any{},
 		map[string]any{"domain": "example.com", "extra": 1},
 	} {
-		if r := b.Do("POST", "/v1/domains", in); r.Status != 400 || errCode(r) != "invalid_request" {
+		if r := b.Do("POST", "/v1/domains", in); r.Status != 400 || r.ErrCode() != "invalid_request" {
 			t.Errorf("%v: %d %s", in, r.Status, r.Body)
 		}
 	}
 	for _, name := range []string{"mailroom.test", "acme.mailroom.test"} {
-		if r := b.Do("POST", "/v1/domains", map[string]any{"domain": name}); r.Status != 409 || errCode(r) != "domain_taken" {
+		if r := b.Do("POST", "/v1/domains", map[string]any{"domain": name}); r.Status != 409 || r.ErrCode() != "domain_taken" {
 			t.Errorf("%s: %d %s", name, r.Status, r.Body)
 		}
 	}
 	b.create(t, b.Key, "bücher.example") // IDN is stored in punycode
 	r := b.Do("POST", "/v1/domains", map[string]any{"domain": "second.example"})
-	if r.Status != 402 || errCode(r) != "domain_limit_reached" {
+	if r.Status != 402 || r.ErrCode() != "domain_limit_reached" {
 		t.Errorf("over the limit: %d %s", r.Status, r.Body)
 	}
 	// The workspace's own subdomain does not count towards the limit.
@@ -333,7 +326,7 @@ func TestDeleteDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = b.Do("DELETE", "/v1/domains?id="+d.ID, nil)
-	if r.Status != 409 || errCode(r) != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
+	if r.Status != 409 || r.ErrCode() != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
 		t.Fatalf("delete with a mailbox: %d %s", r.Status, r.Body)
 	}
 	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
@@ -357,7 +350,7 @@ func TestDeleteDomain(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-raced; r.Status != 409 || errCode(r) != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
+	if r := <-raced; r.Status != 409 || r.ErrCode() != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
 		t.Fatalf("delete racing a mailbox insert: %d %s", r.Status, r.Body)
 	}
 	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
@@ -377,7 +370,7 @@ func TestDeleteDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := b.Do("DELETE", "/v1/domains/"+shared.ID, nil); r.Status != 409 || errCode(r) != "workspace_domain_protected" {
+	if r := b.Do("DELETE", "/v1/domains/"+shared.ID, nil); r.Status != 409 || r.ErrCode() != "workspace_domain_protected" {
 		t.Errorf("delete workspace subdomain: %d %s", r.Status, r.Body)
 	}
 }
@@ -414,7 +407,7 @@ func TestWorkspaceSubdomain(t *testing.T) {
 		t.Errorf("verify shared: %+v", v)
 	}
 	r := b.Do("PATCH", "/v1/domains/"+s.ID, map[string]any{"tracking_host": "links"})
-	if r.Status != 422 || errCode(r) != "tracking_needs_custom_domain" {
+	if r.Status != 422 || r.ErrCode() != "tracking_needs_custom_domain" {
 		t.Errorf("tracking on the shared subdomain: %d %s", r.Status, r.Body)
 	}
 }
@@ -452,7 +445,7 @@ func TestTrackingHost(t *testing.T) {
 	}
 	for _, st := range steps {
 		r := b.Do("PATCH", st.path, st.body)
-		if r.Status != st.status || (st.code != "" && errCode(r) != st.code) {
+		if r.Status != st.status || (st.code != "" && r.ErrCode() != st.code) {
 			t.Fatalf("%s: %d %s", st.name, r.Status, r.Body)
 		}
 		if st.status == 200 {

@@ -17,6 +17,16 @@ type apiKeyJSON struct {
 	Key        string   `json:"key,omitempty"`
 }
 
+type apiKeyList struct {
+	APIKeys []apiKeyJSON `json:"api_keys"`
+	listMeta
+}
+
+type createAPIKeyRequest struct {
+	Name   string          `json:"name"`
+	Scopes json.RawMessage `json:"scopes"` // absent, null or a list: the service tells them apart
+}
+
 func apiKeyOut(k *workspaces.Key) apiKeyJSON {
 	out := apiKeyJSON{ID: k.ID, Name: k.Name, Scopes: k.Scopes, CreatedAt: ts(k.CreatedAt)}
 	if k.LastUsedAt != nil {
@@ -46,15 +56,12 @@ func (h *handler) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	for i := range keys {
 		out = append(out, apiKeyOut(&keys[i]))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"api_keys": out, "has_more": false, "next_cursor": nil})
+	writeJSON(w, http.StatusOK, apiKeyList{APIKeys: out})
 	return nil
 }
 
 func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Name   string          `json:"name"`
-		Scopes json.RawMessage `json:"scopes"`
-	}
+	var req createAPIKeyRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -80,7 +87,7 @@ func (h *handler) deleteAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := h.d.Workspaces.DeleteKey(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }
 

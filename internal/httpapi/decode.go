@@ -138,6 +138,8 @@ func decodeRequest(w http.ResponseWriter, r *http.Request, dst any) error {
 	return decodeJSON(body, dst)
 }
 
+// writeJSON encodes v as the answer. The answer structs that replaced maps
+// declare their fields in sorted order, so the bytes are those the maps gave.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -8,19 +8,6 @@ import (
 	"mailroom/internal/domains"
 )
 
-// domainsRoutes registers the /v1/domains routes.
-func (h *handler) domainsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/domains", scoped(ws, h.listDomains))
-	mux.HandleFunc("POST /v1/domains", scoped(ws, h.createDomain))
-	mux.HandleFunc("DELETE /v1/domains", scoped(ws, h.deleteDomainByQuery)) // deprecated spelling
-	mux.HandleFunc("GET /v1/domains/{id}", scoped(ws, h.getDomain))
-	mux.HandleFunc("PATCH /v1/domains/{id}", scoped(ws, h.patchDomain))
-	mux.HandleFunc("DELETE /v1/domains/{id}", scoped(ws, h.deleteDomain))
-	mux.HandleFunc("POST /v1/domains/{id}/verify", scoped(ws, h.verifyDomain))
-	mux.HandleFunc("GET /v1/domains/{id}/tracking", scoped(ws, h.getTracking))
-	mux.HandleFunc("PATCH /v1/domains/{id}/tracking", scoped(ws, h.patchTracking))
-}
-
 type domainJSON struct {
 	ID                 string           `json:"id"`
 	Domain             string           `json:"domain"`
@@ -32,6 +19,20 @@ type domainJSON struct {
 	TrackingHost       *string          `json:"tracking_host"`
 	CreatedAt          string           `json:"created_at"`
 	VerifiedAt         *string          `json:"verified_at"`
+}
+
+type domainList struct {
+	Domains []domainJSON `json:"domains"`
+	listMeta
+}
+
+type domainDeletedJSON struct {
+	Deleted bool   `json:"deleted"`
+	ID      string `json:"id"`
+}
+
+type createDomainRequest struct {
+	Domain *string `json:"domain"`
 }
 
 func domainOut(d *domains.Domain) domainJSON {
@@ -48,14 +49,12 @@ func (h *handler) listDomains(w http.ResponseWriter, r *http.Request) error {
 	for _, d := range ds {
 		out = append(out, domainOut(d))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"domains": out, "has_more": false, "next_cursor": nil})
+	writeJSON(w, http.StatusOK, domainList{Domains: out})
 	return nil
 }
 
 func (h *handler) createDomain(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Domain *string `json:"domain"`
-	}
+	var req createDomainRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -95,13 +94,23 @@ func (h *handler) removeDomain(w http.ResponseWriter, r *http.Request, id string
 	if err := h.d.Services.Domains.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	writeJSON(w, http.StatusOK, domainDeletedJSON{ID: id, Deleted: true})
 	return nil
 }
 
 type checkedJSON struct {
 	domains.Record
 	Found bool `json:"found"`
+}
+
+type verifyJSON struct {
+	DKIMRecordsPending bool          `json:"dkim_records_pending"`
+	DKIMStatus         string        `json:"dkim_status"`
+	Domain             string        `json:"domain"`
+	ID                 string        `json:"id"`
+	Records            []checkedJSON `json:"records"`
+	VerificationStatus string        `json:"verification_status"`
+	Verified           bool          `json:"verified"`
 }
 
 func (h *handler) verifyDomain(w http.ResponseWriter, r *http.Request) error {
@@ -113,9 +122,9 @@ func (h *handler) verifyDomain(w http.ResponseWriter, r *http.Request) error {
 	for i, c := range v.Records {
 		recs[i] = checkedJSON{Record: c.Record, Found: c.Found}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": v.Domain.ID, "domain": v.Domain.Name, "verified": v.Verified(), "verification_status": v.Domain.Status,
-		"records": recs, "dkim_records_pending": false, "dkim_status": v.Domain.DKIMStatus(),
+	writeJSON(w, http.StatusOK, verifyJSON{
+		ID: v.Domain.ID, Domain: v.Domain.Name, Verified: v.Verified(), VerificationStatus: v.Domain.Status,
+		Records: recs, DKIMRecordsPending: false, DKIMStatus: v.Domain.DKIMStatus(),
 	})
 	return nil
 }

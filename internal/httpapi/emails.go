@@ -11,19 +11,6 @@ import (
 	"mailroom/internal/store"
 )
 
-// emailsRoutes registers the /v1/emails routes and the older spelling of
-// cancel. All of them need mail:send; a key with only that scope sees only
-// the emails it sent.
-func (h *handler) emailsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/emails", scoped(send, h.createEmail))
-	mux.HandleFunc("POST /v1/emails/batch", scoped(send, h.createEmailBatch))
-	mux.HandleFunc("GET /v1/emails", scoped(send, h.listEmails))
-	mux.HandleFunc("GET /v1/emails/{id}", scoped(send, h.getEmail))
-	mux.HandleFunc("PATCH /v1/emails/{id}", scoped(send, h.rescheduleEmail))
-	mux.HandleFunc("POST /v1/emails/{id}/cancel", scoped(send, h.cancelEmail))
-	mux.HandleFunc("DELETE /v1/messages/scheduled/{id}", scoped(send, h.cancelScheduled))
-}
-
 func caller(r *http.Request) sending.Caller {
 	k := apiKey(r)
 	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}
@@ -52,9 +39,17 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 // batchEntry is one element of the batch answer: {id, status} or
 // {id: null, status: "failed", error}.
 type batchEntry struct {
-	ID     *string        `json:"id"`
-	Status string         `json:"status"`
-	Error  map[string]any `json:"error,omitempty"`
+	ID     *string      `json:"id"`
+	Status string       `json:"status"`
+	Error  *errorObject `json:"error,omitempty"`
+}
+
+type batchRequest struct {
+	Emails []json.RawMessage `json:"emails"` // each decoded by the service, so one bad entry fails alone
+}
+
+type batchJSON struct {
+	Data []batchEntry `json:"data"`
 }
 
 func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error {
@@ -62,9 +57,7 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Emails []json.RawMessage `json:"emails"`
-	}
+	var req batchRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
@@ -84,16 +77,10 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 			slog.ErrorContext(r.Context(), "batch entry failed", "err", res.Err, "index", i, "request_id", requestID(r))
 			e = apierr.Internal()
 		}
-		inner := map[string]any{"code": e.Code, "message": e.Message, "next": nil}
-		if e.Next != "" {
-			inner["next"] = e.Next
-		}
-		for k, v := range e.Extra {
-			inner[k] = v
-		}
-		out[i] = batchEntry{Status: sending.StatusFailed, Error: inner}
+		obj := errorObjectOf(e)
+		out[i] = batchEntry{Status: sending.StatusFailed, Error: &obj}
 	}
-	writeJSON(w, http.StatusMultiStatus, map[string]any{"data": out})
+	writeJSON(w, http.StatusMultiStatus, batchJSON{Data: out})
 	return nil
 }
 
@@ -160,7 +147,7 @@ func (h *handler) listEmails(w http.ResponseWriter, r *http.Request) error {
 	for i := range data {
 		data[i] = emailWithEventsOut(&list[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": meta.HasMore, "next_cursor": meta.NextCursor})
+	writeJSON(w, http.StatusOK, emailList{Data: data, listMeta: meta})
 	return nil
 }
 
@@ -174,9 +161,7 @@ func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) rescheduleEmail(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		SendAt *string `json:"send_at"`
-	}
+	var req rescheduleRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -187,7 +172,7 @@ func (h *handler) rescheduleEmail(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": s.ID, "status": s.Status, "scheduled_at": ts(s.ScheduledAt)})
+	writeJSON(w, http.StatusOK, rescheduledJSON{ID: s.ID, Status: string(s.Status), ScheduledAt: ts(s.ScheduledAt)})
 	return nil
 }
 
@@ -196,7 +181,7 @@ func (h *handler) cancelEmail(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "status": sending.StatusCancelled})
+	writeJSON(w, http.StatusOK, cancelledJSON{ID: id, Status: string(sending.StatusCancelled)})
 	return nil
 }
 
@@ -207,21 +192,51 @@ func (h *handler) cancelScheduled(w http.ResponseWriter, r *http.Request) error 
 	id := r.PathValue("id")
 	status, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), id)
 	if e, ok := apierr.As(err); ok && e.Code == "too_late_to_cancel" {
-		next := any(nil)
-		if e.Next != "" {
-			next = e.Next
-		}
-		writeJSON(w, e.Status, map[string]any{
-			"error":        map[string]any{"code": e.Code, "message": e.Message, "next": next},
-			"scheduled_id": id, "status": status, "cancelled": false,
-		})
+		obj := errorObjectOf(e)
+		obj.extra = nil // the outcome goes beside the error, not inside
+		writeJSON(w, e.Status, scheduledTooLateJSON{Error: obj, ScheduledID: id, Status: string(status), Cancelled: false})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"scheduled_id": id, "cancelled": true})
+	writeJSON(w, http.StatusOK, scheduledCancelledJSON{ScheduledID: id, Cancelled: true})
 	return nil
+}
+
+type emailList struct {
+	Data []emailWithEvents `json:"data"`
+	listMeta
+}
+
+// rescheduleRequest: send_at is required; a pointer tells absent from "".
+type rescheduleRequest struct {
+	SendAt *string `json:"send_at"`
+}
+
+type rescheduledJSON struct {
+	ID          string `json:"id"`
+	ScheduledAt string `json:"scheduled_at"`
+	Status      string `json:"status"`
+}
+
+type cancelledJSON struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+type scheduledCancelledJSON struct {
+	Cancelled   bool   `json:"cancelled"`
+	ScheduledID string `json:"scheduled_id"`
+}
+
+// scheduledTooLateJSON is the older cancel's 409: the nested error with the
+// outcome beside it.
+type scheduledTooLateJSON struct {
+	Cancelled   bool        `json:"cancelled"`
+	Error       errorObject `json:"error"`
+	ScheduledID string      `json:"scheduled_id"`
+	Status      string      `json:"status"`
 }
 
 // emailWithEvents is an Email with its timeline, as both reads answer it.

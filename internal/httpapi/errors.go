@@ -1,39 +1,16 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"mailroom/internal/apierr"
 )
 
-// flatFamily reports whether path belongs to a route family that answers
-// errors in the spec's flat shape { error: <code>, message?, hint? }. Every
-// other family answers the nested shape { error: { code, message, next } }.
-// This is the one place that decides it.
-func flatFamily(path string) bool {
-	for _, p := range []string{"/v1/topics", "/v1/suppressions", "/v1/templates"} {
-		if path == p || strings.HasPrefix(path, p+"/") {
-			return true
-		}
-	}
-	if path == "/v1/contacts" || strings.HasPrefix(path, "/v1/contacts/") {
-		// The tag, attribute and subscription routes under a contact are nested.
-		parts := strings.Split(strings.TrimPrefix(path, "/v1/contacts/"), "/")
-		if len(parts) >= 2 {
-			switch parts[1] {
-			case "tags", "attributes", "subscriptions":
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// writeError renders err in the shape of the request's route family. Errors
+// writeError renders err in the error shape of the request's route
+// (routes.go); rate_limited is flat everywhere, as the spec says. Errors
 // that are not *apierr.Error are internal faults: logged with the request id
 // and answered 500 internal_error without detail.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -53,28 +30,76 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errTooLarge) {
 		e, _ = apierr.As(errTooLarge)
 	}
-	writeErrorShape(w, e, flatFamily(r.URL.Path) || e.Code == "rate_limited")
+	shape := routeShape(r)
+	if e.Code == "rate_limited" {
+		shape = flat
+	}
+	writeErrorShape(w, e, shape)
 }
 
-func writeErrorShape(w http.ResponseWriter, e *apierr.Error, flat bool) {
-	var body map[string]any
-	if flat {
-		body = map[string]any{"error": e.Code, "message": e.Message}
-		if e.Next != "" {
-			body["hint"] = e.Next
-		}
-		for k, v := range e.Extra {
-			body[k] = v
-		}
-	} else {
-		inner := map[string]any{"code": e.Code, "message": e.Message, "next": nil}
-		if e.Next != "" {
-			inner["next"] = e.Next
-		}
-		for k, v := range e.Extra {
-			inner[k] = v
-		}
-		body = map[string]any{"error": inner}
+func writeErrorShape(w http.ResponseWriter, e *apierr.Error, shape errShape) {
+	if shape == flat {
+		writeJSON(w, e.Status, flatError{Error: e.Code, Message: e.Message, Hint: e.Next, extra: e.Extra})
+		return
 	}
-	writeJSON(w, e.Status, body)
+	writeJSON(w, e.Status, nestedError{Error: errorObjectOf(e)})
+}
+
+// nestedError is the nested shape: { error: { code, message, next } }.
+type nestedError struct {
+	Error errorObject `json:"error"`
+}
+
+// errorObject is the inner object of the nested shape; a batch entry that
+// failed carries one too. The error's Extra members sit beside code.
+type errorObject struct {
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Next    *string `json:"next"` // null when there is no advice
+	extra   map[string]any
+}
+
+func errorObjectOf(e *apierr.Error) errorObject {
+	o := errorObject{Code: e.Code, Message: e.Message, extra: e.Extra}
+	if e.Next != "" {
+		o.Next = &e.Next
+	}
+	return o
+}
+
+func (o errorObject) MarshalJSON() ([]byte, error) {
+	type fields errorObject // the same fields without this method
+	return withExtra(fields(o), o.extra)
+}
+
+// flatError is the flat shape: { error: <code>, message, hint? }, the
+// error's Extra members beside them.
+type flatError struct {
+	Error   string `json:"error"`
+	Hint    string `json:"hint,omitempty"`
+	Message string `json:"message"`
+	extra   map[string]any
+}
+
+func (f flatError) MarshalJSON() ([]byte, error) {
+	type fields flatError
+	return withExtra(fields(f), f.extra)
+}
+
+// withExtra encodes v, an object, with the members of extra added (an extra
+// member named like a field wins, as it always has); the members come out
+// in sorted order, as the answers always did.
+func withExtra(v any, extra map[string]any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	for k, x := range extra {
+		all[k] = x
+	}
+	return json.Marshal(all)
 }

@@ -27,9 +27,20 @@ const (
 	keyRoute
 )
 
-// routeInfo carries the matched pattern of the inner /v1 mux back out to the
-// logging middleware.
-type routeInfo struct{ pattern string }
+// routeInfo carries the matched route of the inner /v1 mux: its pattern out
+// to the logging middleware, its error shape to writeError.
+type routeInfo struct {
+	pattern string // "" when no route matched
+	shape   errShape
+}
+
+// routeShape is the error shape of the request's route (nested when none).
+func routeShape(r *http.Request) errShape {
+	if ri, ok := r.Context().Value(keyRoute).(*routeInfo); ok {
+		return ri.shape
+	}
+	return nested
+}
 
 func requestID(r *http.Request) string {
 	if v, ok := r.Context().Value(keyRequestID).(string); ok {
@@ -180,8 +191,9 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
 			w.Header().Set("RateLimit-Remaining", "0")
 			w.Header().Set("X-RateLimit-Remaining", "0")
+			// The spec answers rate_limited flat on every route.
 			writeErrorShape(w, apierr.New(http.StatusTooManyRequests, "rate_limited",
-				"Rate limit of %d requests per minute exceeded.", res.Limit).WithNext("Wait Retry-After seconds, then retry."), true)
+				"Rate limit of %d requests per minute exceeded.", res.Limit).WithNext("Wait Retry-After seconds, then retry."), flat)
 			return
 		}
 		if authErr != nil {
@@ -231,22 +243,4 @@ func clientIP(r *http.Request) string {
 func errScope(scope string) error {
 	return apierr.New(http.StatusForbidden, "insufficient_scope", "This API key lacks the %s scope.", scope).
 		WithNext("Use a key created with the " + scope + " scope, or without scopes for full access.")
-}
-
-// scoped wraps a handler with the scope its route family needs.
-func scoped(scope string, fn func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		k := apiKey(r)
-		if k == nil {
-			writeError(w, r, workspaces.ErrBadKey)
-			return
-		}
-		if !k.HasScope(scope) {
-			writeError(w, r, errScope(scope))
-			return
-		}
-		if err := fn(w, r); err != nil {
-			writeError(w, r, err)
-		}
-	}
 }

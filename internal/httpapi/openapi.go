@@ -67,12 +67,12 @@ func merge(dst, src map[string]any, where string) error {
 	return nil
 }
 
-func (h *handler) openapi(w http.ResponseWriter, r *http.Request) {
+func (h *handler) openapi(w http.ResponseWriter, r *http.Request) error {
 	doc, err := OpenAPIDocument()
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(doc)
+	return nil
 }

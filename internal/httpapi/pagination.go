@@ -123,7 +123,8 @@ func (p pager) page(r *http.Request, def, max int, withOffset bool) (Page, error
 	return pg, nil
 }
 
-// listMeta is the has_more/next_cursor pair every list response carries.
+// listMeta is the has_more/next_cursor pair every list response carries;
+// list answers embed it. The zero value is the last page.
 type listMeta struct {
 	HasMore    bool    `json:"has_more"`
 	NextCursor *string `json:"next_cursor"`
@@ -137,4 +138,10 @@ func (p pager) meta(n, limit int, last func(i int) Cursor) (listMeta, int) {
 	}
 	c := p.encode(last(limit - 1))
 	return listMeta{HasMore: true, NextCursor: &c}, limit
+}
+
+// deletedJSON is the answer of the deletes that name what they removed:
+// { deleted: <id> }.
+type deletedJSON struct {
+	Deleted string `json:"deleted"`
 }

@@ -56,12 +56,18 @@ func NewHandler(d Deps) http.Handler {
 	h := &handler{d: d, log: d.Logger, logRequests: d.LogRequests, metrics: newMetrics(d.Registry), pager: pager{box: d.Box}}
 
 	api := http.NewServeMux()
-	h.routes(api)
+	h.routes(&routeTable{mux: api})
 	limited := h.limitAndAuth(api)
 	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Record the matched route pattern for the request log and metrics.
+		// Record the matched route for the request log and metrics, and its
+		// error shape for the answers given before the handler runs.
 		if ri, ok := r.Context().Value(keyRoute).(*routeInfo); ok {
-			_, ri.pattern = api.Handler(r)
+			if rt := matchedRoute(api, r); rt != nil {
+				ri.shape = rt.shape
+				if rt.known {
+					ri.pattern = rt.pattern
+				}
+			}
 		}
 		limited.ServeHTTP(w, r)
 	})
@@ -69,22 +75,28 @@ func NewHandler(d Deps) http.Handler {
 	root := http.NewServeMux()
 	root.Handle("/v1/", v1)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		writeJSON(w, http.StatusOK, probeJSON{Status: "ok"})
 	})
 	root.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if d.Ready != nil {
 			if err := d.Ready(ctx); err != nil {
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+				writeJSON(w, http.StatusServiceUnavailable, probeJSON{Status: "unavailable", Error: err.Error()})
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, probeJSON{Status: "ready"})
 	})
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errNoRoute())
 	})
 	return h.outer(root)
+}
+
+// probeJSON answers /healthz and /readyz.
+type probeJSON struct {
+	Error  string `json:"error,omitempty"`
+	Status string `json:"status"`
 }

@@ -9,14 +9,16 @@ import (
 	"mailroom/internal/suppressions"
 )
 
-// suppressionsRoutes registers the /v1/suppressions routes. Errors here take
-// the flat shape (errors.go decides it by path).
-func (h *handler) suppressionsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/suppressions", scoped(ws, h.listSuppressions))
-	mux.HandleFunc("POST /v1/suppressions", scoped(ws, h.createSuppression))
-	mux.HandleFunc("DELETE /v1/suppressions/{id}", scoped(ws, h.deleteSuppression))
-	// The query form: ?email= or the older ?id= spelling.
-	mux.HandleFunc("DELETE /v1/suppressions", scoped(ws, h.deleteSuppressionQuery))
+type createSuppressionRequest struct {
+	Email  *string `json:"email"`  // required; pointers tell absent from ""
+	Reason *string `json:"reason"` // default manual
+}
+
+type suppressionList struct {
+	HasMore      bool              `json:"has_more"`
+	NextCursor   *string           `json:"next_cursor"`
+	Suppressions []suppressionJSON `json:"suppressions"`
+	Total        int               `json:"total"`
 }
 
 type suppressionJSON struct {
@@ -75,17 +77,12 @@ func (h *handler) listSuppressions(w http.ResponseWriter, r *http.Request) error
 	for _, s := range rows[:n] {
 		out = append(out, suppressionOut(s))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"suppressions": out, "next_cursor": meta.NextCursor, "has_more": meta.HasMore, "total": total,
-	})
+	writeJSON(w, http.StatusOK, suppressionList{Suppressions: out, NextCursor: meta.NextCursor, HasMore: meta.HasMore, Total: total})
 	return nil
 }
 
 func (h *handler) createSuppression(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Email  *string `json:"email"`
-		Reason *string `json:"reason"`
-	}
+	var req createSuppressionRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -117,7 +114,7 @@ func (h *handler) deleteSuppression(w http.ResponseWriter, r *http.Request) erro
 	if err := h.d.Services.Suppressions.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }
 
@@ -140,6 +137,6 @@ func (h *handler) deleteSuppressionQuery(w http.ResponseWriter, r *http.Request)
 	default:
 		return apierr.InvalidRequest("Pass the address to clear as ?email=, or the row as /v1/suppressions/{id}.")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }

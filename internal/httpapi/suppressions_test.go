@@ -9,6 +9,7 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/testkit/scenario"
 	"mailroom/internal/testkit/testapp"
 )
 
@@ -28,25 +29,6 @@ type suppressionPage struct {
 	Total        int               `json:"total"`
 }
 
-// flatErr asserts the spec's flat error shape { error: <code>, message, hint? }
-// with the given status and code.
-func flatErr(t *testing.T, r *testapp.Response, status int, code string) {
-	t.Helper()
-	m := r.JSON()
-	got, ok := m["error"].(string)
-	if r.Status != status || !ok || got != code {
-		t.Fatalf("want %d flat %q, got %d %s", status, code, r.Status, r.Body)
-	}
-	if msg, ok := m["message"].(string); !ok || msg == "" {
-		t.Fatalf("flat error without message: %s", r.Body)
-	}
-	if h, present := m["hint"]; present {
-		if _, ok := h.(string); !ok {
-			t.Fatalf("hint is not a string: %s", r.Body)
-		}
-	}
-}
-
 func listSuppressions(t *testing.T, a *testapp.App, key, query string) suppressionPage {
 	t.Helper()
 	r := a.DoKey(key, "GET", "/v1/suppressions"+query, nil)
@@ -60,175 +42,138 @@ func listSuppressions(t *testing.T, a *testapp.App, key, query string) suppressi
 
 func TestSuppressionsRoutes(t *testing.T) {
 	a := testapp.Start(t)
-	ctx := context.Background()
+	s := scenario.New(a)
+	s.Errors = scenario.Flat
+	post := func(name string, body any, status int, code string) sc {
+		return sc{Name: name, Method: "POST", Path: "/v1/suppressions", Body: body, Status: status, Code: code}
+	}
+	list := func(query string, n int) sc {
+		return sc{Name: "list " + query, Method: "GET", Path: "/v1/suppressions" + query, Status: 200,
+			Shape: shape{"total": n, "suppressions": scenario.Len(n)}}
+	}
+	del := func(path string, status int, code string) sc {
+		return sc{Name: "delete " + path, Method: "DELETE", Path: path, Status: status, Code: code}
+	}
+	// The whole row, as created: normalized address, default reason.
+	ann := shape{"id": scenario.Var("ann"), "email": "ann@example.com", "reason": "manual", "is_global": false,
+		"created_at": scenario.Var("annCreated"), "source_email_id": nil}
 
-	// Create: normalized address, default reason, 201; again: 200 with the
-	// existing row unchanged (first reason wins).
-	r := a.Do("POST", "/v1/suppressions", map[string]any{"email": "Ann <Ann@Example.COM>"})
-	if r.Status != 201 {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
-	var ann suppressionBody
-	r.Decode(t, &ann)
-	if ann.Email != "ann@example.com" || ann.Reason != "manual" || ann.IsGlobal || ann.SourceEmailID != nil || ann.ID == "" {
-		t.Fatalf("created %+v", ann)
-	}
-	r = a.Do("POST", "/v1/suppressions", map[string]any{"email": "ANN@example.com", "reason": "bounce"})
-	var again suppressionBody
-	r.Decode(t, &again)
-	if r.Status != 200 || again != ann {
-		t.Fatalf("repeat create: %d %+v", r.Status, again)
-	}
-	r = a.Do("POST", "/v1/suppressions", map[string]any{"email": "bob@example.com", "reason": "complaint"})
-	var bob suppressionBody
-	r.Decode(t, &bob)
-	if r.Status != 201 || bob.Reason != "complaint" {
-		t.Fatalf("bob: %d %s", r.Status, r.Body)
-	}
+	s.Run(t,
+		sc{Name: "create", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "Ann <Ann@Example.COM>"},
+			Status: 201, Shape: shape{"id": scenario.Prefix("sup_"), "email": "ann@example.com", "reason": "manual",
+				"is_global": false, "source_email_id": nil},
+			Save: map[string]string{"ann": "id", "annCreated": "created_at"}},
+		// Again: 200 with the existing row unchanged (first reason wins).
+		sc{Name: "create again", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "ANN@example.com", "reason": "bounce"},
+			Status: 200, Shape: ann},
+		sc{Name: "create with a reason", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "bob@example.com", "reason": "complaint"},
+			Status: 201, Shape: shape{"reason": "complaint"}, Save: map[string]string{"bob": "id"}},
 
-	// IDN domains are stored in punycode; a filter in either form finds them.
-	r = a.Do("POST", "/v1/suppressions", map[string]any{"email": "kim@Bücher.example", "reason": "unsub"})
-	var kim suppressionBody
-	r.Decode(t, &kim)
-	if r.Status != 201 || kim.Email != "kim@xn--bcher-kva.example" {
-		t.Fatalf("IDN: %d %s", r.Status, r.Body)
-	}
-	for _, q := range []string{"kim@bücher.example", "KIM@xn--bcher-kva.example"} {
-		if p := listSuppressions(t, a, a.Key, "?email="+url.QueryEscape(q)); p.Total != 1 || p.Suppressions[0].ID != kim.ID {
-			t.Fatalf("filter %s: %+v", q, p)
-		}
-	}
-	if r := a.Do("DELETE", "/v1/suppressions?email="+url.QueryEscape("kim@bücher.example"), nil); r.Status != 200 || r.JSON()["deleted"] != kim.ID {
-		t.Fatalf("IDN delete: %d %s", r.Status, r.Body)
-	}
+		// IDN domains are stored in punycode; a filter in either form finds them.
+		sc{Name: "create IDN", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "kim@Bücher.example", "reason": "unsub"},
+			Status: 201, Shape: shape{"email": "kim@xn--bcher-kva.example"}, Save: map[string]string{"kim": "id"}},
+		sc{Name: "filter IDN as unicode", Method: "GET", Path: "/v1/suppressions?email=" + url.QueryEscape("kim@bücher.example"),
+			Status: 200, Shape: shape{"total": 1, "suppressions": []any{shape{"id": scenario.Var("kim")}}}},
+		sc{Name: "filter IDN as punycode", Method: "GET", Path: "/v1/suppressions?email=" + url.QueryEscape("KIM@xn--bcher-kva.example"),
+			Status: 200, Shape: shape{"total": 1, "suppressions": []any{shape{"id": scenario.Var("kim")}}}},
+		sc{Name: "delete IDN by unicode address", Method: "DELETE", Path: "/v1/suppressions?email=" + url.QueryEscape("kim@bücher.example"),
+			Status: 200, Shape: shape{"deleted": scenario.Var("kim")}},
 
-	// Bad bodies, all flat.
-	for _, c := range []struct {
-		body any
-		code string
-	}{
-		{`{"email": "x@example.com"`, "invalid_json"},
-		{``, "invalid_json"},
-		{`[]`, "invalid_request"},
-		{`{}`, "invalid_request"},
-		{map[string]any{"email": ""}, "invalid_request"},
-		{map[string]any{"email": 5}, "invalid_request"},
-		{map[string]any{"email": "not-an-address"}, "invalid_request"},
-		{map[string]any{"email": "a@example.com\r\nBcc: b@example.com"}, "invalid_request"},
-		{map[string]any{"email": "a@example.com", "reason": "spam"}, "invalid_request"},
-		{map[string]any{"email": "a@example.com", "reason": 1}, "invalid_request"},
-		{map[string]any{"email": "a@example.com", "is_global": true}, "invalid_request"},
-	} {
-		flatErr(t, a.Do("POST", "/v1/suppressions", c.body), 400, c.code)
-	}
+		// Bad bodies, all flat.
+		post("truncated JSON", `{"email": "x@example.com"`, 400, "invalid_json"),
+		post("empty body", ``, 400, "invalid_json"),
+		post("array", `[]`, 400, "invalid_request"),
+		post("no email", `{}`, 400, "invalid_request"),
+		post("empty email", map[string]any{"email": ""}, 400, "invalid_request"),
+		post("email a number", map[string]any{"email": 5}, 400, "invalid_request"),
+		post("not an address", map[string]any{"email": "not-an-address"}, 400, "invalid_request"),
+		post("header injection", map[string]any{"email": "a@example.com\r\nBcc: b@example.com"}, 400, "invalid_request"),
+		post("unknown reason", map[string]any{"email": "a@example.com", "reason": "spam"}, 400, "invalid_request"),
+		post("reason a number", map[string]any{"email": "a@example.com", "reason": 1}, 400, "invalid_request"),
+		post("is_global from a workspace", map[string]any{"email": "a@example.com", "is_global": true}, 400, "invalid_request"),
+	)
 
 	// A global row (operator command) is listed with is_global and applies
 	// here, but cannot be deleted by the workspace.
-	globalID, _, err := suppressions.AddGlobal(ctx, a.App.DB, "Everyone@Example.com", suppressions.ReasonComplaint, time.Now())
+	globalID, _, err := suppressions.AddGlobal(context.Background(), a.App.DB, "Everyone@Example.com", suppressions.ReasonComplaint, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := listSuppressions(t, a, a.Key, "")
-	if p.Total != 3 || len(p.Suppressions) != 3 || p.HasMore || p.NextCursor != nil {
-		t.Fatalf("list: %+v", p)
-	}
-	var sawGlobal bool
-	for _, s := range p.Suppressions {
-		if s.ID == globalID {
-			sawGlobal = s.IsGlobal && s.Email == "everyone@example.com"
-		} else if s.IsGlobal {
-			t.Fatalf("workspace row shown as global: %+v", s)
-		}
-	}
-	if !sawGlobal {
-		t.Fatalf("global row missing or wrong: %+v", p.Suppressions)
-	}
-	flatErr(t, a.Do("DELETE", "/v1/suppressions/"+globalID, nil), 404, "not_found")
-	flatErr(t, a.Do("DELETE", "/v1/suppressions?id="+globalID, nil), 404, "not_found")
-	r = a.Do("DELETE", "/v1/suppressions?email=everyone@example.com", nil)
-	flatErr(t, r, 404, "not_found")
-	if r.JSON()["hint"] == nil {
-		t.Fatalf("no hint that the row is global: %s", r.Body)
-	}
-
-	// Filters.
-	for _, c := range []struct {
-		query string
-		want  int
-	}{
-		{"?reason=complaint", 2},
-		{"?reason=manual", 1},
-		{"?reason=unsub", 0},
-		{"?email=" + url.QueryEscape("ANN@example.com"), 1},
-		{"?email=everyone@example.com", 1},
-		{"?email=nobody@example.com", 0},
-		{"?email=bob@example.com&reason=manual", 0},
-		{"?email=bob@example.com&reason=complaint", 1},
-	} {
-		p := listSuppressions(t, a, a.Key, c.query)
-		if p.Total != c.want || len(p.Suppressions) != c.want {
-			t.Fatalf("%s: total %d rows %d, want %d", c.query, p.Total, len(p.Suppressions), c.want)
-		}
-	}
-	flatErr(t, a.Do("GET", "/v1/suppressions?reason=spam", nil), 400, "invalid_request")
-	flatErr(t, a.Do("GET", "/v1/suppressions?reason=", nil), 400, "invalid_request")
-	for _, l := range []string{"0", "201", "-1", "ten"} {
-		flatErr(t, a.Do("GET", "/v1/suppressions?limit="+l, nil), 422, "invalid_limit")
-	}
-	flatErr(t, a.Do("GET", "/v1/suppressions?before=garbage", nil), 422, "invalid_cursor")
-
-	// Another workspace sees its own rows and the global one, never ours,
-	// and our ids answer 404 to it (and its ids to us).
+	s.Set("global", globalID)
 	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	r = a.DoKey(otherKey, "POST", "/v1/suppressions", map[string]any{"email": "ann@example.com", "reason": "unsub"})
-	var theirs suppressionBody
-	r.Decode(t, &theirs)
-	if r.Status != 201 || theirs.ID == ann.ID || theirs.Reason != "unsub" {
-		t.Fatalf("other workspace create: %d %s", r.Status, r.Body)
-	}
-	p = listSuppressions(t, a, otherKey, "")
-	if p.Total != 2 || len(p.Suppressions) != 2 {
-		t.Fatalf("other workspace list: %+v", p)
-	}
-	flatErr(t, a.DoKey(otherKey, "DELETE", "/v1/suppressions/"+bob.ID, nil), 404, "not_found")
-	flatErr(t, a.DoKey(otherKey, "DELETE", "/v1/suppressions?email=bob@example.com", nil), 404, "not_found")
-	flatErr(t, a.Do("DELETE", "/v1/suppressions/"+theirs.ID, nil), 404, "not_found")
-
-	// Delete by id, by email (either spelling), and the ?id= form.
-	r = a.Do("DELETE", "/v1/suppressions/"+ann.ID, nil)
-	if r.Status != 200 || r.JSON()["deleted"] != ann.ID {
-		t.Fatalf("delete: %d %s", r.Status, r.Body)
-	}
-	flatErr(t, a.Do("DELETE", "/v1/suppressions/"+ann.ID, nil), 404, "not_found")
-	r = a.Do("DELETE", "/v1/suppressions?email="+url.QueryEscape("Bob@EXAMPLE.com"), nil)
-	if r.Status != 200 || r.JSON()["deleted"] != bob.ID {
-		t.Fatalf("delete by email: %d %s", r.Status, r.Body)
-	}
-	flatErr(t, a.Do("DELETE", "/v1/suppressions?email=bob@example.com", nil), 404, "not_found")
-	r = a.Do("POST", "/v1/suppressions", map[string]any{"email": "carl@example.com", "reason": "unsub"})
-	var carl suppressionBody
-	r.Decode(t, &carl)
-	r = a.Do("DELETE", "/v1/suppressions?id="+carl.ID, nil)
-	if r.Status != 200 || r.JSON()["deleted"] != carl.ID {
-		t.Fatalf("delete ?id=: %d %s", r.Status, r.Body)
-	}
-	flatErr(t, a.Do("DELETE", "/v1/suppressions", nil), 400, "invalid_request")
-	flatErr(t, a.Do("DELETE", "/v1/suppressions?id=x&email=y@example.com", nil), 400, "invalid_request")
-	p = listSuppressions(t, a, a.Key, "")
-	if p.Total != 1 || p.Suppressions[0].ID != globalID {
-		t.Fatalf("after deletes: %+v", p)
-	}
-	// The other workspace's row for the same address is untouched.
-	if p := listSuppressions(t, a, otherKey, "?email=ann@example.com"); p.Total != 1 || p.Suppressions[0].ID != theirs.ID {
-		t.Fatalf("other workspace lost its row: %+v", p)
+	s.Set("other", otherKey)
+	r := a.Do("POST", "/v1/api-keys", map[string]any{"name": "sender", "scopes": []string{"mail:send"}})
+	s.Set("sendOnly", r.JSON()["key"].(string))
+	onlyAnnBobGlobal := func(t testing.TB, r *testapp.Response) {
+		for _, row := range r.JSON()["suppressions"].([]any) {
+			m := row.(map[string]any)
+			if m["is_global"] != (m["id"] == globalID) {
+				t.Fatalf("is_global wrong on %v", m)
+			}
+		}
 	}
 
-	// Scope and auth errors on these routes are flat too.
-	r = a.Do("POST", "/v1/api-keys", map[string]any{"name": "sender", "scopes": []string{"mail:send"}})
-	sendKey, _ := r.JSON()["key"].(string)
-	flatErr(t, a.DoKey(sendKey, "GET", "/v1/suppressions", nil), 403, "insufficient_scope")
-	flatErr(t, a.DoKey(sendKey, "POST", "/v1/suppressions", map[string]any{"email": "z@example.com"}), 403, "insufficient_scope")
-	flatErr(t, a.DoKey("", "GET", "/v1/suppressions", nil), 401, "unauthorized")
+	s.Run(t,
+		sc{Name: "list", Method: "GET", Path: "/v1/suppressions", Status: 200,
+			Shape: shape{"total": 3, "suppressions": scenario.Len(3), "has_more": false, "next_cursor": nil}, Check: onlyAnnBobGlobal},
+		sc{Name: "the global row", Method: "GET", Path: "/v1/suppressions?email=everyone@example.com", Status: 200,
+			Shape: shape{"suppressions": []any{shape{"id": scenario.Var("global"), "is_global": true, "email": "everyone@example.com"}}}},
+		del("/v1/suppressions/{global}", 404, "not_found"),
+		del("/v1/suppressions?id={global}", 404, "not_found"),
+		sc{Name: "delete the global row by address", Method: "DELETE", Path: "/v1/suppressions?email=everyone@example.com",
+			Status: 404, Code: "not_found", Shape: shape{"hint": scenario.Prefix("")}},
+
+		// Filters.
+		list("?reason=complaint", 2),
+		list("?reason=manual", 1),
+		list("?reason=unsub", 0),
+		list("?email="+url.QueryEscape("ANN@example.com"), 1),
+		list("?email=everyone@example.com", 1),
+		list("?email=nobody@example.com", 0),
+		list("?email=bob@example.com&reason=manual", 0),
+		list("?email=bob@example.com&reason=complaint", 1),
+		sc{Name: "unknown reason filter", Method: "GET", Path: "/v1/suppressions?reason=spam", Status: 400, Code: "invalid_request"},
+		sc{Name: "empty reason filter", Method: "GET", Path: "/v1/suppressions?reason=", Status: 400, Code: "invalid_request"},
+		sc{Name: "limit 0", Method: "GET", Path: "/v1/suppressions?limit=0", Status: 422, Code: "invalid_limit"},
+		sc{Name: "limit 201", Method: "GET", Path: "/v1/suppressions?limit=201", Status: 422, Code: "invalid_limit"},
+		sc{Name: "limit -1", Method: "GET", Path: "/v1/suppressions?limit=-1", Status: 422, Code: "invalid_limit"},
+		sc{Name: "limit ten", Method: "GET", Path: "/v1/suppressions?limit=ten", Status: 422, Code: "invalid_limit"},
+		sc{Name: "garbage cursor", Method: "GET", Path: "/v1/suppressions?before=garbage", Status: 422, Code: "invalid_cursor"},
+
+		// Another workspace sees its own rows and the global one, never
+		// ours, and our ids answer 404 to it (and its ids to us).
+		sc{Name: "other workspace creates the same address", Method: "POST", Path: "/v1/suppressions", Key: "{other}",
+			Body:   map[string]any{"email": "ann@example.com", "reason": "unsub"},
+			Status: 201, Shape: shape{"id": scenario.NotVar("ann"), "reason": "unsub"}, Save: map[string]string{"theirs": "id"}},
+		sc{Name: "other workspace lists", Method: "GET", Path: "/v1/suppressions", Key: "{other}", Status: 200,
+			Shape: shape{"total": 2, "suppressions": scenario.Len(2)}},
+		sc{Name: "other workspace deletes ours", Method: "DELETE", Path: "/v1/suppressions/{bob}", Key: "{other}", Status: 404, Code: "not_found"},
+		sc{Name: "other workspace deletes ours by address", Method: "DELETE", Path: "/v1/suppressions?email=bob@example.com", Key: "{other}",
+			Status: 404, Code: "not_found"},
+		del("/v1/suppressions/{theirs}", 404, "not_found"),
+
+		// Delete by id, by email (either spelling), and the ?id= form.
+		sc{Name: "delete by id", Method: "DELETE", Path: "/v1/suppressions/{ann}", Status: 200, Shape: shape{"deleted": scenario.Var("ann")}},
+		del("/v1/suppressions/{ann}", 404, "not_found"),
+		sc{Name: "delete by address", Method: "DELETE", Path: "/v1/suppressions?email=" + url.QueryEscape("Bob@EXAMPLE.com"),
+			Status: 200, Shape: shape{"deleted": scenario.Var("bob")}},
+		del("/v1/suppressions?email=bob@example.com", 404, "not_found"),
+		sc{Name: "create carl", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "carl@example.com", "reason": "unsub"},
+			Status: 201, Save: map[string]string{"carl": "id"}},
+		sc{Name: "delete ?id=", Method: "DELETE", Path: "/v1/suppressions?id={carl}", Status: 200, Shape: shape{"deleted": scenario.Var("carl")}},
+		del("/v1/suppressions", 400, "invalid_request"),
+		del("/v1/suppressions?id=x&email=y@example.com", 400, "invalid_request"),
+		sc{Name: "only the global row is left", Method: "GET", Path: "/v1/suppressions", Status: 200,
+			Shape: shape{"total": 1, "suppressions": []any{shape{"id": scenario.Var("global")}}}},
+		sc{Name: "the other workspace's row for the same address is untouched", Method: "GET", Path: "/v1/suppressions?email=ann@example.com",
+			Key: "{other}", Status: 200, Shape: shape{"total": 1, "suppressions": []any{shape{"id": scenario.Var("theirs")}}}},
+
+		// Scope and auth errors on these routes are flat too.
+		sc{Name: "send-only key lists", Method: "GET", Path: "/v1/suppressions", Key: "{sendOnly}", Status: 403, Code: "insufficient_scope"},
+		sc{Name: "send-only key creates", Method: "POST", Path: "/v1/suppressions", Key: "{sendOnly}",
+			Body: map[string]any{"email": "z@example.com"}, Status: 403, Code: "insufficient_scope"},
+		sc{Name: "no key", Method: "GET", Path: "/v1/suppressions", Key: scenario.NoKey, Status: 401, Code: "unauthorized"},
+	)
 }
 
 func TestSuppressionsPagination(t *testing.T) {
@@ -296,7 +241,9 @@ func TestSuppressionsPagination(t *testing.T) {
 	// A tampered cursor is refused with 422 (flat).
 	c := []byte(*p.NextCursor)
 	c[2] ^= 1
-	flatErr(t, a.Do("GET", "/v1/suppressions?before="+url.QueryEscape(string(c)), nil), 422, "invalid_cursor")
+	s := scenario.New(a)
+	s.Errors = scenario.Flat
+	s.Do(t, sc{Method: "GET", Path: "/v1/suppressions?before=" + url.QueryEscape(string(c)), Status: 422, Code: "invalid_cursor"})
 
 	// Rows created in the same millisecond still page without loss or
 	// repeats (the id breaks the tie).

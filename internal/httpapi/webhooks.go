@@ -8,19 +8,6 @@ import (
 	"mailroom/internal/webhooks"
 )
 
-// webhooksRoutes registers the /v1/webhooks routes.
-func (h *handler) webhooksRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/webhooks", scoped(ws, h.listWebhooks))
-	mux.HandleFunc("POST /v1/webhooks", scoped(ws, h.createWebhook))
-	mux.HandleFunc("PATCH /v1/webhooks", scoped(ws, h.updateWebhook))  // deprecated ?id=
-	mux.HandleFunc("DELETE /v1/webhooks", scoped(ws, h.deleteWebhook)) // deprecated ?id=
-	mux.HandleFunc("GET /v1/webhooks/deliveries", scoped(ws, h.listWebhookDeliveries))
-	mux.HandleFunc("POST /v1/webhooks/deliveries", scoped(ws, h.sendWebhookDelivery))
-	mux.HandleFunc("GET /v1/webhooks/{id}", scoped(ws, h.getWebhook))
-	mux.HandleFunc("PATCH /v1/webhooks/{id}", scoped(ws, h.updateWebhook))
-	mux.HandleFunc("DELETE /v1/webhooks/{id}", scoped(ws, h.deleteWebhook))
-}
-
 type webhookJSON struct {
 	ID                       string            `json:"id"`
 	URL                      string            `json:"url"`
@@ -37,6 +24,31 @@ type webhookJSON struct {
 	CreatedAt                string            `json:"created_at"`
 	UpdatedAt                string            `json:"updated_at"`
 	Secret                   string            `json:"secret,omitempty"`
+}
+
+type webhookList struct {
+	AutoDisableAfterSilenceSec int64         `json:"auto_disable_after_silence_sec"`
+	HasMore                    bool          `json:"has_more"`
+	MaxAttempts                int           `json:"max_attempts"`
+	NextCursor                 *string       `json:"next_cursor"`
+	RetryDelaysSec             []int64       `json:"retry_delays_sec"`
+	RetryWindowSec             int64         `json:"retry_window_sec"`
+	Webhooks                   []webhookJSON `json:"webhooks"`
+}
+
+type createWebhookRequest struct {
+	URL     string            `json:"url"`
+	Events  []string          `json:"events"`
+	Headers map[string]string `json:"headers"`
+}
+
+// updateWebhookRequest: a nil field is left unchanged.
+type updateWebhookRequest struct {
+	URL          *string            `json:"url"`
+	Events       *[]string          `json:"events"`
+	Active       *bool              `json:"active"`
+	Headers      *map[string]string `json:"headers"`
+	RotateSecret *bool              `json:"rotate_secret"`
 }
 
 func webhookOut(e *webhooks.Endpoint) webhookJSON {
@@ -70,24 +82,18 @@ func (h *handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range es {
 		out = append(out, webhookOut(e))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"webhooks":                       out,
-		"retry_delays_sec":               secondsOf(webhooks.RetryDelays),
-		"max_attempts":                   webhooks.MaxAttempts,
-		"retry_window_sec":               int64(webhooks.RetryWindow() / time.Second),
-		"auto_disable_after_silence_sec": int64(webhooks.AutoDisableSilence / time.Second),
-		"has_more":                       false,
-		"next_cursor":                    nil,
+	writeJSON(w, http.StatusOK, webhookList{
+		Webhooks:                   out,
+		RetryDelaysSec:             secondsOf(webhooks.RetryDelays),
+		MaxAttempts:                webhooks.MaxAttempts,
+		RetryWindowSec:             int64(webhooks.RetryWindow() / time.Second),
+		AutoDisableAfterSilenceSec: int64(webhooks.AutoDisableSilence / time.Second),
 	})
 	return nil
 }
 
 func (h *handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		URL     string            `json:"url"`
-		Events  []string          `json:"events"`
-		Headers map[string]string `json:"headers"`
-	}
+	var req createWebhookRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -125,13 +131,7 @@ func (h *handler) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		URL          *string            `json:"url"`
-		Events       *[]string          `json:"events"`
-		Active       *bool              `json:"active"`
-		Headers      *map[string]string `json:"headers"`
-		RotateSecret *bool              `json:"rotate_secret"`
-	}
+	var req updateWebhookRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (h *handler) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := h.d.Services.Webhooks.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deleted": id})
+	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
 	return nil
 }
 
@@ -177,6 +177,29 @@ type webhookDeliveryJSON struct {
 	Attempt      int        `json:"attempt"`
 	CreatedAt    string     `json:"created_at"`
 	Retry        *retryJSON `json:"retry"`
+}
+
+type webhookDeliveryList struct {
+	Deliveries []webhookDeliveryJSON `json:"deliveries"`
+	listMeta
+}
+
+// sendWebhookDeliveryRequest names exactly one of: a webhook to send a test
+// event to, or a delivery to replay.
+type sendWebhookDeliveryRequest struct {
+	WebhookID  string `json:"webhook_id"`
+	DeliveryID string `json:"delivery_id"`
+}
+
+type manualDeliveryJSON struct {
+	DeliveryID   string  `json:"delivery_id"`
+	DurationMs   int64   `json:"duration_ms"`
+	Error        *string `json:"error"`
+	Event        string  `json:"event"`
+	EventID      string  `json:"event_id"`
+	ResponseBody string  `json:"response_body"`
+	StatusCode   *int    `json:"status_code"`
+	Success      bool    `json:"success"`
 }
 
 func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
@@ -208,15 +231,12 @@ func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) 
 		}
 		out = append(out, o)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deliveries": out, "has_more": meta.HasMore, "next_cursor": meta.NextCursor})
+	writeJSON(w, http.StatusOK, webhookDeliveryList{Deliveries: out, listMeta: meta})
 	return nil
 }
 
 func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		WebhookID  string `json:"webhook_id"`
-		DeliveryID string `json:"delivery_id"`
-	}
+	var req sendWebhookDeliveryRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
@@ -234,10 +254,10 @@ func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"delivery_id": res.DeliveryID, "event_id": res.EventID, "event": res.Event,
-		"status_code": res.StatusCode, "response_body": res.ResponseBody, "duration_ms": res.DurationMs,
-		"error": res.Error, "success": res.Success,
+	writeJSON(w, http.StatusOK, manualDeliveryJSON{
+		DeliveryID: res.DeliveryID, EventID: res.EventID, Event: res.Event,
+		StatusCode: res.StatusCode, ResponseBody: res.ResponseBody, DurationMs: res.DurationMs,
+		Error: res.Error, Success: res.Success,
 	})
 	return nil
 }

@@ -70,7 +70,7 @@ func TestBatch(t *testing.T) {
 		{`[1]`, "invalid_request"},
 	} {
 		r := a.Do(http.MethodPost, "/v1/emails/batch", tt.body)
-		if r.Status != http.StatusBadRequest || errCode(r) != tt.code {
+		if r.Status != http.StatusBadRequest || r.ErrCode() != tt.code {
 			t.Fatalf("%d %s, want %s", r.Status, r.Body, tt.code)
 		}
 	}
@@ -146,7 +146,7 @@ func TestReads(t *testing.T) {
 
 	// Another workspace's id is 404.
 	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	if r := a.DoKey(otherKey, http.MethodGet, "/v1/emails/"+ids[0], nil); r.Status != http.StatusNotFound || errCode(r) != "not_found" {
+	if r := a.DoKey(otherKey, http.MethodGet, "/v1/emails/"+ids[0], nil); r.Status != http.StatusNotFound || r.ErrCode() != "not_found" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	if r := a.Do(http.MethodGet, "/v1/emails/em_nope", nil); r.Status != http.StatusNotFound {

@@ -70,7 +70,7 @@ func TestSendErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := a.Do(http.MethodPost, "/v1/emails", tt.body)
-			if r.Status != tt.status || errCode(r) != tt.code {
+			if r.Status != tt.status || r.ErrCode() != tt.code {
 				t.Fatalf("%d %s, want %d %s", r.Status, clip(r.Body), tt.status, tt.code)
 			}
 			e := r.JSON()["error"].(map[string]any)
@@ -105,13 +105,13 @@ func TestSendingLockedAndScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := a.DoKey(key, http.MethodPost, "/v1/emails", msg())
-	if r.Status != http.StatusForbidden || errCode(r) != "sending_locked" {
+	if r.Status != http.StatusForbidden || r.ErrCode() != "sending_locked" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	rk := mustStatus(t, a.Do(http.MethodPost, "/v1/api-keys", map[string]any{"name": "reader", "scopes": []string{"mail:read"}}), http.StatusCreated)
 	for _, path := range []string{"/v1/emails", "/v1/emails/batch"} {
 		r = a.DoKey(rk["key"].(string), http.MethodPost, path, msg())
-		if r.Status != http.StatusForbidden || errCode(r) != "insufficient_scope" {
+		if r.Status != http.StatusForbidden || r.ErrCode() != "insufficient_scope" {
 			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
 		}
 	}

@@ -47,11 +47,6 @@ func mustStatus(t *testing.T, r *testapp.Response, want int) map[string]any {
 }
 
 // errCode reads the nested error code.
-func errCode(r *testapp.Response) string {
-	e, _ := r.JSON()["error"].(map[string]any)
-	c, _ := e["code"].(string)
-	return c
-}
 
 func send(t *testing.T, a *testapp.App, body any) string {
 	t.Helper()

@@ -30,7 +30,7 @@ func TestIdempotency(t *testing.T) {
 		t.Fatalf("replay %v, first %v", again, first)
 	}
 	r := a.Do(http.MethodPost, "/v1/emails", msg("idempotency_key", "order-1", "subject", "Other"))
-	if r.Status != http.StatusConflict || errCode(r) != "idempotency_key_reused" {
+	if r.Status != http.StatusConflict || r.ErrCode() != "idempotency_key_reused" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	if n := countEmails(t, a); n != 1 {
@@ -78,7 +78,7 @@ func TestIdempotencyRace(t *testing.T) {
 			switch {
 			case r.Status == http.StatusOK:
 				ids[r.JSON()["id"]]++
-			case r.Status == http.StatusConflict && errCode(r) == "idempotency_in_flight":
+			case r.Status == http.StatusConflict && r.ErrCode() == "idempotency_in_flight":
 				inFlight++
 			default:
 				t.Errorf("%d %s", r.Status, r.Body)

@@ -55,7 +55,7 @@ func TestRevokedKeyCannotSendOnAnotherNode(t *testing.T) {
 		"batch":      {"/v1/emails/batch", []any{msg(), msg("from", "not an address")}},
 	} {
 		r := b.DoKey(key, http.MethodPost, req.path, req.body)
-		if r.Status != http.StatusUnauthorized || errCode(r) != "unauthorized" {
+		if r.Status != http.StatusUnauthorized || r.ErrCode() != "unauthorized" {
 			t.Errorf("%s with a revoked key: %d %s", name, r.Status, r.Body)
 		}
 	}

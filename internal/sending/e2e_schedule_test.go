@@ -58,7 +58,7 @@ func TestRescheduleAndCancel(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := a.DoKey(tt.key, http.MethodPatch, "/v1/emails/"+tt.id, tt.body)
-			if r.Status != tt.status || errCode(r) != tt.code {
+			if r.Status != tt.status || r.ErrCode() != tt.code {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
 		})
@@ -74,16 +74,16 @@ func TestRescheduleAndCancel(t *testing.T) {
 	if e := getEmail(t, a, id); e["status"] != "cancelled" || e["last_event"] != "email.cancelled" {
 		t.Fatalf("%v", e)
 	}
-	if r := a.Do(http.MethodPatch, "/v1/emails/"+id, map[string]string{"send_at": "in 1 hour"}); r.Status != 409 || errCode(r) != "too_late_to_reschedule" {
+	if r := a.Do(http.MethodPatch, "/v1/emails/"+id, map[string]string{"send_at": "in 1 hour"}); r.Status != 409 || r.ErrCode() != "too_late_to_reschedule" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	for _, tt := range []struct {
 		key, id string
 	}{{a.Key, "em_nope"}, {a.Key, now}, {otherKey, id}} {
-		if r := a.DoKey(tt.key, http.MethodPost, "/v1/emails/"+tt.id+"/cancel", nil); r.Status != 404 || errCode(r) != "not_found" {
+		if r := a.DoKey(tt.key, http.MethodPost, "/v1/emails/"+tt.id+"/cancel", nil); r.Status != 404 || r.ErrCode() != "not_found" {
 			t.Fatalf("cancel %s: %d %s", tt.id, r.Status, r.Body)
 		}
-		if r := a.DoKey(tt.key, http.MethodDelete, "/v1/messages/scheduled/"+tt.id, nil); r.Status != 404 || errCode(r) != "not_found" {
+		if r := a.DoKey(tt.key, http.MethodDelete, "/v1/messages/scheduled/"+tt.id, nil); r.Status != 404 || r.ErrCode() != "not_found" {
 			t.Fatalf("delete %s: %d %s", tt.id, r.Status, r.Body)
 		}
 	}
@@ -98,15 +98,15 @@ func TestRescheduleAndCancel(t *testing.T) {
 	// Once on its way: too late, and the DELETE variant carries the status.
 	id3 := schedule(t, a, a.Key, msg("send_at", time.Now().UTC().Add(1500*time.Millisecond).Format(time.RFC3339Nano)))
 	waitStatus(t, a, id3, "delivered", 10*time.Second)
-	if r := a.Do(http.MethodPost, "/v1/emails/"+id3+"/cancel", nil); r.Status != 409 || errCode(r) != "too_late_to_cancel" {
+	if r := a.Do(http.MethodPost, "/v1/emails/"+id3+"/cancel", nil); r.Status != 409 || r.ErrCode() != "too_late_to_cancel" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	if r := a.Do(http.MethodPatch, "/v1/emails/"+id3, map[string]string{"send_at": "in 1 hour"}); r.Status != 409 || errCode(r) != "too_late_to_reschedule" {
+	if r := a.Do(http.MethodPatch, "/v1/emails/"+id3, map[string]string{"send_at": "in 1 hour"}); r.Status != 409 || r.ErrCode() != "too_late_to_reschedule" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	r2 := a.Do(http.MethodDelete, "/v1/messages/scheduled/"+id3, nil)
 	m := r2.JSON()
-	if r2.Status != 409 || errCode(r2) != "too_late_to_cancel" || m["scheduled_id"] != id3 || m["status"] != "delivered" || m["cancelled"] != false {
+	if r2.Status != 409 || r2.ErrCode() != "too_late_to_cancel" || m["scheduled_id"] != id3 || m["status"] != "delivered" || m["cancelled"] != false {
 		t.Fatalf("%d %s", r2.Status, r2.Body)
 	}
 }

@@ -80,7 +80,7 @@ func TestComplainedAddress(t *testing.T) {
 		t.Fatalf("suppression %v %v", sup, err)
 	}
 	r := a.Do(http.MethodPost, "/v1/emails", msg("to", "complained@mailroom.test"))
-	if r.Status != http.StatusUnprocessableEntity || errCode(r) != "recipient_suppressed" {
+	if r.Status != http.StatusUnprocessableEntity || r.ErrCode() != "recipient_suppressed" {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 }

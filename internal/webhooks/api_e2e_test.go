@@ -13,12 +13,6 @@ import (
 	"mailroom/internal/testkit/testapp"
 )
 
-func errCode(r *testapp.Response) string {
-	e, _ := r.JSON()["error"].(map[string]any)
-	s, _ := e["code"].(string)
-	return s
-}
-
 func TestWebhookEndpointsAPI(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
@@ -50,7 +44,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		{"url": rc.URL(), "headers": map[string]string{"Bad Name": "x"}},
 		{"url": rc.URL(), "surprise": true},
 	} {
-		if r := n.Do("POST", "/v1/webhooks", bad); r.Status != 400 || errCode(r) != "invalid_request" {
+		if r := n.Do("POST", "/v1/webhooks", bad); r.Status != 400 || r.ErrCode() != "invalid_request" {
 			t.Errorf("create %v: %d %s", bad, r.Status, r.Body)
 		}
 	}
@@ -79,7 +73,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 	}
 	for _, body := range []any{map[string]any{}, map[string]any{"events": []string{"message.sent"}}, map[string]any{"active": true},
 		map[string]any{"url": rc.URL()}, map[string]any{"rotate_secret": false}} {
-		if r := n.Do("PATCH", "/v1/webhooks/"+id, body); r.Status != 400 || errCode(r) != "nothing_to_update" {
+		if r := n.Do("PATCH", "/v1/webhooks/"+id, body); r.Status != 400 || r.ErrCode() != "nothing_to_update" {
 			t.Errorf("no-op patch %v: %d %s", body, r.Status, r.Body)
 		}
 	}
@@ -87,7 +81,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 	if r.Status != 200 || r.JSON()["headers"].(map[string]any)["X-A"] != "1" || !slices.Equal(strs(r.JSON()["events"]), []string{"email.sent"}) {
 		t.Fatalf("deprecated patch: %d %s", r.Status, r.Body)
 	}
-	if r := n.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"events": []string{"nope"}}); r.Status != 400 || errCode(r) != "invalid_request" {
+	if r := n.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"events": []string{"nope"}}); r.Status != 400 || r.ErrCode() != "invalid_request" {
 		t.Fatalf("patch unknown event: %d %s", r.Status, r.Body)
 	}
 
@@ -101,7 +95,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		if c.method == "PATCH" {
 			body = map[string]any{"active": false}
 		}
-		if r := n.DoKey(otherKey, c.method, c.path, body); r.Status != 404 || errCode(r) != "not_found" {
+		if r := n.DoKey(otherKey, c.method, c.path, body); r.Status != 404 || r.ErrCode() != "not_found" {
 			t.Errorf("other workspace %s %s: %d %s", c.method, c.path, r.Status, r.Body)
 		}
 	}
@@ -282,7 +276,7 @@ func TestPrivateAddressesRefused(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, testapp.WithEnv("MAILROOM_WEBHOOK_ALLOW_PRIVATE", "false"))
 	for _, u := range []string{"http://example.com/hooks", "https://127.0.0.1/hooks", "https://10.0.0.8/x", "https://169.254.169.254/latest", "https://localhost/x", "https://[::1]/x"} {
-		if r := n.Do("POST", "/v1/webhooks", map[string]any{"url": u}); r.Status != 400 || errCode(r) != "invalid_request" {
+		if r := n.Do("POST", "/v1/webhooks", map[string]any{"url": u}); r.Status != 400 || r.ErrCode() != "invalid_request" {
 			t.Errorf("%s: %d %s", u, r.Status, r.Body)
 		}
 	}

@@ -135,6 +135,45 @@ func (r *Response) Decode(t testing.TB, v any) {
 	}
 }
 
+// ErrCode returns the error code of an error answer in either of the
+// spec's shapes, { error: { code } } or { error: "<code>" }, and "" when the
+// body carries none. ErrFlat tells which shape it was.
+func (r *Response) ErrCode() string {
+	var b struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(r.Body, &b) != nil {
+		return ""
+	}
+	var code string
+	if json.Unmarshal(b.Error, &code) == nil {
+		return code
+	}
+	var nested struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(b.Error, &nested)
+	return nested.Code
+}
+
+// ErrFlat reports whether the answer is an error in the flat shape
+// { error: "<code>", message, hint? }.
+func (r *Response) ErrFlat() bool {
+	var b struct {
+		Error json.RawMessage `json:"error"`
+	}
+	var code string
+	return json.Unmarshal(r.Body, &b) == nil && json.Unmarshal(b.Error, &code) == nil && code != ""
+}
+
+// For returns a copy of a whose helpers report to t (a subtest), so that
+// their failures stop the right goroutine.
+func (a *App) For(t testing.TB) *App {
+	c := *a
+	c.T = t
+	return &c
+}
+
 // Do calls the API with the default key. body may be nil, a string or []byte
 // (sent as is) or any value (sent as JSON).
 func (a *App) Do(method, path string, body any) *Response {

@@ -177,8 +177,9 @@ func secretFingerprint(key string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// errSecretMismatch is wrapped by the refusal to start with another key.
-var errSecretMismatch = errors.New("MAILROOM_SECRET_KEY does not match the key this database was first started with")
+// ErrSecretKeyMismatch is wrapped by the refusal to start with another key
+// (and by /readyz's answer should the stored fingerprint change).
+var ErrSecretKeyMismatch = errors.New("MAILROOM_SECRET_KEY does not match the key this database was first started with")
 
 // checkSecretKey records the key's fingerprint on the first start and
 // refuses a node whose key differs: it could open none of the webhook
@@ -198,7 +199,7 @@ func checkSecretKey(ctx context.Context, db *store.DB, cfg *config.Config, key s
 			filepath.Join(cfg.DataDir, "secret.key"))
 	}
 	return fmt.Errorf("%w (fingerprint %.12s, this node's %.12s): %s; a node with another key cannot open the webhook secrets, DKIM keys and links sealed with the first",
-		errSecretMismatch, stored, mine, hint)
+		ErrSecretKeyMismatch, stored, mine, hint)
 }
 
 // ready answers /readyz: the database answers and still holds this node's
@@ -212,7 +213,10 @@ func (a *App) ready(ctx context.Context) error {
 		return fmt.Errorf("reading the secret key fingerprint: %w", err)
 	}
 	if mine := secretFingerprint(a.Config.SecretKey); !hmac.Equal([]byte(stored), []byte(mine)) {
-		return fmt.Errorf("%w (fingerprint %.12s, this node's %.12s)", errSecretMismatch, stored, mine)
+		return fmt.Errorf("%w (fingerprint %.12s, this node's %.12s)", ErrSecretKeyMismatch, stored, mine)
 	}
 	return nil
 }
+
+// NodeID is this node's id among the nodes (and its River client id).
+func (a *App) NodeID() string { return a.node.id }

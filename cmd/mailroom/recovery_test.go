@@ -225,6 +225,9 @@ func TestSQLiteRestartResumesDeliveryAtOnce(t *testing.T) {
 		t.Skip("SQLite only; TestPostgresNodeTakesUpDeadNodesWork covers PostgreSQL")
 	}
 	r := newCrashRig(t, filepath.Join(t.TempDir(), "mailroom.db"))
+	// Longer than the test waits: only the owner's take-up at start, not
+	// the heartbeat timeout, can bring the mail back in time.
+	r.env = append(r.env, "MAILROOM_NODE_TIMEOUT=2m")
 	addr := binary.FreeAddr(t)
 	node, logs := r.serve(addr)
 	key := r.workspace()

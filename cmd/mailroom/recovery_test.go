@@ -266,6 +266,9 @@ func TestPostgresNodeTakesUpDeadNodesWork(t *testing.T) {
 		t.Skip("needs MAILROOM_TEST_DATABASE_URL (PostgreSQL)")
 	}
 	r := newCrashRig(t, testdb.URL(t))
+	if u := os.Getenv("MAILROOM_TEST_REDIS_URL"); u != "" {
+		r.env = append(r.env, "MAILROOM_REDIS_URL="+u) // as several nodes run in production
+	}
 	addrA, addrB := binary.FreeAddr(t), binary.FreeAddr(t)
 	a, logsA := r.serve(addrA)
 	_, logsB := r.serve(addrB)

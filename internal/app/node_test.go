@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -173,5 +174,61 @@ func TestGoneNodesWorkIsTakenUpLiveNodesIsNot(t *testing.T) {
 	}
 	if err := db.QueryRow(ctx, `SELECT claim FROM webhook_deliveries WHERE seq = 2`).Scan(&claim); err != nil || claim == nil {
 		t.Fatalf("the live node's lease was released: %v %v", claim, err)
+	}
+}
+
+// The owner of a SQLite database takes up, before its workers start,
+// every job and webhook lease a dead process left: nothing waits for a
+// timeout after a restart.
+func TestSQLiteOwnerTakesUpEverythingAtStart(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"MAILROOM_DATABASE_URL": filepath.Join(dir, "mailroom.db"), "MAILROOM_DATA_DIR": dir,
+		"MAILROOM_NODE_TIMEOUT": "1h"} // the heartbeat path would wait an hour
+	ctx := context.Background()
+	dead, err := newNode(t, env, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := dead.Queue.Client.Insert(ctx, jobs.CleanupArgs{}, &river.InsertOpts{Queue: "parked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ('node_dead', 'h', 1, 0, ` + fmt.Sprint(time.Now().UnixMilli()) + `)`,
+		`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = datetime('now', 'subsec'), attempted_by = json_array('node_dead') WHERE id = ` + fmt.Sprint(res.Job.ID),
+		`INSERT INTO river_leader (elected_at, expires_at, leader_id, name) VALUES (datetime('now'), datetime('now', '+1 hour'), 'node_dead', 'default')`,
+		`INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_at, held, attempts, due_at, next_attempt_at, claim)
+			VALUES ('wh_x', 'ws_x', 'whd_x', 0, 1, 0, ` + fmt.Sprint(time.Now().Add(time.Hour).UnixMilli()) + `, 5, 'node_dead.abc')`,
+	} {
+		if _, err := dead.DB.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	dead.Stop(ctx) // as if killed: never started, so it left the rows as they are
+
+	owner, err := newNode(t, env, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	var claim *string
+	var nodes, leaders int
+	if err := owner.DB.QueryRow(ctx, `SELECT state FROM river_job WHERE id = ?`, res.Job.ID).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.DB.QueryRow(ctx, `SELECT claim FROM webhook_deliveries WHERE event_id = 'whd_x'`).Scan(&claim); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.DB.QueryRow(ctx, `SELECT count(*) FROM nodes WHERE id = 'node_dead'`).Scan(&nodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.DB.QueryRow(ctx, `SELECT count(*) FROM river_leader WHERE leader_id = 'node_dead'`).Scan(&leaders); err != nil {
+		t.Fatal(err)
+	}
+	if state != "available" || claim != nil || nodes != 0 || leaders != 0 {
+		t.Fatalf("after the owner started: job %s, claim %v, dead node rows %d, its leaderships %d", state, claim, nodes, leaders)
 	}
 }

@@ -34,6 +34,7 @@ func main() {
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
 		"MAILROOM_DATA_DIR": dir, "MAILROOM_RATE_LIMIT": "100000000", "MAILROOM_LOG_LEVEL": "error",
+		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789",
 	}
 	cfg, err := config.Load(config.Map(env))
 	if err != nil {

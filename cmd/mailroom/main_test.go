@@ -52,7 +52,8 @@ func TestServeBinary(t *testing.T) {
 	bin := binary.Build(t)
 	addr := binary.FreeAddr(t)
 	dir := t.TempDir()
-	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=off", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir)
+	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=off", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir,
+		"MAILROOM_SECRET_KEY=serve-test-secret-0123456789") // required on PostgreSQL
 	var logs bytes.Buffer
 	cmd := binary.Serve(t, bin, environ, &logs)
 	binary.WaitHealthy(t, addr, 20*time.Second, &logs)

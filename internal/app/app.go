@@ -30,6 +30,10 @@ import (
 type Options struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// SharedSQLite lets a second node in the same process share the first
+	// one's SQLite file (tests of several nodes): it takes no lock and
+	// takes up nothing at start. A node on SQLite otherwise owns its file.
+	SharedSQLite bool
 }
 
 // App is one running Mailroom node.
@@ -47,6 +51,8 @@ type App struct {
 	services   httpapi.Services
 	background []Background
 	delivery   deliveryParts
+	node       *node
+	lock       *store.Lock
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -88,11 +94,32 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MAILROOM_SECRET_KEY: %w", err)
 	}
+	// One process owns a SQLite database, so that at start it may take up
+	// whatever a dead one left running; locked before migrating, so a
+	// second serve changes nothing.
+	var lock *store.Lock
+	if !cfg.IsPostgres() && !o.SharedSQLite {
+		if lock, err = store.LockSQLite(cfg.DatabaseURL); err != nil {
+			return nil, err
+		}
+	}
 	db, err := Open(ctx, cfg)
 	if err != nil {
+		lock.Release()
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry()}
+	built := false
+	defer func() {
+		if !built {
+			db.Close()
+			lock.Release()
+		}
+	}()
+	if err := checkSecretKey(ctx, db, cfg, key); err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry(), lock: lock}
+	a.node = newNode(db, cfg.NodeTimeout, lock != nil, o.Logger.With("component", "node"))
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Workspaces = workspaces.New(db, o.Clock)
 
@@ -104,7 +131,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	w := &wiring{workers: workers}
 	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireDomains, a.wireSending, a.wireDelivery, a.wireWebhooks} {
 		if err := wire(w); err != nil {
-			db.Close()
 			return nil, err
 		}
 	}
@@ -115,6 +141,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Periodic:    periodic,
 		Logger:      o.Logger.With("component", "queue"),
 		RescueAfter: cfg.JobRescueAfter,
+		ClientID:    a.node.id,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
 		},
@@ -124,7 +151,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	}
 	q, err := jobs.New(db, queueOpts)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Queue = q
@@ -142,7 +168,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 
 	limiter, err := newLimiter(cfg, o.Clock)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	a.Handler = httpapi.NewHandler(httpapi.Deps{
@@ -155,9 +180,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Logger:         o.Logger,
 		LogRequests:    true,
 		Registry:       a.Registry,
-		Ready:          db.Ping,
+		Ready:          a.ready,
 		Services:       a.services,
 	})
+	built = true
 	return a, nil
 }
 
@@ -177,6 +203,9 @@ func newLimiter(cfg *config.Config, c clock.Clock) (ratelimit.Limiter, error) {
 func (a *App) Start(ctx context.Context) error {
 	bgctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.cancel = cancel
+	if err := a.node.start(bgctx); err != nil {
+		return err
+	}
 	if err := a.Queue.Start(bgctx); err != nil {
 		return err
 	}
@@ -228,11 +257,13 @@ func (a *App) Stop(ctx context.Context) error {
 			err = errors.Join(err, a.background[i].Stop(ctx))
 		}
 		err = errors.Join(err, a.Queue.Stop(ctx))
+		err = errors.Join(err, a.node.close(ctx))
 		if a.cancel != nil {
 			a.cancel()
 		}
 		a.bg.Wait()
 		err = errors.Join(err, a.DB.Close())
+		err = errors.Join(err, a.lock.Release())
 	})
 	return err
 }

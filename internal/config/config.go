@@ -43,6 +43,11 @@ type Config struct {
 	// assumes its worker died and runs it again (MAILROOM_JOB_RESCUE_AFTER,
 	// a Go duration; default 5m).
 	JobRescueAfter time.Duration
+	// NodeTimeout is how long a node may go without a heartbeat before the
+	// other nodes take it for gone and take up its running jobs and webhook
+	// leases (MAILROOM_NODE_TIMEOUT, a Go duration; default 15s). Nodes beat
+	// every fifth of it.
+	NodeTimeout time.Duration
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -107,6 +112,13 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 			errs = append(errs, fmt.Errorf("MAILROOM_JOB_RESCUE_AFTER: %q is not a duration of at least 1s (such as 5m)", v))
 		}
 		c.JobRescueAfter = d
+	}
+	if v := get("MAILROOM_NODE_TIMEOUT", "15s"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("MAILROOM_NODE_TIMEOUT: %q is not a duration of at least 1s (such as 15s)", v))
+		}
+		c.NodeTimeout = d
 	}
 	if v := get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
 		for _, ip := range strings.Split(v, ",") {
@@ -173,12 +185,22 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// EnsureSecretKey returns the configured secret key or, when none is set, the
-// one generated on first start into the data directory, so that links and
-// encrypted secrets survive restarts of a single node.
+// ErrSharedKeyRequired refuses a PostgreSQL node without MAILROOM_SECRET_KEY:
+// a key generated per node would leave every other node unable to open the
+// secrets and links it seals.
+var ErrSharedKeyRequired = errors.New("MAILROOM_SECRET_KEY must be set when MAILROOM_DATABASE_URL is PostgreSQL: " +
+	"every node must share one key (generate one, e.g. `openssl rand -hex 32`, and set it on every node)")
+
+// EnsureSecretKey returns the configured secret key or, when none is set on
+// SQLite, the one generated on first start into the data directory, so that
+// links and encrypted secrets survive restarts of a single node. On
+// PostgreSQL it refuses to go without one (ErrSharedKeyRequired).
 func (c *Config) EnsureSecretKey() (string, error) {
 	if c.SecretKey != "" {
 		return c.SecretKey, nil
+	}
+	if c.IsPostgres() {
+		return "", ErrSharedKeyRequired
 	}
 	path := filepath.Join(c.DataDir, "secret.key")
 	if b, err := os.ReadFile(path); err == nil {

@@ -37,6 +37,9 @@ type Options struct {
 	Logger       *slog.Logger
 	RescueAfter  time.Duration // a job running longer than this after a crash is retried
 	PollInterval time.Duration
+	// ClientID names this node in River (attempted_by, leadership); the
+	// node heartbeat uses it to take up a dead node's running jobs.
+	ClientID string
 }
 
 func driver(db *store.DB) riverdriver.Driver[*sql.Tx] {
@@ -61,7 +64,7 @@ func Migrate(ctx context.Context, db *store.DB) error {
 // New builds the queue and installs the store hook that inserts the jobs a
 // transaction gathered, inside that transaction.
 func New(db *store.DB, o Options) (*Queue, error) {
-	cfg := &river.Config{Logger: o.Logger}
+	cfg := &river.Config{Logger: o.Logger, ID: o.ClientID}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"mailroom/internal/events"
-	"mailroom/internal/ids"
 	"mailroom/internal/store"
 )
 
@@ -366,7 +365,7 @@ func (p *pool) claim(ctx context.Context, want int, exclude []string) {
 	s := p.s
 	now := s.clock.Now()
 	lease := now.Add(Lease)
-	token := ids.Secret(10)
+	token := claimToken(s.node)
 	args := []any{store.Millis(lease), token, store.Millis(now)}
 	for _, id := range exclude {
 		args = append(args, id)

@@ -52,6 +52,9 @@ type Options struct {
 	// Concurrency is the number of deliveries in flight at once on this
 	// node (MAILROOM_WEBHOOK_CONCURRENCY); 0 means 64.
 	Concurrency int
+	// Node names this node in its delivery leases, so that when it is gone
+	// another node releases them at once (ReleaseClaims).
+	Node string
 }
 
 // Service manages webhook endpoints and delivers the event log to them. It
@@ -63,6 +66,7 @@ type Service struct {
 	log          *slog.Logger
 	allowPrivate bool
 	concurrency  int
+	node         string
 	client       atomic.Pointer[http.Client]
 
 	secretsMu sync.Mutex
@@ -89,7 +93,7 @@ func New(o Options) *Service {
 	}
 	s := &Service{
 		db: o.DB, clock: o.Clock, box: o.Box, log: o.Log,
-		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency,
+		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency, node: o.Node,
 		secrets:      map[string]string{},
 		kickDispatch: make(chan struct{}, 1),
 		kickPool:     make(chan struct{}, 1),

@@ -48,9 +48,13 @@ func WithClock(c clock.Clock) Option {
 }
 
 // WithDatabase points the node at an existing database (e.g. a second node
-// sharing the first one's).
+// sharing the first one's; on SQLite, without the file's lock, which the
+// first node holds).
 func WithDatabase(url string) Option {
-	return func(env map[string]string, _ *app.Options) { env["MAILROOM_DATABASE_URL"] = url }
+	return func(env map[string]string, o *app.Options) {
+		env["MAILROOM_DATABASE_URL"] = url
+		o.SharedSQLite = true
+	}
 }
 
 // Start boots a node and creates a workspace.

@@ -74,9 +74,23 @@ func TestAPIKeysLifecycle(t *testing.T) {
 		t.Fatalf("foreign key id: %d %s", r.Status, r.Body)
 	}
 	// Bad scopes and names.
-	for _, body := range []any{map[string]any{"name": "x", "scopes": []string{"admin"}}, map[string]any{"scopes": []string{}}, map[string]any{"name": 5}} {
+	for _, body := range []any{map[string]any{"name": "x", "scopes": []string{"admin"}}, map[string]any{"scopes": []string{}}, map[string]any{"name": 5},
+		map[string]any{"name": "none", "scopes": []string{}}} {
 		if r := a.Do("POST", "/v1/api-keys", body); r.Status != 400 || errCode(t, r) != "invalid_request" {
 			t.Fatalf("bad create %v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	// Omitting scopes (or null) still gives full access, and the refused
+	// empty list created no key.
+	for _, body := range []any{map[string]any{"name": "full"}, map[string]any{"name": "full", "scopes": nil}} {
+		r := a.Do("POST", "/v1/api-keys", body)
+		if r.Status != 201 || len(r.JSON()["scopes"].([]any)) != 3 {
+			t.Fatalf("create %v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	for _, k := range a.Do("GET", "/v1/api-keys", nil).JSON()["api_keys"].([]any) {
+		if k.(map[string]any)["name"] == "none" {
+			t.Fatalf("a key with empty scopes was created: %v", k)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	meta, n := h.pager.meta(len(ds), pg.Limit, func(i int) Cursor {
+	meta, n := h.pager.meta(pg, len(ds), func(i int) Cursor {
 		return Cursor{At: ds[i].CreatedAt.UnixMilli(), ID: ds[i].ID}
 	})
 	out := make([]webhookDeliveryJSON, 0, n)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/ids"
 	"mailroom/internal/webhooks"
 )
 
@@ -224,20 +225,52 @@ func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 	var res *webhooks.ManualResult
 	var err error
 	switch {
-	case (req.WebhookID == "") == (req.DeliveryID == ""):
-		return apierr.InvalidRequest("Send either webhook_id (a test event) or delivery_id (a replay), not both and not neither.")
-	case req.WebhookID != "":
+	case req.WebhookID == "" && req.DeliveryID == "":
+		return apierr.InvalidRequest("Send either webhook_id (a test event) or delivery_id (a replay).")
+	case req.DeliveryID == "":
 		res, err = svc.SendTest(r.Context(), wsID, req.WebhookID)
+	case ids.HasPrefix(req.DeliveryID, "whd"):
+		return h.replayEvent(w, r, req.DeliveryID, req.WebhookID)
+	case req.WebhookID != "":
+		return apierr.InvalidRequest("webhook_id goes with an event id (whd_) only; a delivery's id already names its endpoint.")
 	default:
 		res, err = svc.Replay(r.Context(), wsID, req.DeliveryID)
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, http.StatusOK, manualResultJSON(res))
+	return nil
+}
+
+func manualResultJSON(res *webhooks.ManualResult) map[string]any {
+	return map[string]any{
 		"delivery_id": res.DeliveryID, "event_id": res.EventID, "event": res.Event,
 		"status_code": res.StatusCode, "response_body": res.ResponseBody, "duration_ms": res.DurationMs,
 		"error": res.Error, "success": res.Success,
-	})
+	}
+}
+
+// replayEvent answers a replay by event id: the first endpoint's attempt in
+// the single-attempt shape, success only when every endpoint accepted, and
+// every attempt under results.
+func (h *handler) replayEvent(w http.ResponseWriter, r *http.Request, eventID, webhookID string) error {
+	rs, err := h.d.Services.Webhooks.ReplayEvent(r.Context(), apiKey(r).WorkspaceID, eventID, webhookID)
+	if err != nil {
+		return err
+	}
+	out := manualResultJSON(&rs[0].ManualResult)
+	results := make([]map[string]any, 0, len(rs))
+	for i := range rs {
+		m := manualResultJSON(&rs[i].ManualResult)
+		m["webhook_id"] = rs[i].WebhookID
+		results = append(results, m)
+		if !rs[i].Success {
+			out["success"] = false
+		}
+	}
+	out["webhook_id"] = rs[0].WebhookID
+	out["results"] = results
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

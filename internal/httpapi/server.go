@@ -80,6 +80,13 @@ func NewHandler(d Deps) http.Handler {
 				return
 			}
 		}
+		// Degraded still answers 200: the node serves every request.
+		if dg, ok := d.Limiter.(interface{ Degraded() string }); ok {
+			if why := dg.Degraded(); why != "" {
+				writeJSON(w, http.StatusOK, map[string]any{"status": "degraded", "degraded": []string{why}})
+				return
+			}
+		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))

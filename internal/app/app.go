@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return float64(n)
 	}))
 
-	limiter, err := newLimiter(cfg, o.Clock)
+	limiter, err := newLimiter(cfg, o.Clock, o.Logger, a.Registry)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	return a, nil
 }
 
-func newLimiter(cfg *config.Config, c clock.Clock) (ratelimit.Limiter, error) {
+func newLimiter(cfg *config.Config, c clock.Clock, log *slog.Logger, reg prometheus.Registerer) (ratelimit.Limiter, error) {
 	if cfg.RedisURL == "" {
 		return ratelimit.NewMemory(c), nil
 	}
@@ -195,7 +195,10 @@ func newLimiter(cfg *config.Config, c clock.Clock) (ratelimit.Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MAILROOM_REDIS_URL: %w", err)
 	}
-	return ratelimit.NewRedis(client, c, "mailroom:rl"), nil
+	// While Redis is unreachable each node counts in its own memory.
+	l := ratelimit.NewFallback(ratelimit.NewRedis(client, c, "mailroom:rl"), ratelimit.NewMemory(c), log)
+	reg.MustRegister(l)
+	return l, nil
 }
 
 // Start opens the listeners and starts the workers. It returns once the node

@@ -140,7 +140,7 @@ func (h *handler) listEmails(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	meta, n := h.pager.meta(len(list), pg.Limit, func(i int) Cursor {
+	meta, n := h.pager.meta(pg, len(list), func(i int) Cursor {
 		return Cursor{At: store.Millis(list[i].CreatedAt), ID: list[i].ID}
 	})
 	data := make([]emailWithEvents, n)

@@ -43,25 +43,30 @@ func testPager(t testing.TB) pager {
 func TestCursorRoundTripAndTamper(t *testing.T) {
 	p := testPager(t)
 	c := Cursor{At: 1795385280123, ID: "em_abc"}
-	s := p.encode(c)
-	got, err := p.decode(s)
+	s := p.encode(c, "/v1/emails")
+	got, err := p.decode(s, "/v1/emails")
 	if err != nil || *got != c {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
 	for _, bad := range []string{"", "x", s + "a", "a" + s, strings.Replace(s, ".", "", 1), s[:len(s)-2] + "AA"} {
-		if _, err := p.decode(bad); err == nil {
+		if _, err := p.decode(bad, "/v1/emails"); err == nil {
 			t.Errorf("accepted tampered cursor %q", bad)
 		}
 	}
 	other, _ := secretbox.New("another-key")
-	if _, err := (pager{box: other}).decode(s); err == nil {
+	if _, err := (pager{box: other}).decode(s, "/v1/emails"); err == nil {
 		t.Error("cursor from another key accepted")
+	}
+	for _, route := range []string{"/v1/suppressions", "/v1/webhooks/deliveries", "/v1/emails/", ""} {
+		if _, err := p.decode(s, route); !apierr.Is(err, "invalid_cursor") {
+			t.Errorf("cursor of /v1/emails on %q: %v", route, err)
+		}
 	}
 }
 
 func TestPageParams(t *testing.T) {
 	p := testPager(t)
-	good := p.encode(Cursor{At: 1, ID: "x"})
+	good := p.encode(Cursor{At: 1, ID: "x"}, "/v1/x")
 	cases := []struct {
 		q      string
 		limit  int
@@ -87,11 +92,11 @@ func TestPageParams(t *testing.T) {
 
 func FuzzCursorDecode(f *testing.F) {
 	p := testPager(f)
-	f.Add(p.encode(Cursor{At: 5, ID: "em_1"}))
+	f.Add(p.encode(Cursor{At: 5, ID: "em_1"}, "/v1/emails"))
 	f.Add("e30.AAAAAAAAAAAAAAAAAAAAAA")
 	f.Add("..")
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := p.decode(s)
+		c, err := p.decode(s, "/v1/emails")
 		if err == nil && c.ID == "" {
 			t.Fatal("accepted cursor without id")
 		}

@@ -13,7 +13,9 @@ import (
 
 // Cursor is the position after which a list continues: the sort key and id
 // of the last row returned. It travels signed (HMAC) and opaque, so a client
-// cannot forge one, and a tampered cursor is refused with 422.
+// cannot forge one, and a tampered cursor is refused with 422. The signature
+// also covers the list's path, so a cursor from one list is refused on
+// another (its position would mean nothing there).
 type Cursor struct {
 	At int64  `json:"t"`
 	ID string `json:"i"`
@@ -24,16 +26,17 @@ type Page struct {
 	Limit  int
 	After  *Cursor // nil on the first page
 	Offset int     // only on routes that keep offset
+	route  string  // the list's path, bound into the cursors it issues
 }
 
 type pager struct{ box *secretbox.Box }
 
 const cursorPurpose = "pagination-cursor"
 
-// encode signs c into an opaque string.
-func (p pager) encode(c Cursor) string {
+// encode signs c, for the list at route, into an opaque string.
+func (p pager) encode(c Cursor, route string) string {
 	payload, _ := json.Marshal(c)
-	mac := p.box.MAC(cursorPurpose, payload)
+	mac := p.cursorMAC(route, payload)
 	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(mac[:16])
 }
 
@@ -42,8 +45,14 @@ func errBadCursor() error {
 		WithNext("Pass next_cursor from the previous page unchanged, or omit it to start over.")
 }
 
-// decode verifies and opens a cursor.
-func (p pager) decode(s string) (*Cursor, error) {
+// cursorMAC signs the route and the payload together; the route is not
+// carried in the cursor, which keeps it short.
+func (p pager) cursorMAC(route string, payload []byte) []byte {
+	return p.box.MAC(cursorPurpose, append([]byte(route+"\x00"), payload...))
+}
+
+// decode verifies and opens a cursor issued for the list at route.
+func (p pager) decode(s, route string) (*Cursor, error) {
 	if len(s) > 512 {
 		return nil, errBadCursor()
 	}
@@ -56,7 +65,7 @@ func (p pager) decode(s string) (*Cursor, error) {
 	if err1 != nil || err2 != nil || len(mac) != 16 {
 		return nil, errBadCursor()
 	}
-	want := p.box.MAC(cursorPurpose, payload)
+	want := p.cursorMAC(route, payload)
 	if !hmacEqual(want[:16], mac) {
 		return nil, errBadCursor()
 	}
@@ -85,7 +94,7 @@ const maxOffset = 10000
 // withOffset enables the legacy offset parameter.
 func (p pager) page(r *http.Request, def, max int, withOffset bool) (Page, error) {
 	q := r.URL.Query()
-	pg := Page{Limit: def}
+	pg := Page{Limit: def, route: r.URL.Path}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > max {
@@ -103,7 +112,7 @@ func (p pager) page(r *http.Request, def, max int, withOffset bool) (Page, error
 		}
 	}
 	if cur != "" {
-		c, err := p.decode(cur)
+		c, err := p.decode(cur, pg.route)
 		if err != nil {
 			return pg, err
 		}
@@ -130,14 +139,14 @@ type listMeta struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// meta builds has_more/next_cursor from a list that was read with limit+1
-// rows; it trims the extra row via the returned count.
-func (p pager) meta(n, limit int, last func(i int) Cursor) (listMeta, int) {
-	if n <= limit {
+// meta builds has_more/next_cursor from a list that was read with
+// pg.Limit+1 rows; it trims the extra row via the returned count.
+func (p pager) meta(pg Page, n int, last func(i int) Cursor) (listMeta, int) {
+	if n <= pg.Limit {
 		return listMeta{}, n
 	}
-	c := p.encode(last(limit - 1))
-	return listMeta{HasMore: true, NextCursor: &c}, limit
+	c := p.encode(last(pg.Limit-1), pg.route)
+	return listMeta{HasMore: true, NextCursor: &c}, pg.Limit
 }
 
 // deletedJSON is the answer of the deletes that name what they removed:

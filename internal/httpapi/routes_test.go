@@ -53,6 +53,18 @@ func TestAPIKeysLifecycle(t *testing.T) {
 			Status: 400, Code: "invalid_request"},
 		sc{Name: "name not a string", Method: "POST", Path: "/v1/api-keys", Body: map[string]any{"name": 5},
 			Status: 400, Code: "invalid_request"},
+		sc{Name: "a named key with an empty scope list is refused, not made full-access", Method: "POST", Path: "/v1/api-keys",
+			Body: map[string]any{"name": "none", "scopes": []string{}}, Status: 400, Code: "invalid_request"},
+		sc{Name: "null scopes give full access", Method: "POST", Path: "/v1/api-keys",
+			Body: map[string]any{"name": "full", "scopes": nil}, Status: 201, Shape: shape{"scopes": scenario.Len(3)}},
+		sc{Name: "the refused empty list created no key", Method: "GET", Path: "/v1/api-keys", Status: 200,
+			Check: func(t testing.TB, r *testapp.Response) {
+				for _, k := range r.JSON()["api_keys"].([]any) {
+					if k.(map[string]any)["name"] == "none" {
+						t.Fatalf("a key with empty scopes was created: %v", k)
+					}
+				}
+			}},
 	)
 }
 

@@ -86,6 +86,13 @@ func NewHandler(d Deps) http.Handler {
 				return
 			}
 		}
+		// Degraded still answers 200: the node serves every request.
+		if dg, ok := d.Limiter.(interface{ Degraded() string }); ok {
+			if why := dg.Degraded(); why != "" {
+				writeJSON(w, http.StatusOK, probeJSON{Status: "degraded", Degraded: []string{why}})
+				return
+			}
+		}
 		writeJSON(w, http.StatusOK, probeJSON{Status: "ready"})
 	})
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
@@ -97,6 +104,7 @@ func NewHandler(d Deps) http.Handler {
 
 // probeJSON answers /healthz and /readyz.
 type probeJSON struct {
-	Error  string `json:"error,omitempty"`
-	Status string `json:"status"`
+	Degraded []string `json:"degraded,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Status   string   `json:"status"`
 }

@@ -70,7 +70,7 @@ func (h *handler) listSuppressions(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	meta, n := h.pager.meta(len(rows), pg.Limit, func(i int) Cursor {
+	meta, n := h.pager.meta(pg, len(rows), func(i int) Cursor {
 		return Cursor{At: rows[i].CreatedAt.UnixMilli(), ID: rows[i].ID}
 	})
 	out := make([]suppressionJSON, 0, n)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/ids"
 	"mailroom/internal/webhooks"
 )
 
@@ -198,8 +199,11 @@ type manualDeliveryJSON struct {
 	Event        string  `json:"event"`
 	EventID      string  `json:"event_id"`
 	ResponseBody string  `json:"response_body"`
-	StatusCode   *int    `json:"status_code"`
-	Success      bool    `json:"success"`
+	// Results and WebhookID answer a replay by event id (replayEvent).
+	Results    []manualDeliveryJSON `json:"results,omitempty"`
+	StatusCode *int                 `json:"status_code"`
+	Success    bool                 `json:"success"`
+	WebhookID  string               `json:"webhook_id,omitempty"`
 }
 
 func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
@@ -215,7 +219,7 @@ func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	meta, n := h.pager.meta(len(ds), pg.Limit, func(i int) Cursor {
+	meta, n := h.pager.meta(pg, len(ds), func(i int) Cursor {
 		return Cursor{At: ds[i].CreatedAt.UnixMilli(), ID: ds[i].ID}
 	})
 	out := make([]webhookDeliveryJSON, 0, n)
@@ -244,20 +248,51 @@ func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 	var res *webhooks.ManualResult
 	var err error
 	switch {
-	case (req.WebhookID == "") == (req.DeliveryID == ""):
-		return apierr.InvalidRequest("Send either webhook_id (a test event) or delivery_id (a replay), not both and not neither.")
-	case req.WebhookID != "":
+	case req.WebhookID == "" && req.DeliveryID == "":
+		return apierr.InvalidRequest("Send either webhook_id (a test event) or delivery_id (a replay).")
+	case req.DeliveryID == "":
 		res, err = svc.SendTest(r.Context(), wsID, req.WebhookID)
+	case ids.HasPrefix(req.DeliveryID, "whd"):
+		return h.replayEvent(w, r, req.DeliveryID, req.WebhookID)
+	case req.WebhookID != "":
+		return apierr.InvalidRequest("webhook_id goes with an event id (whd_) only; a delivery's id already names its endpoint.")
 	default:
 		res, err = svc.Replay(r.Context(), wsID, req.DeliveryID)
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, manualDeliveryJSON{
+	writeJSON(w, http.StatusOK, manualResultJSON(res))
+	return nil
+}
+
+func manualResultJSON(res *webhooks.ManualResult) manualDeliveryJSON {
+	return manualDeliveryJSON{
 		DeliveryID: res.DeliveryID, EventID: res.EventID, Event: res.Event,
 		StatusCode: res.StatusCode, ResponseBody: res.ResponseBody, DurationMs: res.DurationMs,
 		Error: res.Error, Success: res.Success,
-	})
+	}
+}
+
+// replayEvent answers a replay by event id: the first endpoint's attempt in
+// the single-attempt shape, success only when every endpoint accepted, and
+// every attempt under results.
+func (h *handler) replayEvent(w http.ResponseWriter, r *http.Request, eventID, webhookID string) error {
+	rs, err := h.d.Services.Webhooks.ReplayEvent(r.Context(), apiKey(r).WorkspaceID, eventID, webhookID)
+	if err != nil {
+		return err
+	}
+	out := manualResultJSON(&rs[0].ManualResult)
+	out.Results = make([]manualDeliveryJSON, 0, len(rs))
+	for i := range rs {
+		m := manualResultJSON(&rs[i].ManualResult)
+		m.WebhookID = rs[i].WebhookID
+		out.Results = append(out.Results, m)
+		if !rs[i].Success {
+			out.Success = false
+		}
+	}
+	out.WebhookID = rs[0].WebhookID
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

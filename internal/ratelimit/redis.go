@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -60,5 +61,20 @@ func ParseRedisURL(url string) (*redis.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: redis url: %w", err)
 	}
+	// Calls end at their context's deadline, so Fallback's timeout bounds
+	// an unreachable Redis; a refused dial is not retried on the spot
+	// (Fallback tries again once per probe interval).
+	opts.ContextTimeoutEnabled = true
+	opts.DialerRetries = 1
+	quietRedis.Do(func() { redis.SetLogger(discardLogs{}) })
 	return redis.NewClient(opts), nil
 }
+
+// quietRedis silences go-redis's process-wide logger once, before the
+// first client exists: it printed every failed dial, once per probe during
+// an outage, which Fallback already logs once.
+var quietRedis sync.Once
+
+type discardLogs struct{}
+
+func (discardLogs) Printf(context.Context, string, ...any) {}

@@ -46,8 +46,6 @@ func mustStatus(t *testing.T, r *testapp.Response, want int) map[string]any {
 	return r.JSON()
 }
 
-// errCode reads the nested error code.
-
 func send(t *testing.T, a *testapp.App, body any) string {
 	t.Helper()
 	r := a.Do(http.MethodPost, "/v1/emails", body)

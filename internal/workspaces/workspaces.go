@@ -174,7 +174,13 @@ func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scope
 	if len(name) > 200 {
 		return nil, "", apierr.InvalidRequest("name is longer than 200 characters.")
 	}
-	if !scopesGiven || len(scopes) == 0 {
+	if scopesGiven && len(scopes) == 0 {
+		// An empty list is read as "no access", not "all": a key that can
+		// do nothing is never what was meant, and full access would be a
+		// silent widening.
+		return nil, "", apierr.InvalidRequest("scopes is empty; list at least one of mail:send, mail:read and workspace, or omit scopes for full access.")
+	}
+	if !scopesGiven {
 		scopes = AllScopes
 	}
 	var clean []string

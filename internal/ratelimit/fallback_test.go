@@ -1,0 +1,206 @@
+package ratelimit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"mailroom/internal/clock"
+)
+
+// value reads a gauge or counter.
+func value(m prometheus.Metric) float64 {
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		panic(err)
+	}
+	if d.Gauge != nil {
+		return d.Gauge.GetValue()
+	}
+	return d.Counter.GetValue()
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) count(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), s)
+}
+
+// freePort returns a loopback port nothing listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+func newTestFallback(t *testing.T, port int, fake *clock.Fake, logs *syncBuffer) *Fallback {
+	t.Helper()
+	client, err := ParseRedisURL(fmt.Sprintf("redis://127.0.0.1:%d/0", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	f := NewFallback(NewRedis(client, fake, fmt.Sprintf("test:fb:%d", time.Now().UnixNano())), NewMemory(fake),
+		slog.New(slog.NewTextHandler(logs, nil)))
+	f.ProbeEvery = 50 * time.Millisecond
+	return f
+}
+
+const (
+	logDown = "Redis unreachable"
+	logUp   = "Redis is reachable again"
+)
+
+// TestFallbackClosedPort: with Redis configured on a port nothing listens
+// on, the limiter still enforces the budget (in memory) with every field of
+// the result, logs the outage once however many requests and probes fail,
+// and reports itself degraded.
+func TestFallbackClosedPort(t *testing.T) {
+	t.Parallel()
+	fake := clock.NewFake(base)
+	logs := &syncBuffer{}
+	f := newTestFallback(t, freePort(t), fake, logs)
+	if f.Degraded() != "" || value(f.degraded) != 0 {
+		t.Fatal("degraded before any request")
+	}
+	exercise(t, f, fake, "closed")
+	for range 3 {
+		time.Sleep(60 * time.Millisecond) // let a probe run and fail
+		if _, err := f.Allow(context.Background(), "probe", 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := logs.count(logDown); n != 1 {
+		t.Fatalf("outage logged %d times, want once:\n%s", n, logs.buf.String())
+	}
+	if !strings.Contains(f.Degraded(), "Redis unreachable") || value(f.degraded) != 1 {
+		t.Fatalf("degraded %q gauge %v", f.Degraded(), value(f.degraded))
+	}
+	if got := value(f.fallbacks); got != 11 { // 8 steps + 3 probes
+		t.Fatalf("fallback counter %v, want 11", got)
+	}
+}
+
+// startRedis runs a throwaway redis-server on port, without persistence,
+// and returns a function that stops it.
+func startRedis(t *testing.T, bin string, port int) func() {
+	t.Helper()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server on %d did not start: %v", port, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFallbackRedisStopStart: two nodes share one budget through a real
+// Redis; when it stops each counts its own budget in memory, and once it
+// is back both return to the shared budget. Skipped without redis-server.
+func TestFallbackRedisStopStart(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	port := freePort(t)
+	stop := startRedis(t, bin, port)
+	fake := clock.NewFake(base)
+	logsA, logsB := &syncBuffer{}, &syncBuffer{}
+	a, b := newTestFallback(t, port, fake, logsA), newTestFallback(t, port, fake, logsB)
+	b.redis.prefix = a.redis.prefix
+	ctx := context.Background()
+	allow := func(f *Fallback) Result {
+		t.Helper()
+		r, err := f.Allow(ctx, "k", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	// Shared: a, b, a, b draw 4 from one budget of 10.
+	for i, f := range []*Fallback{a, b, a, b} {
+		if r := allow(f); r.Remaining != 10-1-i {
+			t.Fatalf("shared request %d: remaining %d", i, r.Remaining)
+		}
+	}
+
+	stop()
+	// Each node now counts from zero on its own.
+	for i := range 3 {
+		if ra, rb := allow(a), allow(b); ra.Remaining != 10-1-i || rb.Remaining != 10-1-i || !ra.Allowed {
+			t.Fatalf("outage request %d: a %+v b %+v", i, ra, rb)
+		}
+	}
+	if a.Degraded() == "" || b.Degraded() == "" || logsA.count(logDown) != 1 || logsB.count(logDown) != 1 {
+		t.Fatalf("degraded a=%q b=%q logs a=%d b=%d", a.Degraded(), b.Degraded(), logsA.count(logDown), logsB.count(logDown))
+	}
+
+	startRedis(t, bin, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for a.Degraded() != "" || b.Degraded() != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("still degraded after Redis came back: a=%q b=%q", a.Degraded(), b.Degraded())
+		}
+		time.Sleep(20 * time.Millisecond)
+		allow(a)
+		allow(b)
+	}
+	if logsA.count(logUp) != 1 || logsB.count(logUp) != 1 || value(a.degraded) != 0 {
+		t.Fatalf("recovery logged a=%d b=%d, gauge %v", logsA.count(logUp), logsB.count(logUp), value(a.degraded))
+	}
+	// Shared again: each request sees the other node's.
+	first := allow(a).Remaining
+	for i, f := range []*Fallback{b, a, b} {
+		if r := allow(f); r.Remaining != first-1-i {
+			t.Fatalf("after recovery request %d: remaining %d, want %d", i, r.Remaining, first-1-i)
+		}
+	}
+}

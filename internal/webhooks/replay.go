@@ -1,0 +1,119 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"sync"
+
+	"mailroom/internal/apierr"
+)
+
+// ReplayResult is what one endpoint answered to a replay by event id.
+type ReplayResult struct {
+	WebhookID string
+	ManualResult
+}
+
+// storedEvent is an event found by id: its name and body, and where the
+// body came from (the event log, or the log row of a test event).
+type storedEvent struct {
+	name     string
+	seq      sql.NullInt64
+	body     []byte
+	keepBody bool
+}
+
+// ReplayEvent sends the event eventID (a whd_ id) again now, with the same
+// id and body and a fresh signature, to webhookID when given (whatever it
+// subscribes to: the caller named it), else to every active endpoint of the
+// workspace subscribed to the event's type. The attempts run side by side
+// and are answered in the endpoints' creation order. Like Replay, it does
+// not change the endpoints' state.
+func (s *Service) ReplayEvent(ctx context.Context, workspaceID, eventID, webhookID string) ([]ReplayResult, error) {
+	ev, err := s.findEvent(ctx, workspaceID, eventID)
+	if err != nil {
+		return nil, err
+	}
+	var targets []*Endpoint
+	if webhookID != "" {
+		e, err := s.Get(ctx, workspaceID, webhookID)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, e)
+	} else {
+		all, err := s.List(ctx, workspaceID)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range all {
+			if e.Active && slices.Contains(e.Events, ev.name) {
+				targets = append(targets, e)
+			}
+		}
+		if len(targets) == 0 {
+			return nil, apierr.NotFound("webhook").WithNext("No active endpoint of this workspace subscribes to " + ev.name + "; pass webhook_id to replay the event to a given endpoint.")
+		}
+	}
+	out := make([]ReplayResult, len(targets))
+	errs := make([]error, len(targets))
+	now := s.clock.Now()
+	var wg sync.WaitGroup
+	for i, e := range targets {
+		wg.Go(func() {
+			res, err := s.sendManual(ctx, e, "replay", eventID, ev.seq, ev.name, ev.body, ev.keepBody, now)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out[i] = ReplayResult{WebhookID: e.ID, ManualResult: *res}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// findEvent finds a webhook event of the workspace by id. The event log has
+// no index on id (dropped to speed up every raise), so it looks first where
+// the id is cheap to find within the workspace: the delivery log (which also
+// holds the bodies of test events) and the queue, and reads the event log
+// only for an event that no endpoint has been sent yet.
+func (s *Service) findEvent(ctx context.Context, workspaceID, eventID string) (*storedEvent, error) {
+	var ev storedEvent
+	var payload sql.NullString
+	err := s.db.QueryRow(ctx, `SELECT event, event_seq, payload FROM webhook_attempts WHERE workspace_id = ? AND event_id = ?
+		ORDER BY created_at LIMIT 1`, workspaceID, eventID).Scan(&ev.name, &ev.seq, &payload)
+	if err == nil && payload.Valid {
+		ev.body, ev.keepBody = []byte(payload.String), true
+		return &ev, nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.db.QueryRow(ctx, `SELECT event_seq FROM webhook_deliveries WHERE workspace_id = ? AND event_id = ? LIMIT 1`,
+			workspaceID, eventID).Scan(&ev.seq)
+	}
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !ev.seq.Valid) {
+		err = s.db.QueryRow(ctx, `SELECT seq FROM events WHERE workspace_id = ? AND id = ? AND webhook = 1`,
+			workspaceID, eventID).Scan(&ev.seq)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, apierr.NotFound("delivery")
+	}
+	if err != nil {
+		return nil, err
+	}
+	bodies, err := s.loadEvents(ctx, []any{ev.seq.Int64})
+	if err != nil {
+		return nil, err
+	}
+	b, ok := bodies[eventID]
+	if !ok {
+		return nil, apierr.NotFound("delivery").WithNext("The event is no longer stored.")
+	}
+	ev.name, ev.body = b.name, b.body
+	return &ev, nil
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -192,7 +191,7 @@ func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q str
 			return err
 		}
 		if n >= s.cfg.Limit {
-			return apierr.New(http.StatusPaymentRequired, "domain_limit_reached",
+			return apierr.PaymentRequired("domain_limit_reached",
 				"This workspace already has %d domains, the most this installation allows.", n).
 				WithNext("Remove a domain you no longer use, or ask the operator to raise MAILROOM_DOMAIN_LIMIT.")
 		}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -275,7 +274,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 // checked when their time comes.
 func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Validated) error {
 	if !ws.confirmed {
-		return apierr.New(http.StatusForbidden, "sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
+		return apierr.Forbidden("sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
 			WithNext("Confirm the owner address, then retry.")
 	}
 	from := strings.ToLower(v.From.Email)
@@ -327,7 +326,7 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 		return apierr.InvalidRequest("The message cannot be assembled: %s.", err.Error())
 	}
 	if len(b) > MaxMessageSize {
-		return apierr.New(http.StatusRequestEntityTooLarge, "message_too_large",
+		return apierr.TooLarge("message_too_large",
 			"The assembled message is %d bytes; at most %d (40 MB) are allowed.", len(b), MaxMessageSize).
 			WithNext("Send large files as links instead of attachments.")
 	}
@@ -354,9 +353,9 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 			}
 		}
 		e := b.row
-		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: StatusQueued}
+		out := Outcome{HTTPStatus: apierr.StatusOK, ID: e.ID, Status: StatusQueued}
 		if e.Status == StatusScheduled {
-			out.HTTPStatus, out.Status = http.StatusAccepted, StatusScheduled
+			out.HTTPStatus, out.Status = apierr.StatusAccepted, StatusScheduled
 		}
 		if b.v.IdempotencyKey != "" {
 			replay, err := reserveKey(ctx, tx, e.WorkspaceID, b.v.IdempotencyKey, b.fp, out, e.CreatedAt)

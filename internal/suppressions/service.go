@@ -187,7 +187,7 @@ func (s *Service) DeleteEmail(ctx context.Context, workspaceID, email string) (s
 			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE workspace_id = '' AND email = ?`, email).Scan(&global); err != nil {
 				return err
 			}
-			e := apierr.New(404, "not_found", "No suppression for that address on this workspace.")
+			e := apierr.New(apierr.StatusNotFound, "not_found", "No suppression for that address on this workspace.")
 			if global > 0 {
 				e = e.WithNext("The address is suppressed service-wide (is_global); only the operator can clear that row.")
 			}

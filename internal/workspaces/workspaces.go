@@ -12,7 +12,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -244,7 +243,7 @@ func (s *Service) DeleteKey(ctx context.Context, workspaceID, id string) error {
 }
 
 // ErrBadKey means the presented key is absent, malformed, wrong or revoked.
-var ErrBadKey = apierr.New(http.StatusUnauthorized, "unauthorized", "Missing, invalid or revoked API key.").
+var ErrBadKey = apierr.Unauthorized("unauthorized", "Missing, invalid or revoked API key.").
 	WithNext("Send Authorization: Bearer <API_KEY> with a key from this workspace.")
 
 // Authenticate resolves a presented key. A revocation on any node is

@@ -15,6 +15,7 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/smtpsink"
@@ -164,7 +165,7 @@ func insertEmail(t testing.TB, db *store.DB, ws string, s send) string {
 }
 
 type row struct {
-	Status     string
+	Status     sending.EmailStatus
 	MessageID  string
 	LastError  string
 	Recipients []delivery.Recipient
@@ -185,7 +186,7 @@ func (b *bundle) row(t *testing.T, id string) row {
 }
 
 // waitStatus waits until the email leaves queued/sending (or reaches want).
-func (b *bundle) waitStatus(t *testing.T, id, want string) row {
+func (b *bundle) waitStatus(t *testing.T, id string, want sending.EmailStatus) row {
 	t.Helper()
 	var r row
 	testapp.Eventually(t, 20*time.Second, func() bool {

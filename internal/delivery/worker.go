@@ -10,6 +10,7 @@ import (
 
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -53,7 +54,7 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 	if err != nil {
 		return 0, err
 	}
-	if e.WorkspaceID != workspaceID || (e.Status != "queued" && e.Status != "sending") {
+	if e.WorkspaceID != workspaceID || (e.Status != sending.StatusQueued && e.Status != sending.StatusSending) {
 		return 0, nil
 	}
 	if e.TestMode {

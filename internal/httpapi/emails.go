@@ -76,7 +76,7 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 	for i, res := range results {
 		if res.Err == nil {
 			id := res.Outcome.ID
-			out[i] = batchEntry{ID: &id, Status: res.Outcome.Status}
+			out[i] = batchEntry{ID: &id, Status: string(res.Outcome.Status)}
 			continue
 		}
 		e, ok := apierr.As(res.Err)
@@ -91,7 +91,7 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 		for k, v := range e.Extra {
 			inner[k] = v
 		}
-		out[i] = batchEntry{Status: sending.StatusFailed, Error: inner}
+		out[i] = batchEntry{Status: string(sending.StatusFailed), Error: inner}
 	}
 	writeJSON(w, http.StatusMultiStatus, map[string]any{"data": out})
 	return nil
@@ -127,7 +127,7 @@ type emailJSON struct {
 
 func emailOut(e *sending.Email) emailJSON {
 	out := emailJSON{
-		ID: e.ID, Status: e.Status, From: e.From, To: e.To, Cc: e.Cc, Bcc: e.Bcc, ReplyTo: e.ReplyTo,
+		ID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Cc: e.Cc, Bcc: e.Bcc, ReplyTo: e.ReplyTo,
 		Subject: e.Subject, CreatedAt: ts(e.CreatedAt), ScheduledAt: tsPtr(e.ScheduledAt), Tags: e.Tags,
 		Opens: e.Opens, Clicks: e.Clicks, TestMode: e.TestMode, MessageID: e.MessageID,
 	}

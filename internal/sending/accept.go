@@ -26,9 +26,9 @@ const MaxBatch = 100
 // "queued"} or 202 {id, status: "scheduled"}. A repeat under the same
 // idempotency key gets the first outcome back unchanged.
 type Outcome struct {
-	HTTPStatus int    `json:"-"`
-	ID         string `json:"id"`
-	Status     string `json:"status"`
+	HTTPStatus int         `json:"-"`
+	ID         string      `json:"id"`
+	Status     EmailStatus `json:"status"`
 }
 
 // Result is one entry of a batch: an Outcome or an error.

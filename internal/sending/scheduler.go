@@ -17,7 +17,7 @@ import (
 // Scheduled is the answer to a reschedule.
 type Scheduled struct {
 	ID          string
-	Status      string
+	Status      EmailStatus
 	ScheduledAt time.Time
 }
 
@@ -61,7 +61,7 @@ func (s *Service) Reschedule(ctx context.Context, c Caller, id, sendAt string) (
 // Cancel stops a scheduled email. Cancelling one already cancelled answers
 // the same success; one that has started on its way answers
 // too_late_to_cancel, with its current status in status.
-func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status string, err error) {
+func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status EmailStatus, err error) {
 	now := s.clock.Now().UTC()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		e, err := s.lockScheduled(ctx, tx, c, id)

@@ -12,19 +12,6 @@ import (
 	"mailroom/internal/store"
 )
 
-// Email statuses (the contract shared with the delivery engine).
-const (
-	StatusQueued     = "queued"
-	StatusScheduled  = "scheduled"
-	StatusCancelled  = "cancelled"
-	StatusSending    = "sending"
-	StatusSent       = "sent"
-	StatusDelivered  = "delivered"
-	StatusBounced    = "bounced"
-	StatusComplained = "complained"
-	StatusFailed     = "failed"
-)
-
 // Domains is what sending needs from the domains area: the state of a
 // workspace's sending domain, "verified", "pending", or "" when the
 // workspace has no such domain.

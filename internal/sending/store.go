@@ -28,7 +28,7 @@ type emailRow struct {
 	ID          string
 	WorkspaceID string
 	APIKeyID    string
-	Status      string
+	Status      EmailStatus
 	From        string
 	To          []string
 	Cc          []string
@@ -104,7 +104,7 @@ func (e *emailRow) insertArgs() []any {
 	if e.ScheduledAt != nil {
 		sched = store.Millis(*e.ScheduledAt)
 	}
-	return []any{e.ID, e.WorkspaceID, e.APIKeyID, e.Status, e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
+	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, nullText(e.HTML), nullText(e.Text), jsonText(e.Headers, "{}"), jsonText(e.Attachments, "[]"), jsonText(e.Tags, "{}"),
 		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError}
 }

@@ -14,6 +14,7 @@ import (
 	"mailroom/internal/events"
 	"mailroom/internal/jobs"
 	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
 )
 
 // maxBatch bounds one group commit: big enough to amortise the fsync, small
@@ -136,8 +137,9 @@ func (cs *checkSet) query(emails []string, first bool) (string, []any) {
 	var parts []string
 	var in string
 	if len(emails) > 0 {
-		args, in = store.PaddedIn(args, emails)
-		parts = append(parts, `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (`+in+`)`)
+		var q string
+		q, args = suppressions.ListedQuery(0, args, emails)
+		parts = append(parts, q)
 	}
 	if first && len(cs.workspaces) > 0 {
 		args, in = store.PaddedIn(args, cs.workspaces)
@@ -185,7 +187,7 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 				continue
 			}
 			for _, op := range ops {
-				if c := op.check; c != nil && (ws == "" || ws == c.ws) && slices.Contains(c.emails, email) {
+				if c := op.check; c != nil && suppressions.Applies(ws, c.ws) && slices.Contains(c.emails, email) {
 					if c.found == nil {
 						c.found = map[string]string{}
 					}

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,8 @@ import (
 type Options struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// DKIMKeys makes the domains' DKIM keys (nil: generate each one).
+	DKIMKeys func() (*rsa.PrivateKey, error)
 }
 
 // App is one running Mailroom node.
@@ -101,7 +104,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	river.AddWorker(workers, &jobs.CleanupWorker{DB: db, Clock: o.Clock})
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
-	w := &wiring{workers: workers}
+	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
 	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireDomains, a.wireSending, a.wireDelivery, a.wireWebhooks} {
 		if err := wire(w); err != nil {
 			db.Close()
@@ -248,5 +251,6 @@ type Background interface {
 type wiring struct {
 	workers  *river.Workers
 	periodic []*river.PeriodicJob
-	queues   map[string]river.QueueConfig // extra named queues beside the default one
+	queues   map[string]river.QueueConfig    // extra named queues beside the default one
+	dkimKeys func() (*rsa.PrivateKey, error) // Options.DKIMKeys
 }

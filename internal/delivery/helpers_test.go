@@ -3,7 +3,6 @@ package delivery_test
 import (
 	"context"
 	"crypto"
-	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/testkeys"
 )
 
 // testKeys signs example.com mail with one RSA key and the service
@@ -58,7 +58,7 @@ func setup(t *testing.T, opts ...testapp.Option) *bundle {
 		dns.AddMX(d, "mx."+d, 10)
 		dns.AddA("mx."+d, "127.0.0.1")
 	}
-	keys := &testKeys{domain: "example.com", selector: "s1", key: rsaKey(t), svcKey: rsaKey(t)}
+	keys := &testKeys{domain: "example.com", selector: "s1", key: testkeys.Key(0), svcKey: testkeys.Key(1)}
 	for _, p := range []struct {
 		name string
 		key  *rsa.PrivateKey
@@ -78,15 +78,6 @@ func setup(t *testing.T, opts ...testapp.Option) *bundle {
 	a := testapp.Start(t, opts...)
 	a.Delivery().SetKeys(keys)
 	return &bundle{a: a, sink: sink, dns: dns, keys: keys}
-}
-
-func rsaKey(t *testing.T) *rsa.PrivateKey {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // send is an email row as the sending area stores it.

@@ -16,6 +16,7 @@ import (
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/testkeys"
 )
 
 type bundle struct {
@@ -201,7 +202,7 @@ func TestVerifyReportsTheWrongDKIMRecord(t *testing.T) {
 	b := setup(t)
 	d := b.create(t, b.Key, "example.org")
 	b.publish(d.Records)
-	other, _ := domains.GenerateKey()
+	other := testkeys.Spare()
 	b.dns.Remove(d.Records[2].Name, dns.TypeTXT)
 	b.dns.AddTXT(d.Records[2].Name, domains.DKIMRecordValue(&other.PublicKey))
 
@@ -555,7 +556,8 @@ func TestServiceKeyGeneratedOnce(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	// A second service over the same database stands for another node.
-	other := domains.New(b.DB, b.Box, b.Clock, nil, domains.Config{ServiceDomain: "mailroom.test"}, nil)
+	other := domains.New(b.DB, b.Box, b.Clock, nil, domains.Config{ServiceDomain: "mailroom.test",
+		NewKey: func() (*rsa.PrivateKey, error) { return testkeys.Spare(), nil }}, nil) // a key the first node's source never makes
 	type result struct {
 		domain, sel string
 		key         *rsa.PrivateKey

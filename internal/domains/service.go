@@ -40,6 +40,9 @@ type Config struct {
 	Limit              int           // custom domains per workspace; 0 = unlimited
 	FailAfter          int           // consecutive failed nightly checks before verified -> failed (default 3)
 	RecheckEvery       time.Duration // nightly pass interval (default 24 h)
+	// NewKey makes a DKIM key (default GenerateKey). Tests hand in keys
+	// made ahead of time (testkit/testkeys): generating RSA-2048 is slow.
+	NewKey func() (*rsa.PrivateKey, error)
 }
 
 // Service manages sending domains: their records, DKIM keys, verification
@@ -64,6 +67,9 @@ func New(db *store.DB, box *secretbox.Box, c clock.Clock, resolver Lookuper, cfg
 	}
 	if cfg.RecheckEvery <= 0 {
 		cfg.RecheckEvery = 24 * time.Hour
+	}
+	if cfg.NewKey == nil {
+		cfg.NewKey = GenerateKey
 	}
 	if log == nil {
 		log = slog.Default()
@@ -142,7 +148,7 @@ func (s *Service) Create(ctx context.Context, workspaceID, input string) (*Domai
 	if err := s.canAdd(ctx, s.db.QueryRow, workspaceID, name); err != nil {
 		return nil, err
 	}
-	keys, err := generateKeys()
+	keys, err := s.generateKeys()
 	if err != nil {
 		return nil, err
 	}
@@ -201,12 +207,12 @@ func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q str
 
 // generateKeys makes one RSA key per selector concurrently: each takes
 // tens of milliseconds, and a create waits for all three.
-func generateKeys() ([3]*rsa.PrivateKey, error) {
+func (s *Service) generateKeys() ([3]*rsa.PrivateKey, error) {
 	var keys [3]*rsa.PrivateKey
 	var errs [3]error
 	var wg sync.WaitGroup
 	for i := range keys {
-		wg.Go(func() { keys[i], errs[i] = GenerateKey() })
+		wg.Go(func() { keys[i], errs[i] = s.cfg.NewKey() })
 	}
 	wg.Wait()
 	return keys, errors.Join(errs[:]...)

@@ -58,6 +58,15 @@ type Service struct {
 	mu   sync.Mutex
 	keys map[string]*rsa.PrivateKey // sealed PEM -> parsed key; parsing costs more than a lookup
 	svc  *serviceKey
+
+	hooks testHooks
+}
+
+// testHooks are points inside a critical step where a test can hold the
+// code to run a race on purpose (export_test.go sets them); nil in
+// production.
+type testHooks struct {
+	deleteCounted func() // Delete counted no mailbox and has not deleted yet
 }
 
 // New builds the service.
@@ -261,6 +270,9 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 		}
 		if n > 0 {
 			return domainInUse(n)
+		}
+		if h := s.hooks.deleteCounted; h != nil {
+			h()
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM domain_keys WHERE domain_id = ?`, id); err != nil {
 			return err

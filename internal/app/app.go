@@ -100,8 +100,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.Workspaces = workspaces.New(db, o.Clock)
 
 	workers := river.NewWorkers()
-	periodic := []*river.PeriodicJob{jobs.CleanupPeriodic()}
-	river.AddWorker(workers, &jobs.CleanupWorker{DB: db, Clock: o.Clock})
+	var periodic []*river.PeriodicJob
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
 	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}

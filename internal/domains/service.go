@@ -16,6 +16,7 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
+	"mailroom/internal/workspaces"
 )
 
 // Verification statuses of a domain. A verified domain whose required
@@ -43,6 +44,14 @@ type Config struct {
 	// NewKey makes a DKIM key (default GenerateKey). Tests hand in keys
 	// made ahead of time (testkit/testkeys): generating RSA-2048 is slow.
 	NewKey func() (*rsa.PrivateKey, error)
+	// Workspaces names a workspace's own subdomain; nil: the workspaces
+	// area over the same database.
+	Workspaces Workspaces
+}
+
+// Workspaces is what domains needs from the workspaces area.
+type Workspaces interface {
+	Workspace(ctx context.Context, id string) (*workspaces.Workspace, error)
 }
 
 // Service manages sending domains: their records, DKIM keys, verification
@@ -79,6 +88,9 @@ func New(db *store.DB, box *secretbox.Box, c clock.Clock, resolver Lookuper, cfg
 	}
 	if cfg.NewKey == nil {
 		cfg.NewKey = GenerateKey
+	}
+	if cfg.Workspaces == nil {
+		cfg.Workspaces = workspaces.New(db, c)
 	}
 	if log == nil {
 		log = slog.Default()

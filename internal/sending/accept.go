@@ -2,7 +2,6 @@ package sending
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -88,18 +87,11 @@ type workspaceInfo struct {
 }
 
 func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, error) {
-	var w workspaceInfo
-	var confirmed int
-	err := s.db.QueryRow(ctx, `SELECT owner_email, owner_confirmed FROM workspaces WHERE id = ?`, id).Scan(&w.ownerEmail, &confirmed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
+	w, err := s.workspaces.Workspace(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	w.ownerEmail = strings.ToLower(w.ownerEmail)
-	w.confirmed = confirmed == 1
-	return &w, nil
+	return &workspaceInfo{ownerEmail: strings.ToLower(w.OwnerEmail), confirmed: w.OwnerConfirmed}, nil
 }
 
 // book answers every entry of raws, or an error for the whole call: the

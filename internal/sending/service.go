@@ -10,6 +10,7 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/store"
+	"mailroom/internal/workspaces"
 )
 
 // Domains is what sending needs from the domains area: the state of a
@@ -19,13 +20,22 @@ type Domains interface {
 	SendingStatus(ctx context.Context, workspaceID, domain string) (string, error)
 }
 
+// Workspaces is what sending needs from the workspaces area: the owner of
+// a workspace, for the sandbox and the sending lock.
+type Workspaces interface {
+	Workspace(ctx context.Context, id string) (*workspaces.Workspace, error)
+}
+
 // Config builds a Service.
 type Config struct {
 	DB            *store.DB
 	Clock         clock.Clock
 	ServiceDomain string  // where the sandbox sender and the test addresses live
 	Domains       Domains // nil: only the sandbox sender can send
-	Logger        *slog.Logger
+	// Workspaces answers a send whose caller did not bring the owner
+	// (Caller.OwnerEmail); nil: the workspaces area over DB.
+	Workspaces Workspaces
+	Logger     *slog.Logger
 	// Committers is the number of group-commit writers; 0 picks 1 (SQLite
 	// has one writer anyway; on PostgreSQL the one keeps up to two commits
 	// in flight, starting the second only for a full batch, see pipeMin:
@@ -63,6 +73,7 @@ type Service struct {
 	serviceDomain string
 	sandboxFrom   string
 	domains       atomic.Pointer[domainsBox]
+	workspaces    Workspaces
 	templates     func(workspaceID, id string) bool
 	writer        *groupWriter
 
@@ -80,6 +91,9 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Workspaces == nil {
+		cfg.Workspaces = workspaces.New(cfg.DB, cfg.Clock)
+	}
 	s := &Service{
 		db:            cfg.DB,
 		clock:         cfg.Clock,
@@ -87,6 +101,7 @@ func New(cfg Config) *Service {
 		serviceDomain: cfg.ServiceDomain,
 		sandboxFrom:   "onboarding@" + cfg.ServiceDomain,
 		templates:     cfg.TemplateExists,
+		workspaces:    cfg.Workspaces,
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
 	}

@@ -123,8 +123,8 @@ func (e *emailRow) eventDataJSON() ([]byte, error) {
 // summaryColumns are read for lists and single reads (bodies and
 // attachments are not).
 const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to,
-	e.subject, e.tags, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients,
-	COALESCE((SELECT ev.type FROM events ev WHERE ev.workspace_id = e.workspace_id AND ev.email_id = e.id ORDER BY ev.seq DESC LIMIT 1), '')`
+	e.subject, e.tags, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients, ` +
+	events.LastTypeColumn
 
 type scanner interface{ Scan(dest ...any) error }
 

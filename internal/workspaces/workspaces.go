@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -349,4 +350,14 @@ func (s *Service) RunFlusher(ctx context.Context, every time.Duration) {
 			_ = s.FlushLastUsed(ctx)
 		}
 	}
+}
+
+// LiveKeysQuery is the read the send path folds into its one batch query
+// (sending's lookupSuppressions): rows (tag, id, empty, empty) of the keys among
+// ids that still exist (revoking deletes the row), with tag a constant
+// first column that tells these rows from the other reads of a UNION ALL.
+// args gains the ids.
+func LiveKeysQuery(tag int, args []any, ids []string) (string, []any) {
+	args, in := store.PaddedIn(args, ids)
+	return `SELECT ` + strconv.Itoa(tag) + `, id, '', '' FROM api_keys WHERE id IN (` + in + `)`, args
 }

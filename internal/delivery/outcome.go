@@ -125,12 +125,10 @@ func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipien
 func (s *Service) fail(e *email, reason string, now time.Time) error {
 	ctx := context.Background()
 	return s.writes.Do(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
-			WHERE id = ? AND status IN ('queued', 'sending')`, string(sending.StatusFailed), reason, store.Millis(now), e.ID)
-		if err != nil {
+		if err := sending.FailUnsent(ctx, tx, e.ID, reason, now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
+		_, err := tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
 		return err
 	})
 }
@@ -139,13 +137,8 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 // the row on PostgreSQL), so concurrent writers merge instead of
 // overwriting each other.
 func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailStatus, []Recipient, error) {
-	q := `SELECT status, recipients FROM emails WHERE id = ?`
-	if tx.Dialect() == store.Postgres {
-		q += ` FOR UPDATE`
-	}
-	var status sending.EmailStatus
-	var raw string
-	if err := tx.QueryRow(ctx, q, e.ID).Scan(&status, &raw); err != nil {
+	status, raw, err := sending.LockOutcome(ctx, tx, e.ID)
+	if err != nil {
 		return "", nil, err
 	}
 	var rcpts []Recipient
@@ -166,14 +159,7 @@ func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sendin
 	if err != nil {
 		return err
 	}
-	if lastError != "" {
-		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, updated_at = ? WHERE id = ?`,
-			string(status), string(b), lastError, store.Millis(now), id)
-	} else {
-		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, updated_at = ? WHERE id = ?`,
-			string(status), string(b), store.Millis(now), id)
-	}
-	return err
+	return sending.WriteOutcome(ctx, tx, id, status, string(b), lastError, now)
 }
 
 // merge replaces the entries of rcpts named in changed (by normalized

@@ -108,12 +108,11 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 	}
 
 	err = s.writes.Do(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
-			WHERE id = ? AND status IN ('queued', 'sending')`, e.messageID(), store.Millis(now), e.ID)
+		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), now)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !ok {
 			return errGone
 		}
 		return nil

@@ -260,3 +260,55 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 	*l = out
 	return nil
 }
+
+// The delivery engine moves an email along its lifecycle through the
+// functions below: sending is the only writer of the emails table.
+
+// MarkSending moves an email that is queued (or sending, on a retry) to
+// sending with the Message-ID it goes out with. It reports false when the
+// email has left those statuses (cancelled, or finished by another run).
+func MarkSending(ctx context.Context, tx *store.Tx, id, messageID string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, store.Millis(now), id)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// FailUnsent ends an email still queued or sending as failed, with reason
+// in last_error.
+func FailUnsent(ctx context.Context, tx *store.Tx, id, reason string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, string(StatusFailed), reason, store.Millis(now), id)
+	return err
+}
+
+// LockOutcome reads an email's status and recipients (the JSON array of
+// per-recipient outcomes) inside tx, locking the row on PostgreSQL, so
+// concurrent outcome writers merge instead of overwriting each other.
+func LockOutcome(ctx context.Context, tx *store.Tx, id string) (EmailStatus, string, error) {
+	q := `SELECT status, recipients FROM emails WHERE id = ?`
+	if tx.Dialect() == store.Postgres {
+		q += ` FOR UPDATE`
+	}
+	var status EmailStatus
+	var recipients string
+	err := tx.QueryRow(ctx, q, id).Scan(&status, &recipients)
+	return status, recipients, err
+}
+
+// WriteOutcome stores an email's status and recipients (JSON), and
+// lastError unless it is empty.
+func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStatus, recipients, lastError string, now time.Time) error {
+	var err error
+	if lastError != "" {
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+			string(status), recipients, lastError, store.Millis(now), id)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, updated_at = ? WHERE id = ?`,
+			string(status), recipients, store.Millis(now), id)
+	}
+	return err
+}

@@ -36,7 +36,7 @@ var owners = map[string]string{
 // crossings are the accesses still made outside the owner, each with why;
 // the test fails when one disappears, so the list only shrinks.
 var crossings = map[string]string{
-	"delivery/email.go emails": "the deliver job reads the full row into its own type; a read, not a write",
+	"delivery/email.go emails":  "the deliver job reads the full row into its own type; a read, not a write",
 	"events/events.go webhooks": "Raise asks which workspaces have endpoints; events cannot import webhooks (webhooks imports events)",
 }
 

@@ -2,22 +2,20 @@ package sending
 
 // EmailStatus is where an email is in its life. It is declared here, with
 // the emails table it describes; the delivery engine moves emails along
-// the same values.
+// the same values through this package (MarkSending, WriteOutcome, ...).
 //
-//	           send_at                  promoted (all recipients suppressed: failed)
-//	POST ──► scheduled ──────────────────────────► queued
-//	  │          │ cancel                          ▲
-//	  │          ▼                                 │
-//	  │      cancelled                             │
-//	  └────────────────────────────────────────────┘ sent now
+//	POST ─► queued ─► sending ─┬─► delivered ─► complained (a report, later)
+//	  │       ▲                ├─► bounced    (no recipient took it)
+//	  │       │ due            └─► failed     (every recipient suppressed)
+//	  ▼       │
+//	scheduled ┼─► cancelled
+//	          └─► failed (every recipient suppressed when due)
 //
-//	queued ──► sending ──► delivered ──► complained   (a complaint arrives later)
-//	              │    └─► bounced                    (a DSN may also arrive later)
-//	              └──────► failed                     (every recipient suppressed or refused)
-//
-// A test-mode send goes from queued straight to its simulated end status
-// in the accepting transaction. sent is reserved for a relay that accepted
-// the message without a per-recipient outcome; nothing sets it yet.
+// A queued email also fails at once when its message cannot be built or
+// its domain lost its key. A test-mode send goes from queued straight to
+// its simulated end (delivered, bounced or failed) in the accepting
+// transaction. sent is reserved for a hand-off without a per-recipient
+// outcome; nothing sets it yet.
 type EmailStatus string
 
 // The values of EmailStatus, in lifecycle order.

@@ -15,7 +15,7 @@ import (
 
 // owners maps every table to the one area (package under internal/) that
 // holds its SQL; another area calls that package instead of writing SQL on
-// the table (docs/architecture.md has the map in prose).
+// the table (docs/decisions.md, "One owner per table").
 var owners = map[string]string{
 	"workspaces":         "workspaces",
 	"api_keys":           "workspaces",

@@ -7,7 +7,23 @@ package apierr
 import (
 	"errors"
 	"fmt"
-	"net/http"
+)
+
+// HTTP statuses the spec gives to answers, named here so that services can
+// say which one applies without importing net/http (apierr_test holds them
+// equal to net/http's).
+const (
+	StatusOK                    = 200
+	StatusAccepted              = 202
+	StatusBadRequest            = 400
+	StatusUnauthorized          = 401
+	StatusPaymentRequired       = 402
+	StatusForbidden             = 403
+	StatusNotFound              = 404
+	StatusConflict              = 409
+	StatusRequestEntityTooLarge = 413
+	StatusUnprocessableEntity   = 422
+	StatusInternalServerError   = 500
 )
 
 // Error is a client-visible failure with the spec's code.
@@ -65,30 +81,50 @@ func Is(err error, code string) bool {
 
 // NotFound is the spec's 404 for an id that is not on the workspace.
 func NotFound(what string) *Error {
-	return New(http.StatusNotFound, "not_found", "No %s with that id on this workspace.", what)
+	return New(StatusNotFound, "not_found", "No %s with that id on this workspace.", what)
 }
 
 // InvalidRequest is a 400 for a body or query of the wrong shape.
 func InvalidRequest(format string, args ...any) *Error {
-	return New(http.StatusBadRequest, "invalid_request", format, args...)
+	return New(StatusBadRequest, "invalid_request", format, args...)
 }
 
 // Invalid422 is a 422 with a given code.
 func Invalid422(code, format string, args ...any) *Error {
-	return New(http.StatusUnprocessableEntity, code, format, args...)
+	return New(StatusUnprocessableEntity, code, format, args...)
 }
 
 // BadRequest is a 400 with a given code.
 func BadRequest(code, format string, args ...any) *Error {
-	return New(http.StatusBadRequest, code, format, args...)
+	return New(StatusBadRequest, code, format, args...)
 }
 
 // Conflict is a 409 with a given code.
 func Conflict(code, format string, args ...any) *Error {
-	return New(http.StatusConflict, code, format, args...)
+	return New(StatusConflict, code, format, args...)
 }
 
 // Internal is the spec's 500; the message never leaks internals.
 func Internal() *Error {
-	return New(http.StatusInternalServerError, "internal_error", "Something went wrong on our side; quote the x-request-id header to support.")
+	return New(StatusInternalServerError, "internal_error", "Something went wrong on our side; quote the x-request-id header to support.")
+}
+
+// Unauthorized is a 401 with a given code.
+func Unauthorized(code, format string, args ...any) *Error {
+	return New(StatusUnauthorized, code, format, args...)
+}
+
+// PaymentRequired is a 402 with a given code: a plan or installation limit.
+func PaymentRequired(code, format string, args ...any) *Error {
+	return New(StatusPaymentRequired, code, format, args...)
+}
+
+// Forbidden is a 403 with a given code.
+func Forbidden(code, format string, args ...any) *Error {
+	return New(StatusForbidden, code, format, args...)
+}
+
+// TooLarge is a 413 with a given code.
+func TooLarge(code, format string, args ...any) *Error {
+	return New(StatusRequestEntityTooLarge, code, format, args...)
 }

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,8 @@ type Options struct {
 	// one's SQLite file (tests of several nodes): it takes no lock and
 	// takes up nothing at start. A node on SQLite otherwise owns its file.
 	SharedSQLite bool
+	// DKIMKeys makes the domains' DKIM keys (nil: generate each one).
+	DKIMKeys func() (*rsa.PrivateKey, error)
 }
 
 // App is one running Mailroom node.
@@ -124,11 +127,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.Workspaces = workspaces.New(db, o.Clock)
 
 	workers := river.NewWorkers()
-	periodic := []*river.PeriodicJob{jobs.CleanupPeriodic()}
-	river.AddWorker(workers, &jobs.CleanupWorker{DB: db, Clock: o.Clock})
+	var periodic []*river.PeriodicJob
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
-	w := &wiring{workers: workers}
+	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
 	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireDomains, a.wireSending, a.wireDelivery, a.wireWebhooks} {
 		if err := wire(w); err != nil {
 			return nil, err
@@ -282,5 +284,6 @@ type Background interface {
 type wiring struct {
 	workers  *river.Workers
 	periodic []*river.PeriodicJob
-	queues   map[string]river.QueueConfig // extra named queues beside the default one
+	queues   map[string]river.QueueConfig    // extra named queues beside the default one
+	dkimKeys func() (*rsa.PrivateKey, error) // Options.DKIMKeys
 }

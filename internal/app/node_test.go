@@ -15,7 +15,7 @@ import (
 
 	"mailroom/internal/app"
 	"mailroom/internal/config"
-	"mailroom/internal/jobs"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testapp"
 	"mailroom/internal/testkit/testdb"
@@ -125,7 +125,7 @@ func TestGoneNodesWorkIsTakenUpLiveNodesIsNot(t *testing.T) {
 	// Jobs on a queue no node works, marked running as River marks a fetched job.
 	running := func(by string) int64 {
 		t.Helper()
-		res, err := a.Queue.Client.Insert(ctx, jobs.CleanupArgs{}, &river.InsertOpts{Queue: "parked"})
+		res, err := a.Queue.Client.Insert(ctx, sending.CleanupArgs{}, &river.InsertOpts{Queue: "parked"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestSQLiteOwnerTakesUpEverythingAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := dead.Queue.Client.Insert(ctx, jobs.CleanupArgs{}, &river.InsertOpts{Queue: "parked"})
+	res, err := dead.Queue.Client.Insert(ctx, sending.CleanupArgs{}, &river.InsertOpts{Queue: "parked"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,8 @@ func (a *App) wireDomains(w *wiring) error {
 		TrackingTargets:    targets,
 		SharedTrackingHost: shared,
 		Limit:              a.Config.DomainLimit,
+		NewKey:             w.dkimKeys,
+		Workspaces:         a.Workspaces,
 	}, a.Log.With("component", "domains"))
 	a.services.Domains = svc
 	river.AddWorker(w.workers, &domains.RecheckWorker{Service: svc})

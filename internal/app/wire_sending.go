@@ -7,8 +7,9 @@ import (
 )
 
 // wireSending builds the sending service and registers its workers: the
-// test-address simulator, complained@'s delayed complaint and the
-// every-second promotion of due scheduled emails. The service's group
+// test-address simulator, complained@'s delayed complaint, the
+// every-second promotion of due scheduled emails and the hourly pass that
+// forgets expired idempotency keys. The service's group
 // committer runs as a background part, stopped after the HTTP server so
 // that every answered send has committed.
 func (a *App) wireSending(w *wiring) error {
@@ -16,6 +17,7 @@ func (a *App) wireSending(w *wiring) error {
 		DB:            a.DB,
 		Clock:         a.Clock,
 		ServiceDomain: a.Config.ServiceDomain,
+		Workspaces:    a.Workspaces,
 		Logger:        a.Log.With("component", "sending"),
 		Registry:      a.Registry,
 	})
@@ -24,6 +26,8 @@ func (a *App) wireSending(w *wiring) error {
 	}
 	a.services.Sending = svc
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
+	river.AddWorker(w.workers, &sending.CleanupWorker{S: svc})
+	w.periodic = append(w.periodic, sending.CleanupPeriodic())
 	a.background = append(a.background, svc)
 	return nil
 }

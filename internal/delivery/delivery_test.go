@@ -18,6 +18,7 @@ import (
 
 	"mailroom/internal/delivery"
 	"mailroom/internal/dnsresolve"
+	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/testkit/smtpsink"
 )
@@ -78,7 +79,7 @@ func TestDeliveredMessageBytesAndEvents(t *testing.T) {
 		}},
 		Tags: map[string]string{"campaign": "spring"},
 	})
-	r := b.waitStatus(t, id, delivery.StatusDelivered)
+	r := b.waitStatus(t, id, sending.StatusDelivered)
 	if r.MessageID != "<"+id+"@example.com>" {
 		t.Errorf("message_id = %q", r.MessageID)
 	}
@@ -194,7 +195,7 @@ func TestOutcomes(t *testing.T) {
 	dropped := b.insert(t, send{From: "news@example.com", To: []string{"drop@example.org"}, Subject: "drop", Text: "x"})
 
 	t.Run("5xx bounces hard and suppresses", func(t *testing.T) {
-		r := b.waitStatus(t, hard, delivery.StatusBounced)
+		r := b.waitStatus(t, hard, sending.StatusBounced)
 		if r.Recipients[0].Code != 550 || r.Recipients[0].Enhanced != "5.1.1" {
 			t.Errorf("recipient %+v", r.Recipients[0])
 		}
@@ -214,14 +215,14 @@ func TestOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("a domain that does not exist bounces hard", func(t *testing.T) {
-		b.waitStatus(t, nodomain, delivery.StatusBounced)
+		b.waitStatus(t, nodomain, sending.StatusBounced)
 		evs := b.timeline(t, nodomain)
 		if len(evs) != 1 || evs[0].Data["bounce_type"] != "hard" || evs[0].Data["bounce_subtype"] != "dns_failure" {
 			t.Errorf("events %v", evs)
 		}
 	})
 	t.Run("suppressed at send time fails without sending", func(t *testing.T) {
-		r := b.waitStatus(t, suppressed, delivery.StatusFailed)
+		r := b.waitStatus(t, suppressed, sending.StatusFailed)
 		if r.Recipients[0].Status != delivery.RcptSuppressed || !strings.Contains(r.LastError, "suppressed") {
 			t.Errorf("row %+v", r)
 		}
@@ -230,7 +231,7 @@ func TestOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("sandbox sender is signed by the service domain", func(t *testing.T) {
-		b.waitStatus(t, sandbox, delivery.StatusDelivered)
+		b.waitStatus(t, sandbox, sending.StatusDelivered)
 		m := messageFor(t, b.sink, "new-user@example.org")
 		if d := b.verifyDKIM(t, m.Data); d != "mailroom.test" {
 			t.Errorf("signed by %q", d)
@@ -244,7 +245,7 @@ func TestOutcomes(t *testing.T) {
 		// predate the commit that wrote the events and the recipients.
 		waitFor(t, func() bool { return len(b.timeline(t, mixed)) >= 4 })
 		r := b.row(t, mixed)
-		if r.Status != delivery.StatusSending {
+		if r.Status != sending.StatusSending {
 			t.Errorf("status %q while a recipient is owed", r.Status)
 		}
 		got := map[string]string{}
@@ -270,7 +271,7 @@ func TestOutcomes(t *testing.T) {
 			r = b.row(t, dropped)
 			return len(r.Recipients) == 1 && r.Recipients[0].Status == delivery.RcptDeferred
 		})
-		if r.Status != delivery.StatusSending || r.Recipients[0].Attempts != 1 {
+		if r.Status != sending.StatusSending || r.Recipients[0].Attempts != 1 {
 			t.Errorf("row %+v", r)
 		}
 		b.assertSnoozed(t, dropped, time.Minute)
@@ -338,7 +339,7 @@ func TestTemporaryFailuresRunOutAsSoftBounce(t *testing.T) {
 		}
 	}
 	r := b.row(t, id)
-	if r.Status != delivery.StatusBounced || r.Recipients[0].Attempts != len(schedule)+1 {
+	if r.Status != sending.StatusBounced || r.Recipients[0].Attempts != len(schedule)+1 {
 		t.Fatalf("row %+v", r)
 	}
 	evs := b.timeline(t, id)

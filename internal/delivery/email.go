@@ -13,6 +13,7 @@ import (
 
 	"mailroom/internal/events"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -74,17 +75,18 @@ type storedAttachment struct {
 
 // email is the row the deliver job works from.
 type email struct {
-	ID, WorkspaceID, Status string
-	From                    string
-	To, Cc, Bcc, ReplyTo    []string
-	Subject                 string
-	HTML, Text              string
-	Headers                 map[string]string
-	Attachments             []storedAttachment
-	Tags                    map[string]string
-	TestMode                bool
-	MessageID               string
-	Recipients              []Recipient
+	ID, WorkspaceID      string
+	Status               sending.EmailStatus
+	From                 string
+	To, Cc, Bcc, ReplyTo []string
+	Subject              string
+	HTML, Text           string
+	Headers              map[string]string
+	Attachments          []storedAttachment
+	Tags                 map[string]string
+	TestMode             bool
+	MessageID            string
+	Recipients           []Recipient
 }
 
 const emailColumns = `id, workspace_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,

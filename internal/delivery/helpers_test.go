@@ -3,7 +3,6 @@ package delivery_test
 import (
 	"context"
 	"crypto"
-	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
 	"strconv"
@@ -15,10 +14,12 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/testkeys"
 )
 
 // testKeys signs example.com mail with one RSA key and the service
@@ -57,7 +58,7 @@ func setup(t *testing.T, opts ...testapp.Option) *bundle {
 		dns.AddMX(d, "mx."+d, 10)
 		dns.AddA("mx."+d, "127.0.0.1")
 	}
-	keys := &testKeys{domain: "example.com", selector: "s1", key: rsaKey(t), svcKey: rsaKey(t)}
+	keys := &testKeys{domain: "example.com", selector: "s1", key: testkeys.Key(0), svcKey: testkeys.Key(1)}
 	for _, p := range []struct {
 		name string
 		key  *rsa.PrivateKey
@@ -77,15 +78,6 @@ func setup(t *testing.T, opts ...testapp.Option) *bundle {
 	a := testapp.Start(t, opts...)
 	a.Delivery().SetKeys(keys)
 	return &bundle{a: a, sink: sink, dns: dns, keys: keys}
-}
-
-func rsaKey(t *testing.T) *rsa.PrivateKey {
-	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // send is an email row as the sending area stores it.
@@ -164,7 +156,7 @@ func insertEmail(t testing.TB, db *store.DB, ws string, s send) string {
 }
 
 type row struct {
-	Status     string
+	Status     sending.EmailStatus
 	MessageID  string
 	LastError  string
 	Recipients []delivery.Recipient
@@ -185,7 +177,7 @@ func (b *bundle) row(t *testing.T, id string) row {
 }
 
 // waitStatus waits until the email leaves queued/sending (or reaches want).
-func (b *bundle) waitStatus(t *testing.T, id, want string) row {
+func (b *bundle) waitStatus(t *testing.T, id string, want sending.EmailStatus) row {
 	t.Helper()
 	var r row
 	testapp.Eventually(t, 20*time.Second, func() bool {

@@ -8,17 +8,9 @@ import (
 
 	"mailroom/internal/events"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
-)
-
-// Email statuses this area sets (see the cross-area contract).
-const (
-	StatusSending    = "sending"
-	StatusDelivered  = "delivered"
-	StatusBounced    = "bounced"
-	StatusComplained = "complained"
-	StatusFailed     = "failed"
 )
 
 // record writes one attempt's outcome in one transaction: the merged
@@ -31,7 +23,7 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 		if err != nil {
 			return err
 		}
-		if status != "queued" && status != StatusSending {
+		if status != sending.StatusQueued && status != sending.StatusSending {
 			// Another run (after a rescue) already finished the email.
 			return errGone
 		}
@@ -84,17 +76,17 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 
 		final := finalStatus(rcpts)
 		if final == "" {
-			final = StatusSending
+			final = sending.StatusSending
 		}
 		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, lastError, now); err != nil {
 			return err
 		}
-		if final == StatusSending && keep != nil {
+		if final == sending.StatusSending && keep != nil {
 			_, err = tx.Exec(ctx, `INSERT INTO outbound_messages (email_id, workspace_id, data, created_at) VALUES (?, ?, ?, ?)
 				ON CONFLICT (email_id) DO NOTHING`, e.ID, e.WorkspaceID, keep, store.Millis(now))
 			return err
 		}
-		if final != StatusSending {
+		if final != sending.StatusSending {
 			_, err = tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
 		}
 		return err
@@ -133,12 +125,10 @@ func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipien
 func (s *Service) fail(e *email, reason string, now time.Time) error {
 	ctx := context.Background()
 	return s.writes.Do(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
-			WHERE id = ? AND status IN ('queued', 'sending')`, StatusFailed, reason, store.Millis(now), e.ID)
-		if err != nil {
+		if err := sending.FailUnsent(ctx, tx, e.ID, reason, now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
+		_, err := tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
 		return err
 	})
 }
@@ -146,13 +136,9 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 // lockRecipients reads the email's status and recipients inside tx (locking
 // the row on PostgreSQL), so concurrent writers merge instead of
 // overwriting each other.
-func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (string, []Recipient, error) {
-	q := `SELECT status, recipients FROM emails WHERE id = ?`
-	if tx.Dialect() == store.Postgres {
-		q += ` FOR UPDATE`
-	}
-	var status, raw string
-	if err := tx.QueryRow(ctx, q, e.ID).Scan(&status, &raw); err != nil {
+func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailStatus, []Recipient, error) {
+	status, raw, err := sending.LockOutcome(ctx, tx, e.ID)
+	if err != nil {
 		return "", nil, err
 	}
 	var rcpts []Recipient
@@ -168,19 +154,12 @@ func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (string, []Reci
 	return status, rcpts, nil
 }
 
-func writeRecipients(ctx context.Context, tx *store.Tx, id, status string, rcpts []Recipient, lastError string, now time.Time) error {
+func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sending.EmailStatus, rcpts []Recipient, lastError string, now time.Time) error {
 	b, err := json.Marshal(rcpts)
 	if err != nil {
 		return err
 	}
-	if lastError != "" {
-		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, updated_at = ? WHERE id = ?`,
-			status, string(b), lastError, store.Millis(now), id)
-	} else {
-		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, updated_at = ? WHERE id = ?`,
-			status, string(b), store.Millis(now), id)
-	}
-	return err
+	return sending.WriteOutcome(ctx, tx, id, status, string(b), lastError, now)
 }
 
 // merge replaces the entries of rcpts named in changed (by normalized
@@ -206,7 +185,7 @@ func merge(rcpts, changed []Recipient) []Recipient {
 // delivered when any recipient took it (complained counts: it was
 // delivered), else bounced when any bounced, else failed (all suppressed).
 // It is "" while a recipient is still owed.
-func finalStatus(rcpts []Recipient) string {
+func finalStatus(rcpts []Recipient) sending.EmailStatus {
 	var delivered, bounced, complained bool
 	for _, r := range rcpts {
 		switch r.Status {
@@ -223,13 +202,13 @@ func finalStatus(rcpts []Recipient) string {
 	}
 	switch {
 	case complained:
-		return StatusComplained
+		return sending.StatusComplained
 	case delivered:
-		return StatusDelivered
+		return sending.StatusDelivered
 	case bounced:
-		return StatusBounced
+		return sending.StatusBounced
 	}
-	return StatusFailed
+	return sending.StatusFailed
 }
 
 // diagnostic is the remote server's text as the event reports it: "550

@@ -9,6 +9,7 @@ import (
 	"mailroom/internal/bounce"
 	"mailroom/internal/events"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -138,7 +139,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 			return nil
 		}
 		// While a retry is still owed the worker settles the status.
-		if status != "queued" && status != StatusSending {
+		if status != sending.StatusQueued && status != sending.StatusSending {
 			if f := finalStatus(rcpts); f != "" {
 				status = f
 			}
@@ -201,7 +202,7 @@ func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) e
 		}); err != nil {
 			return err
 		}
-		return writeRecipients(ctx, tx, e.ID, StatusComplained, rcpts, "", now)
+		return writeRecipients(ctx, tx, e.ID, sending.StatusComplained, rcpts, "", now)
 	})
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
-	"mailroom/internal/delivery"
+	"mailroom/internal/sending"
 )
 
 // mailIn sends raw to the node's inbound listener over SMTP, as a remote
@@ -108,8 +108,8 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 	b := setup(t)
 	bounced := b.insert(t, send{From: "news@example.com", To: []string{"later@example.net"}, Subject: "hello", Text: "x", Tags: map[string]string{"a": "b"}})
 	complained := b.insert(t, send{From: "news@example.com", To: []string{"reader@example.org"}, Subject: "hello", Text: "x"})
-	b.waitStatus(t, bounced, delivery.StatusDelivered)
-	r := b.waitStatus(t, complained, delivery.StatusDelivered)
+	b.waitStatus(t, bounced, sending.StatusDelivered)
+	r := b.waitStatus(t, complained, sending.StatusDelivered)
 
 	t.Run("other recipients are refused", func(t *testing.T) {
 		err := b.mailIn(t, "someone@example.com", "Subject: hi\n\nhi\n")
@@ -124,7 +124,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 		if err := b.mailIn(t, "bounces+"+bounced+"@example.com", dsn("later@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
-		b.waitStatus(t, bounced, delivery.StatusBounced)
+		b.waitStatus(t, bounced, sending.StatusBounced)
 		evs := b.timeline(t, bounced)
 		last := evs[len(evs)-1]
 		if last.Type != "email.bounced" || last.Data["bounce_type"] != "hard" || last.Data["bounce_subtype"] != "mailbox_unavailable" ||
@@ -162,7 +162,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 		if err := b.mailIn(t, "fbl@mailroom.test", arf(r.MessageID)); err != nil {
 			t.Fatal(err)
 		}
-		b.waitStatus(t, complained, delivery.StatusComplained)
+		b.waitStatus(t, complained, sending.StatusComplained)
 		evs := b.timeline(t, complained)
 		last := evs[len(evs)-1]
 		if last.Type != "email.complained" || last.Data["feedback_type"] != "abuse" || last.Sequence != 4 {

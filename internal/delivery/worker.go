@@ -10,6 +10,7 @@ import (
 
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -53,7 +54,7 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 	if err != nil {
 		return 0, err
 	}
-	if e.WorkspaceID != workspaceID || (e.Status != "queued" && e.Status != "sending") {
+	if e.WorkspaceID != workspaceID || (e.Status != sending.StatusQueued && e.Status != sending.StatusSending) {
 		return 0, nil
 	}
 	if e.TestMode {
@@ -107,12 +108,11 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 	}
 
 	err = s.writes.Do(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
-			WHERE id = ? AND status IN ('queued', 'sending')`, e.messageID(), store.Millis(now), e.ID)
+		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), now)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !ok {
 			return errGone
 		}
 		return nil

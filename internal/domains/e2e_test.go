@@ -16,6 +16,7 @@ import (
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/testkeys"
 )
 
 type bundle struct {
@@ -194,7 +195,7 @@ func TestVerifyReportsTheWrongDKIMRecord(t *testing.T) {
 	b := setup(t)
 	d := b.create(t, b.Key, "example.org")
 	b.publish(d.Records)
-	other, _ := domains.GenerateKey()
+	other := testkeys.Spare()
 	b.dns.Remove(d.Records[2].Name, dns.TypeTXT)
 	b.dns.AddTXT(d.Records[2].Name, domains.DKIMRecordValue(&other.PublicKey))
 
@@ -331,29 +332,6 @@ func TestDeleteDomain(t *testing.T) {
 	}
 	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
 
-	// A mailbox created while the delete runs: its transaction is open
-	// before the delete starts and commits while the delete waits on it.
-	// Whichever way the database orders them (PostgreSQL: the delete
-	// counted no mailbox, then hits the foreign key; SQLite: the delete
-	// waits for the one writer, then counts it), the delete refuses.
-	tx, err := b.DB.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO mailboxes (id, workspace_id, domain_id, address, created_at) VALUES ('mbx_2', ?, ?, 'hey@a.example.com', 0)`,
-		b.WorkspaceID, d.ID); err != nil {
-		t.Fatal(err)
-	}
-	raced := make(chan *testapp.Response, 1)
-	go func() { raced <- b.Do("DELETE", "/v1/domains/"+d.ID, nil) }()
-	time.Sleep(300 * time.Millisecond) // the delete is now waiting on the insert
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if r := <-raced; r.Status != 409 || r.ErrCode() != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
-		t.Fatalf("delete racing a mailbox insert: %d %s", r.Status, r.Body)
-	}
-	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
 	if r := b.Do("DELETE", "/v1/domains?id="+d.ID, nil); r.Status != 200 {
 		t.Fatalf("deprecated delete: %d %s", r.Status, r.Body)
 	}
@@ -548,7 +526,8 @@ func TestServiceKeyGeneratedOnce(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	// A second service over the same database stands for another node.
-	other := domains.New(b.DB, b.Box, b.Clock, nil, domains.Config{ServiceDomain: "mailroom.test"}, nil)
+	other := domains.New(b.DB, b.Box, b.Clock, nil, domains.Config{ServiceDomain: "mailroom.test",
+		NewKey: func() (*rsa.PrivateKey, error) { return testkeys.Spare(), nil }}, nil) // a key the first node's source never makes
 	type result struct {
 		domain, sel string
 		key         *rsa.PrivateKey
@@ -592,5 +571,81 @@ func BenchmarkCreateDomain(tb *testing.B) {
 		if r := b.Do("POST", "/v1/domains", map[string]any{"domain": fmt.Sprintf("d%d.example.com", i)}); r.Status != 201 {
 			tb.Fatalf("%d %s", r.Status, r.Body)
 		}
+	}
+}
+
+// A mailbox created after Delete counted none and before it deletes: the
+// test holds Delete in that gap (OnDeleteCounted), creates the mailbox,
+// then lets it go. The mailbox is created as a creator would, only on a
+// domain that exists. PostgreSQL: the mailbox commits, the delete hits the
+// foreign key (migration 00008) and answers 409 domain_in_use with the
+// mailbox counted. SQLite: the delete holds the one writer, so the insert
+// runs after it and finds no domain; the delete answers 200. Either way no
+// mailbox outlives its domain.
+func TestDomainDeleteRacingAMailbox(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	d := b.create(t, b.Key, "a.example.com")
+	counted, release := make(chan struct{}), make(chan struct{})
+	b.Domains().OnDeleteCounted(func() { close(counted); <-release })
+	deleted := make(chan *testapp.Response, 1)
+	go func() { deleted <- b.Do("DELETE", "/v1/domains/"+d.ID, nil) }()
+	select {
+	case <-counted:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the delete never reached its mailbox count")
+	}
+	inserted := make(chan error, 1)
+	go func() {
+		_, err := b.DB.Exec(ctx, `INSERT INTO mailboxes (id, workspace_id, domain_id, address, created_at)
+			SELECT 'mbx_1', workspace_id, id, 'hey@a.example.com', 0 FROM domains WHERE id = ?`, d.ID)
+		inserted <- err
+	}()
+	postgres := b.DB.Dialect == store.Postgres
+	done := false
+	if postgres {
+		// Delete's transaction has only read: the mailbox commits now.
+		if err := <-inserted; err != nil {
+			t.Fatalf("mailbox insert while the delete is held: %v", err)
+		}
+		done = true
+	} else {
+		// The insert has to wait for Delete's writer; give it time to get
+		// through if it can. Only a broken delete can pass through this
+		// wait, never can a correct one fail on it.
+		select {
+		case err := <-inserted:
+			if err != nil {
+				t.Fatalf("mailbox insert while the delete is held: %v", err)
+			}
+			done = true
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	close(release)
+	r := <-deleted
+	if !done {
+		if err := <-inserted; err != nil {
+			t.Fatalf("mailbox insert after the delete: %v", err)
+		}
+	}
+	var mailboxes int
+	if err := b.DB.QueryRow(ctx, `SELECT COUNT(*) FROM mailboxes WHERE domain_id = ?`, d.ID).Scan(&mailboxes); err != nil {
+		t.Fatal(err)
+	}
+	if postgres {
+		if r.Status != 409 || r.ErrCode() != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
+			t.Fatalf("delete racing a mailbox insert: %d %s", r.Status, r.Body)
+		}
+		if g := b.Do("GET", "/v1/domains/"+d.ID, nil); g.Status != 200 || mailboxes != 1 {
+			t.Fatalf("after the refused delete: GET %d, %d mailboxes", g.Status, mailboxes)
+		}
+		return
+	}
+	if r.Status != 200 {
+		t.Fatalf("delete holding the writer: %d %s", r.Status, r.Body)
+	}
+	if mailboxes != 0 {
+		t.Fatalf("%d mailboxes outlive their deleted domain", mailboxes)
 	}
 }

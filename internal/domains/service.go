@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
+	"mailroom/internal/workspaces"
 )
 
 // Verification statuses of a domain. A verified domain whose required
@@ -41,6 +41,17 @@ type Config struct {
 	Limit              int           // custom domains per workspace; 0 = unlimited
 	FailAfter          int           // consecutive failed nightly checks before verified -> failed (default 3)
 	RecheckEvery       time.Duration // nightly pass interval (default 24 h)
+	// NewKey makes a DKIM key (default GenerateKey). Tests hand in keys
+	// made ahead of time (testkit/testkeys): generating RSA-2048 is slow.
+	NewKey func() (*rsa.PrivateKey, error)
+	// Workspaces names a workspace's own subdomain; nil: the workspaces
+	// area over the same database.
+	Workspaces Workspaces
+}
+
+// Workspaces is what domains needs from the workspaces area.
+type Workspaces interface {
+	Workspace(ctx context.Context, id string) (*workspaces.Workspace, error)
 }
 
 // Service manages sending domains: their records, DKIM keys, verification
@@ -56,6 +67,15 @@ type Service struct {
 	mu   sync.Mutex
 	keys map[string]*rsa.PrivateKey // sealed PEM -> parsed key; parsing costs more than a lookup
 	svc  *serviceKey
+
+	hooks testHooks
+}
+
+// testHooks are points inside a critical step where a test can hold the
+// code to run a race on purpose (export_test.go sets them); nil in
+// production.
+type testHooks struct {
+	deleteCounted func() // Delete counted no mailbox and has not deleted yet
 }
 
 // New builds the service.
@@ -65,6 +85,12 @@ func New(db *store.DB, box *secretbox.Box, c clock.Clock, resolver Lookuper, cfg
 	}
 	if cfg.RecheckEvery <= 0 {
 		cfg.RecheckEvery = 24 * time.Hour
+	}
+	if cfg.NewKey == nil {
+		cfg.NewKey = GenerateKey
+	}
+	if cfg.Workspaces == nil {
+		cfg.Workspaces = workspaces.New(db, c)
 	}
 	if log == nil {
 		log = slog.Default()
@@ -143,7 +169,7 @@ func (s *Service) Create(ctx context.Context, workspaceID, input string) (*Domai
 	if err := s.canAdd(ctx, s.db.QueryRow, workspaceID, name); err != nil {
 		return nil, err
 	}
-	keys, err := generateKeys()
+	keys, err := s.generateKeys()
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +218,7 @@ func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q str
 			return err
 		}
 		if n >= s.cfg.Limit {
-			return apierr.New(http.StatusPaymentRequired, "domain_limit_reached",
+			return apierr.PaymentRequired("domain_limit_reached",
 				"This workspace already has %d domains, the most this installation allows.", n).
 				WithNext("Remove a domain you no longer use, or ask the operator to raise MAILROOM_DOMAIN_LIMIT.")
 		}
@@ -202,12 +228,12 @@ func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q str
 
 // generateKeys makes one RSA key per selector concurrently: each takes
 // tens of milliseconds, and a create waits for all three.
-func generateKeys() ([3]*rsa.PrivateKey, error) {
+func (s *Service) generateKeys() ([3]*rsa.PrivateKey, error) {
 	var keys [3]*rsa.PrivateKey
 	var errs [3]error
 	var wg sync.WaitGroup
 	for i := range keys {
-		wg.Go(func() { keys[i], errs[i] = GenerateKey() })
+		wg.Go(func() { keys[i], errs[i] = s.cfg.NewKey() })
 	}
 	wg.Wait()
 	return keys, errors.Join(errs[:]...)
@@ -256,6 +282,9 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 		}
 		if n > 0 {
 			return domainInUse(n)
+		}
+		if h := s.hooks.deleteCounted; h != nil {
+			h()
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM domain_keys WHERE domain_id = ?`, id); err != nil {
 			return err

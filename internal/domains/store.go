@@ -168,11 +168,12 @@ func (s *Service) EnsureWorkspaceDomain(ctx context.Context, workspaceID string)
 	if d, err := s.loadShared(ctx, workspaceID); err == nil || !errors.Is(err, store.ErrNotFound) {
 		return d, err
 	}
-	var wsName string
-	if err := s.db.QueryRow(ctx, `SELECT name FROM workspaces WHERE id = ?`, workspaceID).Scan(&wsName); err != nil {
+	ws, err := s.cfg.Workspaces.Workspace(ctx, workspaceID)
+	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", workspaceID, err)
 	}
-	keys, err := generateKeys()
+	wsName := ws.Name
+	keys, err := s.generateKeys()
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +226,7 @@ func (s *Service) ServiceKey(ctx context.Context) (string, string, crypto.Signer
 	}
 	sealed, err := read()
 	if isNoRows(err) {
-		key, gerr := GenerateKey()
+		key, gerr := s.cfg.NewKey()
 		if gerr != nil {
 			return "", "", nil, gerr
 		}

@@ -331,3 +331,85 @@ func MarshalEnvelope(id, kind string, sequence int, at time.Time, data []byte) (
 // SignalTopic is the store signal raised after a transaction that wrote a
 // webhook event commits, so the dispatcher need not wait for its next poll.
 const SignalTopic = "events"
+
+// WebhookSeq scans into seq the sequence number of the workspace's webhook
+// event id (sql.ErrNoRows when there is none). The log has no index on id:
+// a manual replay scans the workspace's events rather than every raise
+// paying for an index.
+func WebhookSeq(ctx context.Context, db *store.DB, workspaceID, id string, seq any) error {
+	return db.QueryRow(ctx, `SELECT seq FROM events WHERE workspace_id = ? AND id = ? AND webhook = 1`, workspaceID, id).Scan(seq)
+}
+
+// Claimed is an event the webhook dispatcher took for fan-out.
+type Claimed struct {
+	Seq         int64
+	ID          string
+	WorkspaceID string
+	Type        string
+	At          int64 // unix ms
+}
+
+// ClaimUndispatched flips up to limit undispatched events to dispatched
+// inside tx and returns exactly the rows this statement flipped: the outer
+// dispatched = 0 is re-checked on PostgreSQL after any row lock wait, so two
+// nodes never fan out the same event.
+func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed, error) {
+	lock := ""
+	if tx.Dialect() == store.Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	rows, err := tx.Query(ctx, `UPDATE events SET dispatched = 1 WHERE seq IN
+		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+lock+`)
+		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Claimed
+	for rows.Next() {
+		var c Claimed
+		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Envelopes reads the events with the given seqs (the primary key: events
+// have no index on id) and hands each one's id, type and webhook envelope
+// to each.
+func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind string, body []byte)) error {
+	for start := 0; start < len(seqs); start += 512 {
+		args, in := store.PaddedIn(nil, seqs[start:min(start+512, len(seqs))])
+		rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE seq IN (`+in+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id, kind, data string
+			var seq int
+			var at int64
+			if err := rows.Scan(&id, &kind, &seq, &at, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			body, err := MarshalEnvelope(id, kind, seq, store.FromMillis(at), []byte(data))
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			each(id, kind, body)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LastTypeColumn is a column expression for a query over emails aliased
+// e: the type of the email's newest event, or the empty string. A listing
+// folds it in rather than asking once per email.
+const LastTypeColumn = `COALESCE((SELECT ev.type FROM events ev WHERE ev.workspace_id = e.workspace_id AND ev.email_id = e.id ORDER BY ev.seq DESC LIMIT 1), '')`

@@ -69,7 +69,7 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 	for i, res := range results {
 		if res.Err == nil {
 			id := res.Outcome.ID
-			out[i] = batchEntry{ID: &id, Status: res.Outcome.Status}
+			out[i] = batchEntry{ID: &id, Status: string(res.Outcome.Status)}
 			continue
 		}
 		e, ok := apierr.As(res.Err)
@@ -78,7 +78,7 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 			e = apierr.Internal()
 		}
 		obj := errorObjectOf(e)
-		out[i] = batchEntry{Status: sending.StatusFailed, Error: &obj}
+		out[i] = batchEntry{Status: string(sending.StatusFailed), Error: &obj}
 	}
 	writeJSON(w, http.StatusMultiStatus, batchJSON{Data: out})
 	return nil
@@ -114,7 +114,7 @@ type emailJSON struct {
 
 func emailOut(e *sending.Email) emailJSON {
 	out := emailJSON{
-		ID: e.ID, Status: e.Status, From: e.From, To: e.To, Cc: e.Cc, Bcc: e.Bcc, ReplyTo: e.ReplyTo,
+		ID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Cc: e.Cc, Bcc: e.Bcc, ReplyTo: e.ReplyTo,
 		Subject: e.Subject, CreatedAt: ts(e.CreatedAt), ScheduledAt: tsPtr(e.ScheduledAt), Tags: e.Tags,
 		Opens: e.Opens, Clicks: e.Clicks, TestMode: e.TestMode, MessageID: e.MessageID,
 	}

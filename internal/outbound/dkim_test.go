@@ -7,28 +7,18 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/emersion/go-msgauth/dkim"
+
+	"mailroom/internal/testkit/testkeys"
 )
 
-var (
-	rsaKeyOnce sync.Once
-	rsaKey     *rsa.PrivateKey
-)
-
-// testRSAKey is generated once per test binary: RSA-2048 generation takes
-// long enough to matter when several tests need a key.
+// testRSAKey is a key made ahead of time (testkeys): generating RSA-2048
+// takes long enough to matter when several tests need a key.
 func testRSAKey(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
-	rsaKeyOnce.Do(func() {
-		var err error
-		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-			panic(err)
-		}
-	})
-	return rsaKey
+	return testkeys.Key(0)
 }
 
 // verifyDKIM checks raw's signatures against the given selector's key, the

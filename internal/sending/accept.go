@@ -2,10 +2,8 @@ package sending
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -27,9 +25,9 @@ const MaxBatch = 100
 // "queued"} or 202 {id, status: "scheduled"}. A repeat under the same
 // idempotency key gets the first outcome back unchanged.
 type Outcome struct {
-	HTTPStatus int    `json:"-"`
-	ID         string `json:"id"`
-	Status     string `json:"status"`
+	HTTPStatus int         `json:"-"`
+	ID         string      `json:"id"`
+	Status     EmailStatus `json:"status"`
 }
 
 // Result is one entry of a batch: an Outcome or an error.
@@ -89,18 +87,11 @@ type workspaceInfo struct {
 }
 
 func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, error) {
-	var w workspaceInfo
-	var confirmed int
-	err := s.db.QueryRow(ctx, `SELECT owner_email, owner_confirmed FROM workspaces WHERE id = ?`, id).Scan(&w.ownerEmail, &confirmed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
+	w, err := s.workspaces.Workspace(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	w.ownerEmail = strings.ToLower(w.ownerEmail)
-	w.confirmed = confirmed == 1
-	return &w, nil
+	return &workspaceInfo{ownerEmail: strings.ToLower(w.OwnerEmail), confirmed: w.OwnerConfirmed}, nil
 }
 
 // book answers every entry of raws, or an error for the whole call: the
@@ -279,7 +270,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 // checked when their time comes.
 func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Validated) error {
 	if !ws.confirmed {
-		return apierr.New(http.StatusForbidden, "sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
+		return apierr.Forbidden("sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
 			WithNext("Confirm the owner address, then retry.")
 	}
 	from := strings.ToLower(v.From.Email)
@@ -331,7 +322,7 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 		return apierr.InvalidRequest("The message cannot be assembled: %s.", err.Error())
 	}
 	if len(b) > MaxMessageSize {
-		return apierr.New(http.StatusRequestEntityTooLarge, "message_too_large",
+		return apierr.TooLarge("message_too_large",
 			"The assembled message is %d bytes; at most %d (40 MB) are allowed.", len(b), MaxMessageSize).
 			WithNext("Send large files as links instead of attachments.")
 	}
@@ -358,9 +349,9 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 			}
 		}
 		e := b.row
-		out := Outcome{HTTPStatus: http.StatusOK, ID: e.ID, Status: StatusQueued}
+		out := Outcome{HTTPStatus: apierr.StatusOK, ID: e.ID, Status: StatusQueued}
 		if e.Status == StatusScheduled {
-			out.HTTPStatus, out.Status = http.StatusAccepted, StatusScheduled
+			out.HTTPStatus, out.Status = apierr.StatusAccepted, StatusScheduled
 		}
 		if b.v.IdempotencyKey != "" {
 			replay, err := reserveKey(ctx, tx, e.WorkspaceID, b.v.IdempotencyKey, b.fp, out, e.CreatedAt)

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"mime"
-	"net/http"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -48,7 +47,7 @@ func DecodeAttachments(in []AttachmentIn) ([]Attachment, int64, error) {
 		total += base64Length(a.ContentBase64)
 	}
 	if total > MaxAttachmentsBase64 {
-		return nil, total, apierr.New(http.StatusRequestEntityTooLarge, "attachments_too_large",
+		return nil, total, apierr.TooLarge("attachments_too_large",
 			"Attachments total %d bytes after base64; at most %d (40 MB) are allowed per message.", total, MaxAttachmentsBase64)
 	}
 	out := make([]Attachment, 0, len(in))

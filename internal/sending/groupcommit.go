@@ -14,6 +14,9 @@ import (
 	"mailroom/internal/events"
 	"mailroom/internal/jobs"
 	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+	"mailroom/internal/webhooks"
+	"mailroom/internal/workspaces"
 )
 
 // maxBatch bounds one group commit: big enough to amortise the fsync, small
@@ -130,22 +133,22 @@ func gatherChecks(ops []*writeOp) *checkSet {
 // query is the read for emails (cs.emails or a chunk of them), as rows of
 // (kind, workspace or key id, email, reason): 0 a suppression, 1 a
 // workspace with a webhook endpoint, 2 a live key. The endpoints and keys
-// are asked in the first chunk only.
+// are asked in the first chunk only. Each area writes its own part.
 func (cs *checkSet) query(emails []string, first bool) (string, []any) {
 	var args []any
 	var parts []string
-	var in string
+	var q string
 	if len(emails) > 0 {
-		args, in = store.PaddedIn(args, emails)
-		parts = append(parts, `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (`+in+`)`)
+		q, args = suppressions.ListedQuery(0, args, emails)
+		parts = append(parts, q)
 	}
 	if first && len(cs.workspaces) > 0 {
-		args, in = store.PaddedIn(args, cs.workspaces)
-		parts = append(parts, `SELECT DISTINCT 1, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (`+in+`)`)
+		q, args = webhooks.ListenersQuery(1, args, cs.workspaces)
+		parts = append(parts, q)
 	}
 	if first && len(cs.keys) > 0 {
-		args, in = store.PaddedIn(args, cs.keys)
-		parts = append(parts, `SELECT 2, id, '', '' FROM api_keys WHERE id IN (`+in+`)`)
+		q, args = workspaces.LiveKeysQuery(2, args, cs.keys)
+		parts = append(parts, q)
 	}
 	return strings.Join(parts, ` UNION ALL `), args
 }
@@ -185,7 +188,7 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 				continue
 			}
 			for _, op := range ops {
-				if c := op.check; c != nil && (ws == "" || ws == c.ws) && slices.Contains(c.emails, email) {
+				if c := op.check; c != nil && suppressions.Applies(ws, c.ws) && slices.Contains(c.emails, email) {
 					if c.found == nil {
 						c.found = map[string]string{}
 					}

@@ -117,3 +117,9 @@ func reserveKey(ctx context.Context, tx *store.Tx, ws, key, fp string, out Outco
 		WHERE workspace_id = ? AND key = ?`, fp, out.ID, out.HTTPStatus, string(body), store.Millis(now), ws, key)
 	return nil, err
 }
+
+// forgetKeys deletes the keys stored before cutoff.
+func forgetKeys(ctx context.Context, db *store.DB, cutoff time.Time) error {
+	_, err := db.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, store.Millis(cutoff))
+	return err
+}

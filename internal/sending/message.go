@@ -13,7 +13,7 @@ import (
 type Stored struct {
 	ID          string
 	WorkspaceID string
-	Status      string
+	Status      EmailStatus
 	TestMode    bool
 	Recipients  []string // bare, lowercased: the envelope (to, cc and bcc)
 	MessageID   string   // "<...@from-domain>", minted at booking

@@ -14,7 +14,7 @@ import (
 // Email is an email as the API reads it back.
 type Email struct {
 	ID          string
-	Status      string
+	Status      EmailStatus
 	From        string
 	To          []string
 	Cc          []string

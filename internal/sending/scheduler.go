@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // Scheduled is the answer to a reschedule.
 type Scheduled struct {
 	ID          string
-	Status      string
+	Status      EmailStatus
 	ScheduledAt time.Time
 }
 
@@ -61,7 +62,7 @@ func (s *Service) Reschedule(ctx context.Context, c Caller, id, sendAt string) (
 // Cancel stops a scheduled email. Cancelling one already cancelled answers
 // the same success; one that has started on its way answers
 // too_late_to_cancel, with its current status in status.
-func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status string, err error) {
+func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status EmailStatus, err error) {
 	now := s.clock.Now().UTC()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		e, err := s.lockScheduled(ctx, tx, c, id)
@@ -194,13 +195,13 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 		return nil
 	}
 	if !e.TestMode {
-		sup, err := suppressedTx(ctx, tx, ws, e.Recipients)
+		sup, err := suppressions.Suppressed(ctx, tx, ws, e.Recipients)
 		if err != nil {
 			return err
 		}
 		if len(sup) == len(e.Recipients) && len(sup) > 0 {
 			res, err := tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
-				"recipient_suppressed: "+strings.Join(sup, ", ")+" on the suppression list", store.Millis(now), id)
+				"recipient_suppressed: "+strings.Join(slices.Sorted(maps.Keys(sup)), ", ")+" on the suppression list", store.Millis(now), id)
 			if err != nil {
 				return err
 			}
@@ -230,31 +231,4 @@ func suppressedBounce(e *emailRow) map[string]any {
 	d["bounce_subtype"] = "suppressed"
 	d["diagnostic"] = "recipient is on the suppression list; not sent"
 	return d
-}
-
-// suppressedTx lists which of emails are suppressed, read inside tx.
-func suppressedTx(ctx context.Context, tx *store.Tx, ws string, emails []string) ([]string, error) {
-	if len(emails) == 0 {
-		return nil, nil
-	}
-	args := []any{ws}
-	ph := make([]string, len(emails))
-	for i, e := range emails {
-		ph[i] = "?"
-		args = append(args, suppressions.Normalize(e))
-	}
-	rows, err := tx.Query(ctx, `SELECT DISTINCT email FROM suppressions WHERE (workspace_id = ? OR workspace_id = '') AND email IN (`+strings.Join(ph, ",")+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("reading suppressions: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var e string
-		if err := rows.Scan(&e); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
 }

@@ -10,19 +10,7 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/store"
-)
-
-// Email statuses (the contract shared with the delivery engine).
-const (
-	StatusQueued     = "queued"
-	StatusScheduled  = "scheduled"
-	StatusCancelled  = "cancelled"
-	StatusSending    = "sending"
-	StatusSent       = "sent"
-	StatusDelivered  = "delivered"
-	StatusBounced    = "bounced"
-	StatusComplained = "complained"
-	StatusFailed     = "failed"
+	"mailroom/internal/workspaces"
 )
 
 // Domains is what sending needs from the domains area: the state of a
@@ -32,13 +20,22 @@ type Domains interface {
 	SendingStatus(ctx context.Context, workspaceID, domain string) (string, error)
 }
 
+// Workspaces is what sending needs from the workspaces area: the owner of
+// a workspace, for the sandbox and the sending lock.
+type Workspaces interface {
+	Workspace(ctx context.Context, id string) (*workspaces.Workspace, error)
+}
+
 // Config builds a Service.
 type Config struct {
 	DB            *store.DB
 	Clock         clock.Clock
 	ServiceDomain string  // where the sandbox sender and the test addresses live
 	Domains       Domains // nil: only the sandbox sender can send
-	Logger        *slog.Logger
+	// Workspaces answers a send whose caller did not bring the owner
+	// (Caller.OwnerEmail); nil: the workspaces area over DB.
+	Workspaces Workspaces
+	Logger     *slog.Logger
 	// Committers is the number of group-commit writers; 0 picks 1: SQLite
 	// has one writer, and on PostgreSQL one committer with two commits in
 	// flight (pipeMin) beat two plain ones (docs/performance.md).
@@ -74,6 +71,7 @@ type Service struct {
 	serviceDomain string
 	sandboxFrom   string
 	domains       atomic.Pointer[domainsBox]
+	workspaces    Workspaces
 	templates     func(workspaceID, id string) bool
 	writer        *groupWriter
 
@@ -91,6 +89,9 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Workspaces == nil {
+		cfg.Workspaces = workspaces.New(cfg.DB, cfg.Clock)
+	}
 	s := &Service{
 		db:            cfg.DB,
 		clock:         cfg.Clock,
@@ -98,6 +99,7 @@ func New(cfg Config) *Service {
 		serviceDomain: cfg.ServiceDomain,
 		sandboxFrom:   "onboarding@" + cfg.ServiceDomain,
 		templates:     cfg.TemplateExists,
+		workspaces:    cfg.Workspaces,
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
 	}

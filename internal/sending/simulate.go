@@ -69,7 +69,7 @@ func outcomeOf(recipients []string, serviceDomain string) string {
 }
 
 // simulatedStatus is the final status and error a test address plays out.
-func simulatedStatus(outcome string) (status, lastError string) {
+func simulatedStatus(outcome string) (status EmailStatus, lastError string) {
 	switch outcome {
 	case TestSuppressed:
 		return StatusFailed, "recipient_suppressed: simulated suppression list entry"
@@ -91,7 +91,7 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 	var to, tags []byte
 	err := tx.QueryRow(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending') RETURNING from_addr, to_addrs, subject, tags`,
-		status, lastError, store.Millis(now), r.WorkspaceID, r.EmailID).Scan(&from, &to, &subject, &tags)
+		string(status), lastError, store.Millis(now), r.WorkspaceID, r.EmailID).Scan(&from, &to, &subject, &tags)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

@@ -28,7 +28,7 @@ type emailRow struct {
 	ID          string
 	WorkspaceID string
 	APIKeyID    string
-	Status      string
+	Status      EmailStatus
 	From        string
 	To          []string
 	Cc          []string
@@ -104,7 +104,7 @@ func (e *emailRow) insertArgs() []any {
 	if e.ScheduledAt != nil {
 		sched = store.Millis(*e.ScheduledAt)
 	}
-	return []any{e.ID, e.WorkspaceID, e.APIKeyID, e.Status, e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
+	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, nullText(e.HTML), nullText(e.Text), jsonText(e.Headers, "{}"), jsonText(e.Attachments, "[]"), jsonText(e.Tags, "{}"),
 		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError}
 }
@@ -123,8 +123,8 @@ func (e *emailRow) eventDataJSON() ([]byte, error) {
 // summaryColumns are read for lists and single reads (bodies and
 // attachments are not).
 const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to,
-	e.subject, e.tags, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients,
-	COALESCE((SELECT ev.type FROM events ev WHERE ev.workspace_id = e.workspace_id AND ev.email_id = e.id ORDER BY ev.seq DESC LIMIT 1), '')`
+	e.subject, e.tags, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients, ` +
+	events.LastTypeColumn
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -259,4 +259,56 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 	}
 	*l = out
 	return nil
+}
+
+// The delivery engine moves an email along its lifecycle through the
+// functions below: sending is the only writer of the emails table.
+
+// MarkSending moves an email that is queued (or sending, on a retry) to
+// sending with the Message-ID it goes out with. It reports false when the
+// email has left those statuses (cancelled, or finished by another run).
+func MarkSending(ctx context.Context, tx *store.Tx, id, messageID string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, store.Millis(now), id)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// FailUnsent ends an email still queued or sending as failed, with reason
+// in last_error.
+func FailUnsent(ctx context.Context, tx *store.Tx, id, reason string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, string(StatusFailed), reason, store.Millis(now), id)
+	return err
+}
+
+// LockOutcome reads an email's status and recipients (the JSON array of
+// per-recipient outcomes) inside tx, locking the row on PostgreSQL, so
+// concurrent outcome writers merge instead of overwriting each other.
+func LockOutcome(ctx context.Context, tx *store.Tx, id string) (EmailStatus, string, error) {
+	q := `SELECT status, recipients FROM emails WHERE id = ?`
+	if tx.Dialect() == store.Postgres {
+		q += ` FOR UPDATE`
+	}
+	var status EmailStatus
+	var recipients string
+	err := tx.QueryRow(ctx, q, id).Scan(&status, &recipients)
+	return status, recipients, err
+}
+
+// WriteOutcome stores an email's status and recipients (JSON), and
+// lastError unless it is empty.
+func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStatus, recipients, lastError string, now time.Time) error {
+	var err error
+	if lastError != "" {
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+			string(status), recipients, lastError, store.Millis(now), id)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, updated_at = ? WHERE id = ?`,
+			string(status), recipients, store.Millis(now), id)
+	}
+	return err
 }

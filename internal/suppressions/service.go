@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -48,22 +47,6 @@ type Service struct {
 // New builds the service.
 func New(db *store.DB, c clock.Clock) *Service { return &Service{db: db, clock: c} }
 
-const columns = `id, workspace_id, email, reason, is_global, source_email_id, created_at`
-
-func scan(sc interface{ Scan(...any) error }) (Suppression, error) {
-	var s Suppression
-	var global int
-	var src sql.NullString
-	var created int64
-	if err := sc.Scan(&s.ID, &s.WorkspaceID, &s.Email, &s.Reason, &global, &src, &created); err != nil {
-		return s, err
-	}
-	s.IsGlobal = global != 0 || s.WorkspaceID == globalWorkspace
-	s.SourceEmailID = src.String
-	s.CreatedAt = store.FromMillis(created)
-	return s, nil
-}
-
 func errBadReason(r string) error {
 	return apierr.InvalidRequest("reason %q is not one of bounce, complaint, unsub, manual.", r).
 		WithNext("Omit reason to record a manual suppression.")
@@ -76,39 +59,7 @@ func (s *Service) List(ctx context.Context, workspaceID string, f Filter, limit 
 	if f.Reason != "" && !ValidReason(f.Reason) {
 		return nil, 0, errBadReason(f.Reason)
 	}
-	where := `workspace_id IN (?, '')`
-	args := []any{workspaceID}
-	if f.Reason != "" {
-		where += ` AND reason = ?`
-		args = append(args, f.Reason)
-	}
-	if f.Email != "" {
-		where += ` AND email = ?`
-		args = append(args, Normalize(f.Email))
-	}
-	var total int
-	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("counting suppressions: %w", err)
-	}
-	if pos != nil {
-		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
-		args = append(args, pos.At, pos.At, pos.ID)
-	}
-	args = append(args, limit)
-	rows, err := s.db.Query(ctx, `SELECT `+columns+` FROM suppressions WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("listing suppressions: %w", err)
-	}
-	defer rows.Close()
-	out := make([]Suppression, 0, limit)
-	for rows.Next() {
-		sp, err := scan(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, sp)
-	}
-	return out, total, rows.Err()
+	return list(ctx, s.db, workspaceID, f, limit, pos)
 }
 
 // Add suppresses email for the workspace by hand (reason "" means manual).
@@ -135,7 +86,7 @@ func (s *Service) Add(ctx context.Context, workspaceID, email, reason string) (s
 			return err
 		}
 		created = inserted
-		sp, err = scan(tx.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE id = ?`, id))
+		sp, err = byID(ctx, tx, id)
 		return err
 	})
 	if err != nil {
@@ -147,7 +98,7 @@ func (s *Service) Add(ctx context.Context, workspaceID, email, reason string) (s
 // Get returns one of the workspace's own rows. Global rows and other
 // workspaces' rows answer not_found.
 func (s *Service) Get(ctx context.Context, workspaceID, id string) (Suppression, error) {
-	sp, err := scan(s.db.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	sp, err := ownByID(ctx, s.db, workspaceID, id)
 	if errors.Is(err, sql.ErrNoRows) || workspaceID == globalWorkspace {
 		return Suppression{}, apierr.NotFound("suppression")
 	}
@@ -161,11 +112,11 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 	if workspaceID == globalWorkspace || id == "" {
 		return apierr.NotFound("suppression")
 	}
-	res, err := s.db.Exec(ctx, `DELETE FROM suppressions WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+	found, err := deleteOwn(ctx, s.db, workspaceID, id)
 	if err != nil {
-		return fmt.Errorf("deleting suppression: %w", err)
+		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !found {
 		return apierr.NotFound("suppression")
 	}
 	return nil
@@ -181,13 +132,14 @@ func (s *Service) DeleteEmail(ctx context.Context, workspaceID, email string) (s
 	}
 	var id string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)
+		var err error
+		id, err = ownID(ctx, tx, workspaceID, email)
 		if errors.Is(err, sql.ErrNoRows) {
-			var global int
-			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE workspace_id = '' AND email = ?`, email).Scan(&global); err != nil {
+			global, err := globalRows(ctx, tx, email)
+			if err != nil {
 				return err
 			}
-			e := apierr.New(404, "not_found", "No suppression for that address on this workspace.")
+			e := apierr.New(apierr.StatusNotFound, "not_found", "No suppression for that address on this workspace.")
 			if global > 0 {
 				e = e.WithNext("The address is suppressed service-wide (is_global); only the operator can clear that row.")
 			}
@@ -196,7 +148,7 @@ func (s *Service) DeleteEmail(ctx context.Context, workspaceID, email string) (s
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM suppressions WHERE id = ?`, id)
+		_, err = deleteOwn(ctx, tx, workspaceID, id)
 		return err
 	})
 	return id, err

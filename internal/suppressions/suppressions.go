@@ -5,13 +5,9 @@ package suppressions
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
-	"mailroom/internal/ids"
 	"mailroom/internal/store"
 )
 
@@ -46,42 +42,6 @@ func AddTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 	return id, err
 }
 
-// addTx is AddTx that also reports whether this call inserted the row.
-func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, sourceEmailID string, now time.Time) (string, bool, error) {
-	email = Normalize(email)
-	var id string
-	err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)
-	if err == nil {
-		return id, false, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", false, fmt.Errorf("reading suppression: %w", err)
-	}
-	id = ids.New("sup")
-	var src any
-	if sourceEmailID != "" {
-		src = sourceEmailID
-	}
-	global := 0
-	if workspaceID == globalWorkspace {
-		global = 1
-	}
-	res, err := tx.Exec(ctx, `INSERT INTO suppressions (id, workspace_id, email, reason, is_global, source_email_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, email) DO NOTHING`,
-		id, workspaceID, email, reason, global, src, store.Millis(now))
-	if err != nil {
-		return "", false, fmt.Errorf("adding suppression: %w", err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		// A concurrent transaction inserted the address first; its row wins.
-		if err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id); err != nil {
-			return "", false, fmt.Errorf("reading suppression: %w", err)
-		}
-		return id, false, nil
-	}
-	return id, true, nil
-}
-
 // AddGlobal records a service-wide suppression (operator command).
 func AddGlobal(ctx context.Context, db *store.DB, email, reason string, now time.Time) (id, stored string, err error) {
 	err = db.InTx(ctx, func(tx *store.Tx) error {
@@ -91,35 +51,9 @@ func AddGlobal(ctx context.Context, db *store.DB, email, reason string, now time
 		}
 		// An address already suppressed keeps its first reason; report
 		// the row as it is.
-		return tx.QueryRow(ctx, `SELECT reason FROM suppressions WHERE id = ?`, id).Scan(&stored)
+		sp, err := byID(ctx, tx, id)
+		stored = sp.Reason
+		return err
 	})
 	return id, stored, err
-}
-
-// Suppressed returns, of the given addresses, those suppressed for the
-// workspace or globally (normalized form).
-func Suppressed(ctx context.Context, db *store.DB, workspaceID string, emails []string) (map[string]string, error) {
-	out := map[string]string{}
-	if len(emails) == 0 {
-		return out, nil
-	}
-	args := []any{workspaceID}
-	ph := make([]string, 0, len(emails))
-	for _, e := range emails {
-		args = append(args, Normalize(e))
-		ph = append(ph, "?")
-	}
-	rows, err := db.Query(ctx, `SELECT email, reason FROM suppressions WHERE (workspace_id = ? OR workspace_id = '') AND email IN (`+strings.Join(ph, ",")+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var e, r string
-		if err := rows.Scan(&e, &r); err != nil {
-			return nil, err
-		}
-		out[e] = r
-	}
-	return out, rows.Err()
 }

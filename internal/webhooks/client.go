@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -352,3 +354,52 @@ func ValidateStaticHeaders(h map[string]string) error {
 	}
 	return nil
 }
+
+// maxRetryAfter keeps absurd Retry-After values from overflowing a Duration;
+// anything this long is capped by NextDelay anyway.
+const maxRetryAfter = 24 * time.Hour
+
+// ParseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3): either
+// delta-seconds or an HTTP-date, relative to now. It returns 0 when the
+// value is absent, invalid or in the past, and at most 24 hours.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		if strings.Trim(v, "0123456789") != "" {
+			return 0
+		}
+		// All digits, so the only possible error is overflow.
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
+		return time.Duration(n) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	d := t.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	return min(d, maxRetryAfter)
+}
+
+// clientRef holds the HTTP client deliveries use; SetTimeout swaps it while
+// workers read it.
+type clientRef = atomic.Pointer[http.Client]
+
+// SetTimeout changes how long an endpoint has to answer (Timeout by
+// default). Tests shorten it so that "sleeps past the timeout" takes
+// milliseconds.
+func (s *Service) SetTimeout(d time.Duration) {
+	c := *s.client.Load()
+	c.Timeout = d
+	s.client.Store(&c)
+}
+
+func (s *Service) timeout() time.Duration { return s.client.Load().Timeout }

@@ -1,11 +1,6 @@
 package webhooks
 
-import (
-	"net/http"
-	"strconv"
-	"strings"
-	"time"
-)
+import "time"
 
 // Delivery limits from the spec's Delivery guarantee, Webhook endpoint state
 // table and Operation limits.
@@ -67,40 +62,6 @@ func NextDelay(attemptsMade int, retryAfter time.Duration) (time.Duration, bool)
 		return min(retryAfter, RetryAfterCap), true
 	}
 	return RetryDelays[attemptsMade], true
-}
-
-// maxRetryAfter keeps absurd Retry-After values from overflowing a Duration;
-// anything this long is capped by NextDelay anyway.
-const maxRetryAfter = 24 * time.Hour
-
-// ParseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3): either
-// delta-seconds or an HTTP-date, relative to now. It returns 0 when the
-// value is absent, invalid or in the past, and at most 24 hours.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		if strings.Trim(v, "0123456789") != "" {
-			return 0
-		}
-		// All digits, so the only possible error is overflow.
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil || n > uint64(maxRetryAfter/time.Second) {
-			return maxRetryAfter
-		}
-		return time.Duration(n) * time.Second
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	d := t.Sub(now)
-	if d <= 0 {
-		return 0
-	}
-	return min(d, maxRetryAfter)
 }
 
 // ShouldAutoDisable reports whether an active endpoint is to be disabled for

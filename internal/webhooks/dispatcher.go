@@ -59,26 +59,6 @@ func (s *Service) kickPoolOnly() {
 	}
 }
 
-// claimEventsSQL flips up to ? undispatched events to dispatched and
-// returns exactly the rows this statement flipped: the outer dispatched = 0
-// is re-checked on PostgreSQL after any row lock wait, so two nodes never
-// fan out the same event.
-func (s *Service) claimEventsSQL() string {
-	lock := ""
-	if s.db.Dialect == store.Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	return `UPDATE events SET dispatched = 1 WHERE seq IN
-		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?` + lock + `)
-		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at`
-}
-
-type raisedEvent struct {
-	seq                   int64
-	id, workspaceID, kind string
-	at                    int64
-}
-
 type subscriber struct {
 	id     string
 	events []string
@@ -93,21 +73,8 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 	now := s.clock.Now()
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		claimed = 0
-		rows, err := tx.Query(ctx, s.claimEventsSQL(), eventBatch)
+		evs, err := events.ClaimUndispatched(ctx, tx, eventBatch)
 		if err != nil {
-			return err
-		}
-		var evs []raisedEvent
-		for rows.Next() {
-			var e raisedEvent
-			if err := rows.Scan(&e.seq, &e.id, &e.workspaceID, &e.kind, &e.at); err != nil {
-				rows.Close()
-				return err
-			}
-			evs = append(evs, e)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		claimed = len(evs)
@@ -134,8 +101,8 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 		}
 		nowMs := store.Millis(now)
 		for _, e := range evs {
-			for _, sub := range subs[e.workspaceID] {
-				if !slices.Contains(sub.events, e.kind) {
+			for _, sub := range subs[e.WorkspaceID] {
+				if !slices.Contains(sub.events, e.Type) {
 					continue
 				}
 				held := 0
@@ -143,7 +110,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 					held = 1
 					heldFor[sub.id] = true
 				}
-				batch = append(batch, sub.id, e.workspaceID, e.id, e.seq, e.at, held, nowMs, nowMs)
+				batch = append(batch, sub.id, e.WorkspaceID, e.ID, e.Seq, e.At, held, nowMs, nowMs)
 				if n++; n == 100 {
 					if err := flush(); err != nil {
 						return err
@@ -166,13 +133,13 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 
 // loadSubscribers reads the endpoints of the workspaces behind a batch of
 // events.
-func loadSubscribers(ctx context.Context, tx *store.Tx, evs []raisedEvent) (map[string][]subscriber, error) {
+func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (map[string][]subscriber, error) {
 	var wsIDs []any
 	seen := map[string]bool{}
 	for _, e := range evs {
-		if !seen[e.workspaceID] {
-			seen[e.workspaceID] = true
-			wsIDs = append(wsIDs, e.workspaceID)
+		if !seen[e.WorkspaceID] {
+			seen[e.WorkspaceID] = true
+			wsIDs = append(wsIDs, e.WorkspaceID)
 		}
 	}
 	out := map[string][]subscriber{}

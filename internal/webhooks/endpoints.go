@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -389,4 +390,14 @@ func releaseHeld(ctx context.Context, tx *store.Tx, webhookID string, now time.T
 	_, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET held = 0, due_at = ?, next_attempt_at = ?, claim = NULL
 		WHERE webhook_id = ? AND held = 1`, store.Millis(now), store.Millis(now), webhookID)
 	return err
+}
+
+// ListenersQuery is the read the send path folds into its one batch query
+// (sending's lookupSuppressions): rows (tag, workspace_id, empty, empty) of the
+// workspaces among ws with at least one endpoint, with tag a constant first
+// column that tells these rows from the other reads of a UNION ALL. args
+// gains the workspace ids.
+func ListenersQuery(tag int, args []any, ws []string) (string, []any) {
+	args, in := store.PaddedIn(args, ws)
+	return `SELECT DISTINCT ` + strconv.Itoa(tag) + `, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (` + in + `)`, args
 }

@@ -465,31 +465,11 @@ func keys(m map[string]bool) []any {
 // have no index on id), keyed by event id.
 func (s *Service) loadEvents(ctx context.Context, seqs []any) (map[string]eventBody, error) {
 	out := make(map[string]eventBody, len(seqs))
-	for start := 0; start < len(seqs); start += 512 {
-		args, in := store.PaddedIn(nil, seqs[start:min(start+512, len(seqs))])
-		rows, err := s.db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE seq IN (`+in+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, kind, data string
-			var seq int
-			var at int64
-			if err := rows.Scan(&id, &kind, &seq, &at, &data); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			body, err := events.MarshalEnvelope(id, kind, seq, store.FromMillis(at), []byte(data))
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[id] = eventBody{name: kind, body: body}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	err := events.Envelopes(ctx, s.db, seqs, func(id, kind string, body []byte) {
+		out[id] = eventBody{name: kind, body: body}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

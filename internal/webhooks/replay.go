@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/events"
 )
 
 // ReplayResult is what one endpoint answered to a replay by event id.
@@ -97,8 +98,7 @@ func (s *Service) findEvent(ctx context.Context, workspaceID, eventID string) (*
 			workspaceID, eventID).Scan(&ev.seq)
 	}
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !ev.seq.Valid) {
-		err = s.db.QueryRow(ctx, `SELECT seq FROM events WHERE workspace_id = ? AND id = ? AND webhook = 1`,
-			workspaceID, eventID).Scan(&ev.seq)
+		err = events.WebhookSeq(ctx, s.db, workspaceID, eventID, &ev.seq)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, apierr.NotFound("delivery")

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"mailroom/internal/clock"
@@ -67,7 +65,7 @@ type Service struct {
 	allowPrivate bool
 	concurrency  int
 	node         string
-	client       atomic.Pointer[http.Client]
+	client       clientRef
 
 	secretsMu sync.Mutex
 	secrets   map[string]string // sealed -> plaintext
@@ -101,17 +99,6 @@ func New(o Options) *Service {
 	s.client.Store(NewHTTPClient(o.AllowPrivate))
 	return s
 }
-
-// SetTimeout changes how long an endpoint has to answer (Timeout by
-// default). Tests shorten it so that "sleeps past the timeout" takes
-// milliseconds.
-func (s *Service) SetTimeout(d time.Duration) {
-	c := *s.client.Load()
-	c.Timeout = d
-	s.client.Store(&c)
-}
-
-func (s *Service) timeout() time.Duration { return s.client.Load().Timeout }
 
 // Kick makes the dispatcher and the delivery pool look for work now rather
 // than at their next poll: after a fake clock was advanced, for instance.

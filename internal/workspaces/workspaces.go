@@ -12,8 +12,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -250,7 +250,7 @@ func (s *Service) DeleteKey(ctx context.Context, workspaceID, id string) error {
 }
 
 // ErrBadKey means the presented key is absent, malformed, wrong or revoked.
-var ErrBadKey = apierr.New(http.StatusUnauthorized, "unauthorized", "Missing, invalid or revoked API key.").
+var ErrBadKey = apierr.Unauthorized("unauthorized", "Missing, invalid or revoked API key.").
 	WithNext("Send Authorization: Bearer <API_KEY> with a key from this workspace.")
 
 // Authenticate resolves a presented key. A revocation on any node is
@@ -356,4 +356,14 @@ func (s *Service) RunFlusher(ctx context.Context, every time.Duration) {
 			_ = s.FlushLastUsed(ctx)
 		}
 	}
+}
+
+// LiveKeysQuery is the read the send path folds into its one batch query
+// (sending's lookupSuppressions): rows (tag, id, empty, empty) of the keys among
+// ids that still exist (revoking deletes the row), with tag a constant
+// first column that tells these rows from the other reads of a UNION ALL.
+// args gains the ids.
+func LiveKeysQuery(tag int, args []any, ids []string) (string, []any) {
+	args, in := store.PaddedIn(args, ids)
+	return `SELECT ` + strconv.Itoa(tag) + `, id, '', '' FROM api_keys WHERE id IN (` + in + `)`, args
 }

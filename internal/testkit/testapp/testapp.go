@@ -20,6 +20,7 @@ import (
 	"mailroom/internal/config"
 	"mailroom/internal/testkit/openapicheck"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/testkit/testkeys"
 )
 
 // App is a running node plus a client for it.
@@ -69,7 +70,7 @@ func Start(t testing.TB, opts ...Option) *App {
 		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true",
 		"MAILROOM_DATA_DIR":              t.TempDir(),
 	}
-	o := app.Options{}
+	o := app.Options{DKIMKeys: testkeys.Source()} // DKIM keys made ahead of time: generating them is slow
 	for _, f := range opts {
 		f(env, &o)
 	}

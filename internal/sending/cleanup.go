@@ -1,17 +1,15 @@
-package jobs
+package sending
 
 import (
 	"context"
 	"time"
 
 	"github.com/riverqueue/river"
-
-	"mailroom/internal/clock"
-	"mailroom/internal/store"
 )
 
 // CleanupArgs is the hourly housekeeping pass: idempotency keys older than
-// the spec's 24 hours are forgotten.
+// the spec's 24 hours are forgotten. The kind keeps its old name, so jobs
+// already queued still find their worker.
 type CleanupArgs struct{}
 
 // Kind names the job in the queue.
@@ -20,15 +18,12 @@ func (CleanupArgs) Kind() string { return "cleanup" }
 // CleanupWorker runs CleanupArgs.
 type CleanupWorker struct {
 	river.WorkerDefaults[CleanupArgs]
-	DB    *store.DB
-	Clock clock.Clock
+	S *Service
 }
 
-// Work deletes expired rows.
+// Work deletes expired idempotency keys.
 func (w *CleanupWorker) Work(ctx context.Context, _ *river.Job[CleanupArgs]) error {
-	cutoff := w.Clock.Now().Add(-24 * time.Hour)
-	_, err := w.DB.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, store.Millis(cutoff))
-	return err
+	return forgetKeys(ctx, w.S.db, w.S.clock.Now().Add(-IdempotencyWindow))
 }
 
 // CleanupPeriodic schedules the pass every hour.

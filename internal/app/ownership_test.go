@@ -1,0 +1,130 @@
+package app_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// owners maps every table to the one area (package under internal/) that
+// holds its SQL; another area calls that package instead of writing SQL on
+// the table (docs/decisions.md, "One owner per table").
+var owners = map[string]string{
+	"workspaces":         "workspaces",
+	"api_keys":           "workspaces",
+	"domains":            "domains",
+	"domain_keys":        "domains",
+	"service_keys":       "domains",
+	"mailboxes":          "domains", // until the inbound area creates mailboxes
+	"emails":             "sending",
+	"idempotency_keys":   "sending",
+	"outbound_messages":  "delivery",
+	"events":             "events",
+	"suppressions":       "suppressions",
+	"webhooks":           "webhooks",
+	"webhook_deliveries": "webhooks",
+	"webhook_attempts":   "webhooks",
+}
+
+// crossings are the accesses still made outside the owner, each with why;
+// the test fails when one disappears, so the list only shrinks.
+var crossings = map[string]string{
+	"delivery/email.go emails":  "the deliver job reads the full row into its own type; a read, not a write",
+	"events/events.go webhooks": "Raise asks which workspaces have endpoints; events cannot import webhooks (webhooks imports events)",
+}
+
+var tableRef = regexp.MustCompile(`(?i)\b(?:from|into|update|join)\s+([a-z_]+)\b`)
+
+// TestEachTableHasOneOwner: SQL naming a table appears only in the package
+// that owns it, or in a listed crossing.
+func TestEachTableHasOneOwner(t *testing.T) {
+	seen := map[string]bool{}
+	eachFile(t, func(pkg, rel string, f *ast.File) {
+		if pkg == "store" || strings.HasPrefix(pkg, "testkit") {
+			return // the store's machinery names tables only in comments and generic code
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			for _, m := range tableRef.FindAllStringSubmatch(s, -1) {
+				table := strings.ToLower(m[1])
+				owner, known := owners[table]
+				if !known || owner == pkg {
+					continue
+				}
+				key := rel + " " + table
+				if _, ok := crossings[key]; ok {
+					seen[key] = true
+					continue
+				}
+				t.Errorf("%s: SQL on %s, which %s owns; call the %s package instead", rel, table, owner, owner)
+			}
+			return true
+		})
+	})
+	for key := range crossings {
+		if !seen[key] {
+			t.Errorf("crossing %q no longer occurs: remove it from the list", key)
+		}
+	}
+}
+
+// TestServicesDoNotImportHTTP: services hold the rules and answer apierr
+// errors; only the webhook client, which makes HTTP requests, uses net/http.
+func TestServicesDoNotImportHTTP(t *testing.T) {
+	services := []string{"sending", "domains", "webhooks", "workspaces", "suppressions", "delivery", "events"}
+	eachFile(t, func(pkg, rel string, f *ast.File) {
+		if !slices.Contains(services, pkg) || rel == "webhooks/client.go" {
+			return
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"net/http"` {
+				t.Errorf("%s imports net/http; return apierr errors (apierr.Status*, apierr.Forbidden, ...) instead", rel)
+			}
+		}
+	})
+}
+
+// eachFile parses every non-test Go file of the packages under internal/.
+func eachFile(t *testing.T, fn func(pkg, rel string, f *ast.File)) {
+	t.Helper()
+	root := filepath.Join("..")
+	fset := token.NewFileSet()
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		n++
+		fn(filepath.ToSlash(filepath.Dir(rel)), rel, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 50 {
+		t.Fatalf("parsed only %d files under internal/; is the test running from internal/app?", n)
+	}
+}

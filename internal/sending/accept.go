@@ -2,7 +2,6 @@ package sending
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -92,7 +91,7 @@ func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, err
 	var w workspaceInfo
 	var confirmed int
 	err := s.db.QueryRow(ctx, `SELECT owner_email, owner_confirmed FROM workspaces WHERE id = ?`, id).Scan(&w.ownerEmail, &confirmed)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {

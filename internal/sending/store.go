@@ -168,7 +168,7 @@ func (s *Service) getRow(ctx context.Context, c Caller, id string) (*emailRow, e
 	row := s.db.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
 		append([]any{c.WorkspaceID, id}, args...)...)
 	e, err := scanSummary(row)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	return e, err
@@ -188,7 +188,7 @@ func loadFull(ctx context.Context, q keyQuerier, workspaceID, id string) (*email
 	err := row.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
 		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent,
 		&html, &text, &headers, &atts)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {

@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// ErrNotFound is returned by store lookups that find no row; services turn it
-// into the spec's not_found for their resource.
+// ErrNotFound is returned by store lookups that find no row (Row.Scan maps
+// sql.ErrNoRows to it, and to nothing else); services turn it into the
+// spec's not_found for their resource.
 var ErrNotFound = errors.New("store: not found")
 
 // IsUniqueViolation reports whether err is a unique-constraint failure in

@@ -132,12 +132,18 @@ type Row struct {
 	err error
 }
 
-// Scan copies the row's columns into dest, as sql.Row.Scan does.
+// Scan copies the row's columns into dest, as sql.Row.Scan does, except
+// that no row is ErrNotFound: the one place where not-found is mapped, so
+// that services never see sql.ErrNoRows.
 func (r *Row) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
-	return r.row.Scan(dest...)
+	err := r.row.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
 }
 
 // Signals returns the channel that Signal(topic) wakes. Workers wait on it

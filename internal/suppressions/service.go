@@ -148,7 +148,7 @@ func (s *Service) Add(ctx context.Context, workspaceID, email, reason string) (s
 // workspaces' rows answer not_found.
 func (s *Service) Get(ctx context.Context, workspaceID, id string) (Suppression, error) {
 	sp, err := scan(s.db.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE id = ? AND workspace_id = ?`, id, workspaceID))
-	if errors.Is(err, sql.ErrNoRows) || workspaceID == globalWorkspace {
+	if errors.Is(err, store.ErrNotFound) || workspaceID == globalWorkspace {
 		return Suppression{}, apierr.NotFound("suppression")
 	}
 	return sp, err
@@ -182,7 +182,7 @@ func (s *Service) DeleteEmail(ctx context.Context, workspaceID, email string) (s
 	var id string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		err := tx.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
+		if errors.Is(err, store.ErrNotFound) {
 			var global int
 			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE workspace_id = '' AND email = ?`, email).Scan(&global); err != nil {
 				return err

@@ -5,7 +5,6 @@ package suppressions
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,7 +53,7 @@ func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 	if err == nil {
 		return id, false, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, store.ErrNotFound) {
 		return "", false, fmt.Errorf("reading suppression: %w", err)
 	}
 	id = ids.New("sup")

@@ -147,10 +147,7 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 // the row on PostgreSQL), so concurrent writers merge instead of
 // overwriting each other.
 func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (string, []Recipient, error) {
-	q := `SELECT status, recipients FROM emails WHERE id = ?`
-	if tx.Dialect() == store.Postgres {
-		q += ` FOR UPDATE`
-	}
+	q := `SELECT status, recipients FROM emails WHERE id = ?` + tx.ForUpdate()
 	var status, raw string
 	if err := tx.QueryRow(ctx, q, e.ID).Scan(&status, &raw); err != nil {
 		return "", nil, err

@@ -64,12 +64,8 @@ func (s *Service) kickPoolOnly() {
 // is re-checked on PostgreSQL after any row lock wait, so two nodes never
 // fan out the same event.
 func (s *Service) claimEventsSQL() string {
-	lock := ""
-	if s.db.Dialect == store.Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	return `UPDATE events SET dispatched = 1 WHERE seq IN
-		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?` + lock + `)
+		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?` + s.db.SkipLocked() + `)
 		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at`
 }
 

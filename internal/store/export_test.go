@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"io/fs"
-)
+import "context"
 
 // Test access to the direct PostgreSQL path (pgdirect.go).
 var ErrNoDirect = errNoDirect
@@ -16,6 +13,3 @@ func (db *DB) DirectRuns() uint64 { return db.direct.Load() }
 
 // IsPQArrayPlan reports whether pgx encodes through unwrapPQArray's plan.
 func IsPQArrayPlan(plan any) bool { _, ok := plan.(*pqArrayPlan); return ok }
-
-// MigrationFS is the dialect's merged migrations (migrate.go).
-func MigrationFS(d Dialect) (fs.FS, error) { return migrationFS(d) }

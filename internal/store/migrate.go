@@ -20,9 +20,9 @@ import (
 //go:embed migrations
 var migrations embed.FS
 
-// migrationFS is the dialect's migrations: the common ones with the
-// dialect's files standing in for those of the same name.
-func migrationFS(d Dialect) (fs.FS, error) {
+// Migrations is the dialect's migrations as goose reads them: the common
+// ones with the dialect's files standing in for those of the same name.
+func Migrations(d Dialect) (fs.FS, error) {
 	common, err := fs.Sub(migrations, "migrations/common")
 	if err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func (db *DB) Migrate(ctx context.Context) error { return db.MigrateTo(ctx, 0) }
 // MigrateTo applies the embedded migrations up to version (every one when
 // version is 0): a test of a migration's data changes starts below it.
 func (db *DB) MigrateTo(ctx context.Context, version int64) error {
-	sub, err := migrationFS(db.Dialect)
+	sub, err := Migrations(db.Dialect)
 	if err != nil {
 		return err
 	}

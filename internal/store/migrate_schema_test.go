@@ -18,7 +18,7 @@ import (
 func TestMigrationFilesMerge(t *testing.T) {
 	names := map[store.Dialect][]string{}
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
-		fsys, err := store.MigrationFS(d)
+		fsys, err := store.Migrations(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestMigratedSchemasMatch(t *testing.T) {
 		return db
 	}
 	lite := migrate(filepath.Join(t.TempDir(), "schema.db"))
-	pg := migrate(testdb.URL(t))
+	pg := migrate(testdb.EmptyURL(t))
 
 	litecols := schema(t, lite, `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'`)

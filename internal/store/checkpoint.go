@@ -25,15 +25,13 @@ func (db *DB) checkpointer() {
 }
 
 // FinishWAL is called by a busy writer between its transactions. SQLite
-// starts the WAL over (overwriting it from the top) only when a write
-// transaction begins with every frame already copied to the database file,
-// which a background checkpoint never achieves while the writer keeps
-// writing: under sustained load the log grew by every commit (660 MB in a
-// ten-second bench), and appending to a file cost each commit's write and
-// fsync more than overwriting one. So after each background pass the writer
-// copies the few frames written meanwhile itself (a PASSIVE checkpoint that
-// waits for nobody) and its next transaction starts the log over: it stays
-// at about what 200 ms of writes fill, and sends/s rose 4-9%.
+// starts the WAL over only when a write transaction begins with every frame
+// already in the database file, which a background checkpoint never
+// achieves under sustained writes: the log would grow without end, and
+// appending costs a commit more than overwriting. So after each background
+// pass the writer copies the few frames written meanwhile itself (a PASSIVE
+// checkpoint that waits for nobody) and its next transaction starts the log
+// over. Figures: docs/performance.md, "store".
 func (db *DB) FinishWAL(ctx context.Context) {
 	if db.Dialect == SQLite && db.walTurn.CompareAndSwap(true, false) {
 		db.W.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)

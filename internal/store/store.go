@@ -1,8 +1,23 @@
 // Package store is Mailroom's persistence: one database/sql handle per
 // dialect (embedded SQLite or PostgreSQL), embedded goose migrations numbered
 // alike for both, and the transaction helpers every service uses. SQL is kept
-// in the common subset and written with ? placeholders; Rebind turns them into
-// $n for PostgreSQL, so each real dialect difference lives in one place here.
+// in the common subset and written with ? placeholders (Rebind turns them
+// into $n for PostgreSQL); each real dialect difference is a method here
+// (dialect.go), so services never test which database is in use.
+//
+// The files, by responsibility:
+//
+//   - open.go: connecting to either dialect and each pool's settings
+//   - tx.go, deferred.go: transactions, commit-later, deferred multi-row inserts
+//   - migrate.go: the common and per-dialect migrations
+//   - dialect.go: the named differences (row locking, River's driver)
+//   - errors.go: ErrNotFound and constraint failures in both dialects
+//   - walsync.go, checkpoint.go, epoch_*.go: SQLite durability (flushing the
+//     WAL outside the writer, background checkpoints, the shared keys epoch)
+//   - unnest.go, guard.go, pgdirect.go, pqarrays.go: the PostgreSQL send
+//     path (one-statement batch inserts, guarded writes, direct encoding)
+//   - stmtcache.go, placeholders.go, millis.go: statement cache, query text
+//     and stored-time helpers
 package store
 
 import (
@@ -45,8 +60,7 @@ type DB struct {
 	// the group commit's statement takes that path).
 	direct atomic.Uint64
 	// Prepared statements per pool (SQLite only: pgx caches per connection
-	// itself). modernc's SQLite re-parses every unprepared statement, which
-	// was a third of the CPU of a send.
+	// itself): modernc's SQLite re-parses every unprepared statement.
 	wstmts, rstmts *stmtCache
 
 	// SQLite only: the background checkpoint connection (see checkpointer).

@@ -12,10 +12,8 @@ import (
 // On PostgreSQL the transaction begins lazily, at its first statement. A
 // transaction that only reads (Read) and defers inserts never needs one: its
 // reads run on the pool and its rows go in one INSERT statement, which
-// commits on its own. That is a group commit of sends in two round trips
-// (the lookups, then the insert and its fsync) instead of five (BEGIN, two
-// lookups, the insert, COMMIT); under load each round trip waited for the
-// database's process to be scheduled.
+// commits on its own: fewer round trips, each of which under load waits
+// for the database's process to be scheduled.
 type Tx struct {
 	sqlTx   *sql.Tx // nil until begun (PostgreSQL begins lazily)
 	db      *DB

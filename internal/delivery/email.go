@@ -101,7 +101,7 @@ func scanEmail(row scanner) (*email, error) {
 	var testMode int
 	err := row.Scan(&e.ID, &e.WorkspaceID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo, &e.Subject,
 		&html, &text, &headers, &atts, &tags, &testMode, &e.MessageID, &rcpts)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {

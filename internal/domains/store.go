@@ -15,7 +15,7 @@ import (
 	"mailroom/internal/store"
 )
 
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+func isNoRows(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
 // insert writes a domain and its keys; the first selector's key is active.
 func (s *Service) insert(ctx context.Context, tx *store.Tx, d *Domain, keys [3]*rsa.PrivateKey) error {

@@ -333,7 +333,7 @@ func MarshalEnvelope(id, kind string, sequence int, at time.Time, data []byte) (
 const SignalTopic = "events"
 
 // WebhookSeq scans into seq the sequence number of the workspace's webhook
-// event id (sql.ErrNoRows when there is none). The log has no index on id:
+// event id (store.ErrNotFound when there is none). The log has no index on id:
 // a manual replay scans the workspace's events rather than every raise
 // paying for an index.
 func WebhookSeq(ctx context.Context, db *store.DB, workspaceID, id string, seq any) error {
@@ -354,12 +354,8 @@ type Claimed struct {
 // dispatched = 0 is re-checked on PostgreSQL after any row lock wait, so two
 // nodes never fan out the same event.
 func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed, error) {
-	lock := ""
-	if tx.Dialect() == store.Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	rows, err := tx.Query(ctx, `UPDATE events SET dispatched = 1 WHERE seq IN
-		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+lock+`)
+		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+tx.SkipLocked()+`)
 		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at`, limit)
 	if err != nil {
 		return nil, err

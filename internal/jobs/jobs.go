@@ -14,9 +14,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
 	"mailroom/internal/store"
@@ -42,16 +39,9 @@ type Options struct {
 	ClientID string
 }
 
-func driver(db *store.DB) riverdriver.Driver[*sql.Tx] {
-	if db.Dialect == store.Postgres {
-		return riverdatabasesql.New(db.W)
-	}
-	return riversqlite.New(db.W)
-}
-
 // Migrate applies River's own migrations.
 func Migrate(ctx context.Context, db *store.DB) error {
-	m, err := rivermigrate.New(driver(db), nil)
+	m, err := rivermigrate.New(db.QueueDriver(), nil)
 	if err != nil {
 		return err
 	}
@@ -92,7 +82,7 @@ func New(db *store.DB, o Options) (*Queue, error) {
 			cfg.FetchCooldown = time.Millisecond
 		}
 	}
-	c, err := river.NewClient(driver(db), cfg)
+	c, err := river.NewClient(db.QueueDriver(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating queue client: %w", err)
 	}

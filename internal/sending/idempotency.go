@@ -2,7 +2,6 @@ package sending
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"time"
@@ -73,7 +72,7 @@ func lookupKey(ctx context.Context, q keyQuerier, ws, key string, now time.Time)
 	var created int64
 	err := q.QueryRow(ctx, `SELECT fingerprint, status, response, created_at FROM idempotency_keys WHERE workspace_id = ? AND key = ?`, ws, key).
 		Scan(&k.fingerprint, &status, &response, &created)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package sending
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"maps"
 	"slices"
@@ -99,7 +98,7 @@ func (s *Service) lockScheduled(ctx context.Context, tx *store.Tx, c Caller, id 
 	row := tx.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
 		append([]any{c.WorkspaceID, id}, args...)...)
 	e, err := scanSummary(row)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("scheduled email")
 	}
 	if err != nil {

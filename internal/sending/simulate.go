@@ -2,7 +2,6 @@ package sending
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,7 +91,7 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 	err := tx.QueryRow(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
 		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending') RETURNING from_addr, to_addrs, subject, tags`,
 		string(status), lastError, store.Millis(now), r.WorkspaceID, r.EmailID).Scan(&from, &to, &subject, &tags)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -183,7 +182,7 @@ func (s *Service) complain(ctx context.Context, ws, id string) error {
 // lockRow reads an email's summary inside tx; nil when it is gone.
 func (s *Service) lockRow(ctx context.Context, tx *store.Tx, ws, id string) (*emailRow, error) {
 	e, err := scanSummary(tx.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, ws, id))
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	return e, err

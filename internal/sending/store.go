@@ -168,7 +168,7 @@ func (s *Service) getRow(ctx context.Context, c Caller, id string) (*emailRow, e
 	row := s.db.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
 		append([]any{c.WorkspaceID, id}, args...)...)
 	e, err := scanSummary(row)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	return e, err
@@ -188,7 +188,7 @@ func loadFull(ctx context.Context, q keyQuerier, workspaceID, id string) (*email
 	err := row.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
 		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent,
 		&html, &text, &headers, &atts)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
@@ -289,10 +289,7 @@ func FailUnsent(ctx context.Context, tx *store.Tx, id, reason string, now time.T
 // per-recipient outcomes) inside tx, locking the row on PostgreSQL, so
 // concurrent outcome writers merge instead of overwriting each other.
 func LockOutcome(ctx context.Context, tx *store.Tx, id string) (EmailStatus, string, error) {
-	q := `SELECT status, recipients FROM emails WHERE id = ?`
-	if tx.Dialect() == store.Postgres {
-		q += ` FOR UPDATE`
-	}
+	q := `SELECT status, recipients FROM emails WHERE id = ?` + tx.ForUpdate()
 	var status EmailStatus
 	var recipients string
 	err := tx.QueryRow(ctx, q, id).Scan(&status, &recipients)

@@ -10,13 +10,12 @@ import (
 )
 
 // Guard is a read that rides on the statement writing a transaction's
-// deferred rows (PostgreSQL), and can keep them out. A group commit that
-// read first and wrote after paid a round trip for each; under load a round
-// trip waits for the database's process to be scheduled, and the read was a
-// fifth of a send's time. The caller writes as if the read will find what it
-// expects, and Veto says, over what the read found, whether it did not: then
-// nothing is written and CommitLater answers ErrVetoed, with Row having seen
-// what the read found, so the caller can do the work again knowing it.
+// deferred rows (PostgreSQL), and can keep them out, saving the round trip
+// of a read before the writes. The caller writes as if the read will find
+// what it expects, and Veto says, over what the read found, whether it did
+// not: then nothing is written and CommitLater answers ErrVetoed, with Row
+// having seen what the read found, so the caller can do the work again
+// knowing it.
 //
 // Read, veto and writes are one statement, so they see one snapshot, and the
 // rows go in exactly when the veto is false.

@@ -156,7 +156,7 @@ func TestMigrationRebuildsEvents(t *testing.T) {
 func migratedTo(t *testing.T, version int64) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.URL(t))
+	db, err := store.Open(ctx, testdb.EmptyURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

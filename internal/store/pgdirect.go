@@ -28,12 +28,10 @@ var errNoDirect = errors.New("store: statement not eligible for the direct path"
 // is 30–40 KB. Through database/sql, pgx encodes each array element as an
 // interface value into a parameter buffer that starts at 256 bytes and
 // doubles, then copies the Bind into a write buffer that starts at 1 KiB
-// and doubles, and drops both buffers again after the statement: about
-// 200 KB allocated and copied per commit, the largest source of garbage in
-// a PostgreSQL send run. Here the arrays are encoded in PostgreSQL's binary
-// format into one reused buffer, and the write buffer is grown once to the
-// Bind's size before it is encoded. Measured with a scratch copy of pgx that
-// kept its buffers: 6–8 µs less CPU per send and +8–12% sends/s.
+// and doubles, and drops both buffers again after the statement, the
+// largest source of garbage in a PostgreSQL send run. Here the arrays are
+// encoded in PostgreSQL's binary format into one reused buffer, and the
+// write buffer is grown once to the Bind's size before it is encoded.
 func (db *DB) queryDirect(ctx context.Context, q string, args []any, row func(vals [][]byte) error) error {
 	conn, err := db.W.Conn(ctx)
 	if err != nil {

@@ -9,9 +9,8 @@ import (
 // arrays (pq.Array), which are driver.Valuers answering a text literal.
 // pgx cannot put a string into an array parameter in binary, so for each
 // one it built an error (formatting the whole value with %#v), parsed the
-// literal back into Go values and encoded those: a tenth of the node's CPU
-// on PostgreSQL when sends carry delivery jobs, much of it on the commit
-// that every send of a batch waits for. unwrapPQArray hands pgx the slice
+// literal back into Go values and encoded those, on the commit that every
+// send of a batch waits for. unwrapPQArray hands pgx the slice
 // inside instead, which it encodes in binary at once: the same values,
 // without the round trip through text. A value it does not know still goes
 // the old way.

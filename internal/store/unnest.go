@@ -17,12 +17,10 @@ import (
 //	INSERT INTO events (...) SELECT unnest(...), ...
 //
 // However many rows a group commit gathered, that is one round trip, where
-// VALUES lists of fixed sizes (64, 16, 4, 1) took up to a dozen per table;
-// under load a round trip costs more than the rows. The unnests stand in
-// the select list, where PostgreSQL runs them in step (the arrays have one
-// length, so row i takes every array's element i) and hands each row on as
-// it is made; unnest(a, b, ...) in FROM first copied all the rows into a
-// tuplestore, a sixth of the server's time per send. It reports false when a
+// VALUES lists of fixed sizes took up to a dozen per table. The unnests
+// stand in the select list, where PostgreSQL runs them in step (row i takes
+// every array's element i) and streams the rows; unnest(a, b, ...) in FROM
+// would first copy them all into a tuplestore. It reports false when a
 // value has a type it does not convert, so that the caller falls back to
 // VALUES lists. The query is already in $n form (it bypasses Rebind).
 func (db *DB) unnestStatement(ctx context.Context, ds []*deferred) (string, []any, bool, error) {

@@ -2,7 +2,6 @@ package suppressions
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"time"
@@ -99,7 +98,7 @@ func (s *Service) Add(ctx context.Context, workspaceID, email, reason string) (s
 // workspaces' rows answer not_found.
 func (s *Service) Get(ctx context.Context, workspaceID, id string) (Suppression, error) {
 	sp, err := ownByID(ctx, s.db, workspaceID, id)
-	if errors.Is(err, sql.ErrNoRows) || workspaceID == globalWorkspace {
+	if errors.Is(err, store.ErrNotFound) || workspaceID == globalWorkspace {
 		return Suppression{}, apierr.NotFound("suppression")
 	}
 	return sp, err
@@ -134,7 +133,7 @@ func (s *Service) DeleteEmail(ctx context.Context, workspaceID, email string) (s
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		id, err = ownID(ctx, tx, workspaceID, email)
-		if errors.Is(err, sql.ErrNoRows) {
+		if errors.Is(err, store.ErrNotFound) {
 			global, err := globalRows(ctx, tx, email)
 			if err != nil {
 				return err

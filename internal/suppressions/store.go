@@ -82,7 +82,7 @@ func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 	if err == nil {
 		return id, false, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, store.ErrNotFound) {
 		return "", false, fmt.Errorf("reading suppression: %w", err)
 	}
 	id = ids.New("sup")
@@ -111,7 +111,7 @@ func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 }
 
 // ownID is the id of the workspace's own row for a normalized address
-// (workspaceID "" for the global row); sql.ErrNoRows when there is none.
+// (workspaceID "" for the global row); store.ErrNotFound when there is none.
 func ownID(ctx context.Context, q querier, workspaceID, email string) (string, error) {
 	var id string
 	err := q.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)

@@ -55,7 +55,7 @@ func (s *Service) ListDeliveries(ctx context.Context, workspaceID string, q Deli
 	if q.WebhookID != "" {
 		var one int
 		err := s.db.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, q.WebhookID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, errEndpointNotFound()
 		}
 		if err != nil {
@@ -235,7 +235,7 @@ func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*
 	var payload sql.NullString
 	err := s.db.QueryRow(ctx, `SELECT webhook_id, event_id, event_seq, event, payload FROM webhook_attempts WHERE workspace_id = ? AND id = ?`,
 		workspaceID, deliveryID).Scan(&webhookID, &eventID, &eventSeq, &name, &payload)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("delivery")
 	}
 	if err != nil {

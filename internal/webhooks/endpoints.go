@@ -154,7 +154,7 @@ func scanEndpoint(r rowScanner, now time.Time) (*Endpoint, error) {
 	var created, updated int64
 	if err := r.Scan(&e.ID, &e.WorkspaceID, &e.URL, &evJSON, &hJSON, &active, &reason, &disabledAt,
 		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, store.ErrNotFound
 		}
 		return nil, err

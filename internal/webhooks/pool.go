@@ -337,10 +337,7 @@ func (p *pool) claimSQL(exclude int) string {
 	if exclude > 0 {
 		b.WriteString(` AND webhook_id NOT IN (` + store.Placeholders(exclude) + `)`)
 	}
-	b.WriteString(` ORDER BY due_at LIMIT ?`)
-	if p.s.db.Dialect == store.Postgres {
-		b.WriteString(` FOR UPDATE SKIP LOCKED`)
-	}
+	b.WriteString(` ORDER BY due_at LIMIT ?` + p.s.db.SkipLocked())
 	// Re-checked after a lock wait on PostgreSQL: only rows still due are
 	// taken, so two nodes never lease the same row.
 	b.WriteString(`) AND held = 0 AND due_at <= ?

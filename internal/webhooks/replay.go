@@ -9,6 +9,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/events"
+	"mailroom/internal/store"
 )
 
 // ReplayResult is what one endpoint answered to a replay by event id.
@@ -93,14 +94,14 @@ func (s *Service) findEvent(ctx context.Context, workspaceID, eventID string) (*
 		ev.body, ev.keepBody = []byte(payload.String), true
 		return &ev, nil
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		err = s.db.QueryRow(ctx, `SELECT event_seq FROM webhook_deliveries WHERE workspace_id = ? AND event_id = ? LIMIT 1`,
 			workspaceID, eventID).Scan(&ev.seq)
 	}
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !ev.seq.Valid) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !ev.seq.Valid) {
 		err = events.WebhookSeq(ctx, s.db, workspaceID, eventID, &ev.seq)
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("delivery")
 	}
 	if err != nil {

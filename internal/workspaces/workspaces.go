@@ -134,7 +134,7 @@ func (s *Service) Workspace(ctx context.Context, id string) (*Workspace, error) 
 	var at int64
 	err := s.db.QueryRow(ctx, `SELECT name, owner_email, owner_confirmed, created_at FROM workspaces WHERE id = ?`, id).
 		Scan(&w.Name, &w.OwnerEmail, &confirmed, &at)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"errors"
+	"strings"
+)
+
+// ErrNotFound is returned by store lookups that find no row (Row.Scan maps
+// sql.ErrNoRows to it, and to nothing else); services turn it into the
+// spec's not_found for their resource.
+var ErrNotFound = errors.New("store: not found")
+
+// IsUniqueViolation reports whether err is a unique-constraint failure in
+// either dialect.
+func IsUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key value")
+}
+
+// IsForeignKeyViolation reports whether err is a foreign-key failure in
+// either dialect.
+func IsForeignKeyViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
+}

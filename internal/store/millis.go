@@ -1,0 +1,21 @@
+package store
+
+import (
+	"database/sql"
+	"time"
+)
+
+// Millis converts a time to the stored form (unix milliseconds).
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// FromMillis converts the stored form back to UTC time.
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// NullMillis converts a nullable stored time.
+func NullMillis(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := FromMillis(v.Int64)
+	return &t
+}

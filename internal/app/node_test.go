@@ -140,10 +140,12 @@ func TestGoneNodesWorkIsTakenUpLiveNodesIsNot(t *testing.T) {
 	}
 	goneJob, liveJob := running("node_gone"), running(a.NodeID())
 	// Held rows: the pool leaves them alone, so only the release moves them.
+	// Their event is recent: the purge of held rows past HoldTTL must not
+	// take them meanwhile.
 	lease := time.Now().Add(time.Hour).UnixMilli()
 	for seq, claim := range map[int]string{1: "node_gone.abc", 2: a.NodeID() + ".def"} {
 		if _, err := db.Exec(ctx, `INSERT INTO webhook_deliveries (seq, webhook_id, workspace_id, event_id, event_at, held, attempts, due_at, next_attempt_at, claim)
-			VALUES (?, 'wh_x', ?, ?, 0, 1, 0, ?, 5, ?)`, seq, a.WorkspaceID, "whd_"+claim, lease, claim); err != nil {
+			VALUES (?, 'wh_x', ?, ?, ?, 1, 0, ?, 5, ?)`, seq, a.WorkspaceID, "whd_"+claim, time.Now().UnixMilli(), lease, claim); err != nil {
 			t.Fatal(err)
 		}
 	}

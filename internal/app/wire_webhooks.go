@@ -13,6 +13,7 @@ func (a *App) wireWebhooks(w *wiring) error {
 		Log:          a.Log.With("component", "webhooks"),
 		AllowPrivate: a.Config.WebhookAllowPrivate,
 		Concurrency:  a.Config.WebhookConcurrency,
+		Registry:     a.Registry,
 	})
 	a.services.Webhooks = svc
 	a.background = append(a.background, svc)

@@ -9,7 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/clock"
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
 )
@@ -52,6 +55,8 @@ type Options struct {
 	// Concurrency is the number of deliveries in flight at once on this
 	// node (MAILROOM_WEBHOOK_CONCURRENCY); 0 means 64.
 	Concurrency int
+	// Registry receives the outcome recorder's metrics; nil keeps none.
+	Registry prometheus.Registerer
 }
 
 // Service manages webhook endpoints and delivers the event log to them. It
@@ -70,6 +75,7 @@ type Service struct {
 
 	kickDispatch chan struct{}
 	kickPool     chan struct{}
+	recorder     *groupcommit.Committer[outcome] // the delivery pool's outcomes
 
 	runMu   sync.Mutex
 	cancel  context.CancelFunc
@@ -95,6 +101,7 @@ func New(o Options) *Service {
 		kickPool:     make(chan struct{}, 1),
 	}
 	s.client.Store(NewHTTPClient(o.AllowPrivate))
+	s.recorder = newRecorder(s, o.Registry)
 	return s
 }
 
@@ -128,6 +135,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if s.cancel != nil {
 		return errors.New("webhooks: already started")
 	}
+	if err := s.recorder.Start(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	s.running.Add(2)
@@ -155,7 +165,11 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	cancel()
 	done := make(chan struct{})
-	go func() { s.running.Wait(); close(done) }()
+	go func() {
+		s.running.Wait()
+		s.recorder.Stop() // writes the outcomes the pool handed over
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

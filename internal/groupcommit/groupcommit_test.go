@@ -407,7 +407,7 @@ func TestCommitter(t *testing.T) {
 // GatherAfter the next one is held until Gather writes have come (or
 // GatherWait has passed, here an hour, so that only the count can release
 // it). SQLite only: the wait keys on batches that had a flush.
-func TestGatherWaitsForMoreOnlyUnderLoad(t *testing.T) {
+func TestGroupCommitWaitsForMoreOnlyUnderLoad(t *testing.T) {
 	if testdb.IsPostgres() {
 		t.Skip("SQLite only")
 	}
@@ -458,7 +458,7 @@ func TestGatherWaitsForMoreOnlyUnderLoad(t *testing.T) {
 // On PostgreSQL with Pipeline a second commit starts while one is in flight
 // only once Pipeline writes are waiting, and a third never: the writes
 // queued behind two blocked commits wait for one of them.
-func TestPipelineCommitsTwoFullBatchesAtOnce(t *testing.T) {
+func TestPostgresCommitsTwoFullBatchesAtOnce(t *testing.T) {
 	if !testdb.IsPostgres() {
 		t.Skip("PostgreSQL only (MAILROOM_TEST_DATABASE_URL)")
 	}

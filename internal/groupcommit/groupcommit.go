@@ -222,7 +222,8 @@ func (c *Committer[T]) Go(item T, fn Func) {
 }
 
 // Do runs fn as background work (at most MaxBackground per batch, behind
-// the foreground writes) and waits for its commit, or for ctx.
+// the foreground writes) and waits for its commit. If ctx ends first, Do
+// returns its error; the write is queued and may still commit.
 func (c *Committer[T]) Do(ctx context.Context, item T, fn Func) error {
 	w := &write[T]{item: item, fn: fn, done: make(chan error, 1)}
 	c.enqueue(c.bulk, w)

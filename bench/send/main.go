@@ -42,6 +42,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"mailroom/internal/app"
 	"mailroom/internal/config"
@@ -415,15 +416,20 @@ func (g groupCommits) line(elapsed time.Duration) string {
 	return s
 }
 
-// commitStats reads the group-commit histograms from reg.
+// commitStats reads the send committer's group-commit histograms from reg.
 func commitStats(reg *prometheus.Registry) groupCommits {
 	var g groupCommits
 	mfs, _ := reg.Gather()
 	for _, mf := range mfs {
-		if len(mf.GetMetric()) != 1 {
+		i := slices.IndexFunc(mf.GetMetric(), func(m *dto.Metric) bool {
+			return slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+				return l.GetName() == "committer" && l.GetValue() == "send"
+			})
+		})
+		if i < 0 {
 			continue
 		}
-		h := mf.GetMetric()[0].GetHistogram()
+		h := mf.GetMetric()[i].GetHistogram()
 		switch mf.GetName() {
 		case "mailroom_group_commit_writes":
 			g.commits, g.writes = h.GetSampleCount(), h.GetSampleSum()

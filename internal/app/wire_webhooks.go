@@ -14,6 +14,7 @@ func (a *App) wireWebhooks(w *wiring) error {
 		AllowPrivate: a.Config.WebhookAllowPrivate,
 		Concurrency:  a.Config.WebhookConcurrency,
 		Node:         a.node.id,
+		Registry:     a.Registry,
 	})
 	a.services.Webhooks = svc
 	a.background = append(a.background, svc)

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/clock"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
@@ -58,6 +60,8 @@ type Config struct {
 	// temporary failure; nil means DefaultRetrySchedule. After the last wait
 	// the next temporary failure bounces them as soft.
 	Retry []time.Duration
+	// Registry receives the group committer's metrics; nil keeps none.
+	Registry prometheus.Registerer
 }
 
 // Service is the delivery engine of one node.
@@ -87,7 +91,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport,
-		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB),
+		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64
@@ -103,14 +107,15 @@ type keysHolder struct{ k Keys }
 // builds the domains service after the engine, and tests, use it.
 func (s *Service) SetKeys(k Keys) { s.keys.Store(&keysHolder{k}) }
 
-// Start does nothing: the worker runs on the queue. It is here so the
-// service can sit among the node's background parts and close its
-// transport on Stop.
-func (s *Service) Start(context.Context) error { return nil }
+// Start runs the group committer of the claims and outcomes; the worker
+// itself runs on the queue. Before Start and after Stop each write commits
+// alone.
+func (s *Service) Start(ctx context.Context) error { return s.writes.c.Start(ctx) }
 
-// Stop closes the transport's idle sessions; sessions in use close when
-// their job ends.
+// Stop commits the queued writes and stops the committer, then closes the
+// transport's idle sessions; sessions in use close when their job ends.
 func (s *Service) Stop(context.Context) error {
+	s.writes.c.Stop()
 	if s.transport == nil {
 		return nil
 	}

@@ -126,7 +126,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) ([
 		}
 		bookings[i] = b
 	}
-	waits := make([]chan error, len(raws))
+	waits := make([]<-chan error, len(raws))
 	for i, b := range bookings {
 		if b != nil {
 			waits[i] = s.writer.submit(s.acceptOp(b), b.check)

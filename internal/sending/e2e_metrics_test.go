@@ -2,6 +2,7 @@ package sending_test
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 
@@ -59,7 +60,9 @@ type histogram struct {
 
 func (h histogram) sub(o histogram) histogram { return histogram{h.count - o.count, h.sum - o.sum} }
 
-// histograms reads every histogram the node registers.
+// histograms reads every histogram the node registers with one series, and
+// the send committer's series of the group-commit histograms (each
+// committer labels its own).
 func histograms(t *testing.T, a *testapp.App) map[string]histogram {
 	t.Helper()
 	mfs, err := a.Registry.Gather()
@@ -68,11 +71,17 @@ func histograms(t *testing.T, a *testapp.App) map[string]histogram {
 	}
 	out := map[string]histogram{}
 	for _, mf := range mfs {
-		if mf.GetType() != dto.MetricType_HISTOGRAM || len(mf.GetMetric()) != 1 {
+		if mf.GetType() != dto.MetricType_HISTOGRAM {
 			continue
 		}
-		h := mf.GetMetric()[0].GetHistogram()
-		out[mf.GetName()] = histogram{h.GetSampleCount(), h.GetSampleSum()}
+		for _, m := range mf.GetMetric() {
+			if len(mf.GetMetric()) == 1 || slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+				return l.GetName() == "committer" && l.GetValue() == "send"
+			}) {
+				h := m.GetHistogram()
+				out[mf.GetName()] = histogram{h.GetSampleCount(), h.GetSampleSum()}
+			}
+		}
 	}
 	return out
 }

@@ -112,7 +112,9 @@ func (s *Service) SetDomains(d Domains) { s.domains.Store(&domainsBox{d}) }
 
 // Start runs the group committer until Stop.
 func (s *Service) Start(ctx context.Context) error {
-	s.writer.start(ctx)
+	if err := s.writer.start(ctx); err != nil {
+		return err
+	}
 	s.promoteStop, s.promoteDone = make(chan struct{}), make(chan struct{})
 	go s.promoteLoop(ctx, s.promoteStop, s.promoteDone)
 	return nil

@@ -16,7 +16,8 @@ import (
 // end of the lease and claim names it), keeps one FIFO per endpoint and
 // hands jobs round-robin to the workers, never more than perEndpoint of one
 // endpoint at once, so a slow endpoint cannot take every worker. Workers
-// report outcomes to one recorder goroutine, which writes them in batches.
+// hand outcomes to the service's recorder (a group committer, see
+// newRecorder), which writes them in batches.
 
 // job is one claimed delivery row, ready to send.
 type job struct {
@@ -67,10 +68,9 @@ type pool struct {
 	// a fast one gets whole batches.
 	latency map[string]time.Duration
 
-	work     chan *job
-	done     chan *job
-	claims   chan claimed
-	outcomes chan outcome
+	work   chan *job
+	done   chan *job
+	claims chan claimed
 
 	queues   map[string][]*job
 	inflight map[string]int
@@ -87,7 +87,6 @@ func newPool(s *Service) *pool {
 		work:        make(chan *job),
 		done:        make(chan *job, n),
 		claims:      make(chan claimed, 1),
-		outcomes:    make(chan outcome, 4*n),
 		queues:      map[string][]*job{},
 		inflight:    map[string]int{},
 		inReady:     map[string]bool{},
@@ -122,11 +121,6 @@ func (p *pool) observe(j *job) {
 }
 
 func (p *pool) run(ctx context.Context) {
-	recorded := make(chan struct{})
-	go func() {
-		defer close(recorded)
-		p.record()
-	}()
 	workersDone := make(chan struct{})
 	go func() {
 		defer close(workersDone)
@@ -183,8 +177,8 @@ func (p *pool) run(ctx context.Context) {
 					p.release(j)
 				}
 			}
-			close(p.outcomes)
-			<-recorded
+			// The recorder writes what was handed back; the service
+			// stops it once this loop has returned.
 			return
 		case work <- next:
 			next = nil
@@ -214,14 +208,17 @@ func (p *pool) run(ctx context.Context) {
 	}
 }
 
-func (p *pool) release(j *job) { p.outcomes <- outcome{kind: outcomeRelease, job: j} }
+func (p *pool) release(j *job) { p.report(outcome{kind: outcomeRelease, job: j}) }
+
+// report hands an outcome to the recorder without waiting for its write.
+func (p *pool) report(o outcome) { p.s.recorder.Go(o, nil) }
 
 // add queues a claimed batch, giving back at once what exceeds an
 // endpoint's budget.
 func (p *pool) add(batch []*job) {
 	for _, j := range batch {
 		if j.drop {
-			p.outcomes <- outcome{kind: outcomeDrop, job: j}
+			p.report(outcome{kind: outcomeDrop, job: j})
 			continue
 		}
 		if len(p.queues[j.webhookID])+p.inflight[j.webhookID] >= p.budget(j.webhookID) {
@@ -301,7 +298,7 @@ func (p *pool) runWorkers(ctx context.Context) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for j := range p.work {
-				p.outcomes <- p.s.attempt(ctx, j)
+				p.report(p.s.attempt(ctx, j))
 				p.done <- j
 			}
 		}()

@@ -8,50 +8,40 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
 	"mailroom/internal/store"
 )
 
-// record writes outcomes in batches until p.outcomes is closed: one
-// transaction for up to flushBatch attempts, so bookkeeping costs a few
-// statements per batch rather than per delivery.
-func (p *pool) record() {
-	var buf []outcome
-	var timer <-chan time.Time
-	flush := func() {
-		if len(buf) == 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := p.s.writeOutcomes(ctx, buf)
-		cancel()
-		if err != nil {
-			// The rows stay leased and come due again when the lease ends.
-			p.s.log.Error("webhooks: recording delivery outcomes", "err", err, "count", len(buf))
-		} else if slices.ContainsFunc(buf, func(o outcome) bool { return o.kind == outcomeRelease }) {
-			// Rows handed back are due again at once.
-			p.s.kickPoolOnly()
-		}
-		buf = buf[:0]
-		timer = nil
+// newRecorder builds the group committer that writes the pool's outcomes:
+// the workers hand each one over without waiting (Go) and a batch of up to
+// flushBatch is written in one transaction (writeOutcomes), so bookkeeping
+// costs a few statements per batch rather than per delivery. An outcome
+// waits up to flushInterval for company. A batch that fails is written
+// again outcome by outcome (groupcommit.RetryAlone); an outcome that still
+// fails leaves its row leased, due again when the lease ends.
+func newRecorder(s *Service, reg prometheus.Registerer) *groupcommit.Committer[outcome] {
+	return groupcommit.New(groupcommit.Config[outcome]{
+		Name: "webhooks", DB: s.db, Log: s.log, Isolation: groupcommit.RetryAlone,
+		MaxBatch: flushBatch, Gather: flushBatch, GatherWait: flushInterval,
+		Hooks:    groupcommit.Hooks[outcome]{Wrap: s.recordBatch},
+		Registry: reg,
+	})
+}
+
+// recordBatch writes the outcomes of a batch (its writes carry no work of
+// their own).
+func (s *Service) recordBatch(ctx context.Context, tx *store.Tx, b *groupcommit.Batch[outcome], run func(context.Context) error) error {
+	if err := run(ctx); err != nil {
+		return err
 	}
-	for {
-		select {
-		case o, ok := <-p.outcomes:
-			if !ok {
-				flush()
-				return
-			}
-			buf = append(buf, o)
-			if len(buf) >= flushBatch {
-				flush()
-			} else if timer == nil {
-				timer = time.After(flushInterval)
-			}
-		case <-timer:
-			flush()
-		}
+	if slices.ContainsFunc(b.Items, func(o outcome) bool { return o.kind == outcomeRelease }) {
+		// Rows handed back are due again at once.
+		tx.AfterCommit(s.kickPoolOnly)
 	}
+	return s.writeOutcomes(ctx, tx, b.Items)
 }
 
 // endpointTally is what one batch did to one endpoint's counters, in the
@@ -121,13 +111,13 @@ func attemptLogRow(j *job, kind string, attempt int, a Attempt, at time.Time) lo
 // when its endpoint was disabled meanwhile.
 const heldIfDisabled = `held = COALESCE((SELECT 1 - w.active FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id), held)`
 
-// writeOutcomes records a batch of outcomes in one transaction: the log
+// writeOutcomes records a batch of outcomes in tx: the log
 // rows, the endpoints' counters (and any disabling they cause), and each
 // delivery row's fate: deleted when done or abandoned, rescheduled along the
 // curve when failed, handed back when not attempted. Every row write checks
 // the claim, so a row whose lease ended and was taken by another node is
 // left to that node.
-func (s *Service) writeOutcomes(ctx context.Context, outs []outcome) error {
+func (s *Service) writeOutcomes(ctx context.Context, tx *store.Tx, outs []outcome) error {
 	var logs []logRow
 	tallies := map[string]*endpointTally{}
 	var order []string
@@ -183,43 +173,41 @@ func (s *Service) writeOutcomes(ctx context.Context, outs []outcome) error {
 		}
 	}
 	now := s.clock.Now()
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := insertLogRows(ctx, tx, logs); err != nil {
+	if err := insertLogRows(ctx, tx, logs); err != nil {
+		return err
+	}
+	for _, id := range order {
+		disabled, err := applyTally(ctx, tx, id, tallies[id], now)
+		if err != nil {
 			return err
 		}
-		for _, id := range order {
-			disabled, err := applyTally(ctx, tx, id, tallies[id], now)
-			if err != nil {
-				return err
-			}
-			if disabled {
-				if err := holdQueued(ctx, tx, id); err != nil {
-					return err
-				}
-			}
-		}
-		for claim, seqs := range deletes {
-			for start := 0; start < len(seqs); start += 512 {
-				args, in := store.PaddedIn([]any{claim}, seqs[start:min(start+512, len(seqs))])
-				if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+in+`)`, args...); err != nil {
-					return err
-				}
-			}
-		}
-		for _, f := range failed {
-			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, due_at = ?, next_attempt_at = ?, claim = NULL, `+heldIfDisabled+`
-				WHERE seq = ? AND claim = ?`, f.attempts, f.next, f.next, f.seq, f.claim); err != nil {
+		if disabled {
+			if err := holdQueued(ctx, tx, id); err != nil {
 				return err
 			}
 		}
-		for _, j := range released {
-			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = next_attempt_at, claim = NULL, `+heldIfDisabled+`
-				WHERE seq = ? AND claim = ?`, j.seq, j.claim); err != nil {
+	}
+	for claim, seqs := range deletes {
+		for start := 0; start < len(seqs); start += 512 {
+			args, in := store.PaddedIn([]any{claim}, seqs[start:min(start+512, len(seqs))])
+			if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+in+`)`, args...); err != nil {
 				return err
 			}
 		}
-		return nil
-	})
+	}
+	for _, f := range failed {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, due_at = ?, next_attempt_at = ?, claim = NULL, `+heldIfDisabled+`
+			WHERE seq = ? AND claim = ?`, f.attempts, f.next, f.next, f.seq, f.claim); err != nil {
+			return err
+		}
+	}
+	for _, j := range released {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = next_attempt_at, claim = NULL, `+heldIfDisabled+`
+			WHERE seq = ? AND claim = ?`, j.seq, j.claim); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyTally updates an endpoint's counters after a batch and disables it

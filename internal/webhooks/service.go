@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/clock"
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
 )
@@ -53,6 +56,8 @@ type Options struct {
 	// Node names this node in its delivery leases, so that when it is gone
 	// another node releases them at once (ReleaseClaims).
 	Node string
+	// Registry receives the outcome recorder's metrics; nil keeps none.
+	Registry prometheus.Registerer
 }
 
 // Service manages webhook endpoints and delivers the event log to them. It
@@ -72,6 +77,7 @@ type Service struct {
 
 	kickDispatch chan struct{}
 	kickPool     chan struct{}
+	recorder     *groupcommit.Committer[outcome] // the delivery pool's outcomes
 
 	runMu   sync.Mutex
 	cancel  context.CancelFunc
@@ -97,6 +103,7 @@ func New(o Options) *Service {
 		kickPool:     make(chan struct{}, 1),
 	}
 	s.client.Store(NewHTTPClient(o.AllowPrivate))
+	s.recorder = newRecorder(s, o.Registry)
 	return s
 }
 
@@ -118,6 +125,9 @@ func (s *Service) Start(ctx context.Context) error {
 	defer s.runMu.Unlock()
 	if s.cancel != nil {
 		return errors.New("webhooks: already started")
+	}
+	if err := s.recorder.Start(ctx); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
@@ -146,7 +156,11 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	cancel()
 	done := make(chan struct{})
-	go func() { s.running.Wait(); close(done) }()
+	go func() {
+		s.running.Wait()
+		s.recorder.Stop() // writes the outcomes the pool handed over
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

@@ -1,0 +1,126 @@
+package groupcommit
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"mailroom/internal/store"
+)
+
+// commit runs batch in one transaction and answers its writes. When the
+// commit still has to reach the disk (SQLite) it returns a channel closed
+// once it has: the answers go out then, and the next batch is built
+// meanwhile. If the batch fails as a whole, each write runs again alone.
+func (c *Committer[T]) commit(batch []*write[T]) (flushed chan struct{}) {
+	start := time.Now()
+	c.metrics.writes.Observe(float64(len(batch)))
+	defer func() { c.metrics.seconds.Observe(time.Since(start).Seconds()) }()
+	// The writes belong to callers already queued; one that goes away must
+	// not abort its neighbours.
+	ctx := c.ctx
+	errs := make([]error, len(batch))
+	wait, err := c.run(ctx, batch, errs)
+	if err == nil && wait == nil { // durable already (PostgreSQL)
+		for i, w := range batch {
+			c.answer(w, errs[i])
+		}
+		return nil
+	}
+	if err == nil {
+		ws := slices.Clone(batch) // the loop reuses batch
+		flushed = make(chan struct{})
+		c.wg.Add(1) // Stop waits for the answers too
+		committed := time.Now()
+		go func() {
+			defer c.wg.Done()
+			err := wait()
+			c.metrics.flush.Observe(time.Since(committed).Seconds())
+			close(flushed)
+			for i, w := range ws {
+				if err != nil {
+					c.answer(w, err)
+				} else {
+					c.answer(w, errs[i])
+				}
+			}
+		}()
+		c.cfg.DB.FinishWAL(ctx) // it may copy a few hundred pages
+		return flushed
+	}
+	if len(batch) == 1 {
+		c.answer(batch[0], err)
+		return nil
+	}
+	c.metrics.fallbacks.Inc()
+	c.log.Warn("group commit failed; retrying its writes one by one", "committer", c.cfg.Name, "writes", len(batch), "err", err)
+	for _, w := range batch {
+		c.answer(w, c.alone(ctx, w))
+	}
+	return nil
+}
+
+// alone commits one write in its own transaction and waits for the disk.
+func (c *Committer[T]) alone(ctx context.Context, w *write[T]) error {
+	errs := make([]error, 1)
+	wait, err := c.run(ctx, []*write[T]{w}, errs)
+	if err == nil && wait != nil {
+		err = wait()
+	}
+	if err == nil {
+		err = errs[0]
+	}
+	return err
+}
+
+// run commits the writes in one transaction (twice when Hooks.Ended asks)
+// and returns CommitLater's wait. errs receives each write's own failure
+// where the strategy lets the others commit (Savepoint).
+func (c *Committer[T]) run(ctx context.Context, ws []*write[T], errs []error) (wait func() error, err error) {
+	b := &Batch[T]{Items: make([]T, len(ws))}
+	for i, w := range ws {
+		b.Items[i] = w.item
+	}
+	for {
+		clear(errs)
+		wait, err = c.cfg.DB.InTxLater(ctx, func(tx *store.Tx) error {
+			if c.cfg.Hooks.Wrap != nil {
+				return c.cfg.Hooks.Wrap(ctx, tx, b, func(ctx context.Context) error { return c.writes(ctx, tx, ws, errs) })
+			}
+			return c.writes(ctx, tx, ws, errs)
+		})
+		if c.cfg.Hooks.Ended == nil || !c.cfg.Hooks.Ended(b, err) || b.Attempt > 0 {
+			return wait, err
+		}
+		b.Attempt++
+	}
+}
+
+// writes runs the writes in tx under the committer's isolation strategy.
+// An error it returns fails the whole transaction.
+func (c *Committer[T]) writes(ctx context.Context, tx *store.Tx, ws []*write[T], errs []error) error {
+	if c.cfg.Isolation != Savepoint || len(ws) == 1 {
+		for _, w := range ws {
+			if err := call(ctx, tx, w.fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, w := range ws {
+		mark := tx.Mark()
+		if _, err := tx.Exec(ctx, "SAVEPOINT w"); err != nil {
+			return err
+		}
+		if errs[i] = call(ctx, tx, w.fn); errs[i] != nil {
+			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+				return err
+			}
+			tx.Rewind(mark)
+		}
+		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

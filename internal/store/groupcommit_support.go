@@ -1,0 +1,36 @@
+package store
+
+// Mark is how far a transaction's deferred work had come at one moment: its
+// deferred inserts, queued jobs and after-commit functions. A group commit
+// that runs each write inside a SAVEPOINT rewinds to it when the write
+// fails, so that the failed write leaves nothing behind either in the
+// database or in what the commit would still write.
+type Mark struct {
+	inserts     int
+	args, rows  []int
+	jobs, after int
+}
+
+// Mark notes how far the deferred work has come (see Rewind).
+func (tx *Tx) Mark() Mark {
+	m := Mark{inserts: len(tx.inserts), jobs: len(tx.pending), after: len(tx.after)}
+	if len(tx.inserts) > 0 {
+		m.args, m.rows = make([]int, len(tx.inserts)), make([]int, len(tx.inserts))
+		for i, d := range tx.inserts {
+			m.args[i], m.rows[i] = len(d.args), d.rows
+		}
+	}
+	return m
+}
+
+// Rewind forgets the deferred inserts, jobs and after-commit functions
+// added since m. Functions registered with BeforeFlush and values kept with
+// Local stay: they settle what is deferred and must work with less.
+func (tx *Tx) Rewind(m Mark) {
+	tx.inserts = tx.inserts[:m.inserts]
+	for i, d := range tx.inserts {
+		d.args, d.rows = d.args[:m.args[i]], m.rows[i]
+	}
+	tx.pending = tx.pending[:m.jobs]
+	tx.after = tx.after[:m.after]
+}

@@ -30,6 +30,9 @@ const (
 	// MaxSteps caps the tags a render may visit (sections multiply them by
 	// the longest list in the variables), checked before rendering.
 	MaxSteps = 200_000
+	// MaxDepth caps how deep sections nest (each level lengthens every
+	// lookup below it).
+	MaxDepth = 50
 	// MaxRenderTime caps the wall time of one render.
 	MaxRenderTime = 250 * time.Millisecond
 )
@@ -68,6 +71,9 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 		}
 		if name, ok := findPartial(m.Tags()); ok {
 			return nil, fmt.Errorf("%s uses the partial {{> %s}}; partials are not supported", p.name, name)
+		}
+		if d := depth(m.Tags()); d > MaxDepth {
+			return nil, fmt.Errorf("%s nests sections %d deep; at most %d are allowed", p.name, d, MaxDepth)
 		}
 		*p.out = m
 		t.tags = append(t.tags, m.Tags()...)
@@ -237,6 +243,20 @@ func maxListLen(v any, depth int) int {
 		}
 	}
 	return m
+}
+
+// depth is how deep sections nest in tags (stopping once past MaxDepth).
+func depth(tags []mustache.Tag) int {
+	d := 0
+	for _, tag := range tags {
+		if tag.Type() == mustache.Section || tag.Type() == mustache.InvertedSection {
+			d = max(d, 1+depth(tag.Tags()))
+			if d > MaxDepth {
+				return d
+			}
+		}
+	}
+	return d
 }
 
 func findPartial(tags []mustache.Tag) (string, bool) {

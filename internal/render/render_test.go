@@ -70,7 +70,8 @@ func TestPartialsRefused(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	for _, src := range []string{"{{#a}}unclosed", "{{name", "{{/a}}", strings.Repeat("x", MaxTemplateBytes+1)} {
+	for _, src := range []string{"{{#a}}unclosed", "{{name", "{{/a}}", strings.Repeat("x", MaxTemplateBytes+1),
+		strings.Repeat("{{#a}}", MaxDepth+1) + strings.Repeat("{{/a}}", MaxDepth+1)} {
 		if _, err := Parse("", src, ""); err == nil {
 			t.Errorf("Parse(%.30q) succeeded", src)
 		}

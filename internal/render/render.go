@@ -44,6 +44,7 @@ var ErrTooMuchWork = errors.New("render: limit reached")
 type Template struct {
 	subject, html, text *mustache.Template
 	tags                []mustache.Tag // every part's top-level tags
+	htmlLen, textLen    int            // source sizes: the output is about as long
 }
 
 // Parse compiles the three parts; an empty part stays empty. The error
@@ -78,6 +79,7 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 		*p.out = m
 		t.tags = append(t.tags, m.Tags()...)
 	}
+	t.htmlLen, t.textLen = len(htmlSrc), len(text)
 	return t, nil
 }
 
@@ -119,6 +121,17 @@ type Output struct {
 // only ({{{ }}} writes them raw); the subject and preheader lose control
 // characters (CR/LF never reach a header). preheader is itself mustache.
 func (t *Template) Render(vars map[string]any, preheader string) (Output, error) {
+	return t.render(vars, preheader, true)
+}
+
+// RenderForSend is Render without deriving a text part from the html when
+// the template has none: the delivery engine derives it when it builds the
+// message (outbound.Build, the same converter), so acceptance skips the work.
+func (t *Template) RenderForSend(vars map[string]any) (Output, error) {
+	return t.render(vars, "", false)
+}
+
+func (t *Template) render(vars map[string]any, preheader string, deriveText bool) (Output, error) {
 	if vars == nil {
 		vars = map[string]any{}
 	}
@@ -128,17 +141,17 @@ func (t *Template) Render(vars map[string]any, preheader string) (Output, error)
 	deadline := time.Now().Add(MaxRenderTime)
 	var out Output
 	var err error
-	if out.Subject, err = run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4); err != nil {
+	if out.Subject, err = run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4, 0); err != nil {
 		return Output{}, fmt.Errorf("subject: %w", err)
 	}
 	out.Subject = oneLine(out.Subject)
-	if out.HTML, err = run(t.html, vars, deadline, MaxOutputBytes); err != nil {
+	if out.HTML, err = run(t.html, vars, deadline, MaxOutputBytes, t.htmlLen); err != nil {
 		return Output{}, fmt.Errorf("html: %w", err)
 	}
-	if out.Text, err = run(t.text, vars, deadline, MaxOutputBytes); err != nil {
+	if out.Text, err = run(t.text, vars, deadline, MaxOutputBytes, t.textLen); err != nil {
 		return Output{}, fmt.Errorf("text: %w", err)
 	}
-	if t.text == nil && t.html != nil {
+	if deriveText && t.text == nil && t.html != nil {
 		out.Text = outbound.HTMLToText(out.HTML)
 	}
 	if preheader != "" {
@@ -152,7 +165,7 @@ func (t *Template) Render(vars map[string]any, preheader string) (Output, error)
 		if _, ok := findPartial(p.Tags()); ok {
 			return Output{}, fmt.Errorf("preheader uses a partial; partials are not supported")
 		}
-		if out.Preheader, err = run(p, vars, deadline, MaxSubjectTemplateBytes*4); err != nil {
+		if out.Preheader, err = run(p, vars, deadline, MaxSubjectTemplateBytes*4, 0); err != nil {
 			return Output{}, fmt.Errorf("preheader: %w", err)
 		}
 		out.Preheader = oneLine(out.Preheader)
@@ -163,11 +176,12 @@ func (t *Template) Render(vars map[string]any, preheader string) (Output, error)
 	return out, nil
 }
 
-func run(m *mustache.Template, vars map[string]any, deadline time.Time, limit int) (string, error) {
+func run(m *mustache.Template, vars map[string]any, deadline time.Time, limit, size int) (string, error) {
 	if m == nil {
 		return "", nil
 	}
 	w := &capped{limit: limit, deadline: deadline}
+	w.b.Grow(min(size+size/8+64, limit))
 	if err := m.FRender(w, vars); err != nil {
 		return "", err
 	}

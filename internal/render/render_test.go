@@ -106,3 +106,18 @@ func TestNames(t *testing.T) {
 		t.Errorf("Names = %s", got)
 	}
 }
+
+func TestRenderForSendLeavesTextToDelivery(t *testing.T) {
+	tpl := mustParse(t, "S {{a}}", "<p>{{a}}</p>", "")
+	out, err := tpl.RenderForSend(map[string]any{"a": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Subject != "S x" || out.HTML != "<p>x</p>" || out.Text != "" {
+		t.Errorf("RenderForSend = %+v, want no derived text", out)
+	}
+	withText := mustParse(t, "", "<p>{{a}}</p>", "T {{a}}")
+	if out, _ := withText.RenderForSend(map[string]any{"a": "x"}); out.Text != "T x" {
+		t.Errorf("a template's own text = %q, want %q", out.Text, "T x")
+	}
+}

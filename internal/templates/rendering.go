@@ -51,7 +51,11 @@ func (s *Service) Render(ctx context.Context, workspaceID, ref string, vars map[
 	if err != nil {
 		return Rendered{}, fmt.Errorf("reading published version: %w", err)
 	}
-	return s.strict(t.ID, v, vars, preheader)
+	c, err := s.cache.get(v)
+	if err != nil {
+		return Rendered{}, errRender(err)
+	}
+	return s.strict(t.ID, c, vars, preheader, false)
 }
 
 // ForSend renders the published version of the template named by id or
@@ -59,20 +63,33 @@ func (s *Service) Render(ctx context.Context, workspaceID, ref string, vars map[
 // a published version 422 template_not_published, then as Render. One
 // query; parsed versions are cached.
 func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, vars map[string]any) (Rendered, error) {
-	t, v, err := publishedByRef(ctx, s.db, workspaceID, ref)
+	tid, vid, err := publishedByRef(ctx, s.db, workspaceID, ref)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Rendered{}, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
 	}
 	if err != nil {
 		return Rendered{}, fmt.Errorf("reading template: %w", err)
 	}
-	if v.ID == "" {
-		return Rendered{}, errNotPublished(t.ID)
+	if vid == "" {
+		return Rendered{}, errNotPublished(tid)
 	}
-	return s.strict(t.ID, v, vars, "")
+	c, ok := s.cache.lookup(vid)
+	if !ok {
+		v, err := versionBy(ctx, s.db, tid, vid, 0)
+		if err != nil {
+			return Rendered{}, fmt.Errorf("reading published version: %w", err)
+		}
+		if c, err = s.cache.get(v); err != nil {
+			return Rendered{}, errRender(err)
+		}
+	}
+	return s.strict(tid, c, vars, "", true)
 }
 
-func (s *Service) strict(templateID string, v Version, vars map[string]any, preheader string) (Rendered, error) {
+// strict renders v after applying its declared variables; forSend leaves
+// the text part to the delivery engine when the version has none.
+func (s *Service) strict(templateID string, c compiled, vars map[string]any, preheader string, forSend bool) (Rendered, error) {
+	v := c.v
 	values := make(map[string]any, len(vars)+len(v.Variables))
 	for k, x := range vars {
 		values[k] = x
@@ -95,19 +112,21 @@ func (s *Service) strict(templateID string, v Version, vars map[string]any, preh
 			With("missing", names).
 			WithNext("Give them in variables, or declare a default in a new version.")
 	}
-	return s.run(templateID, v, values, preheader)
+	return run(templateID, c, values, preheader, forSend)
 }
 
-func (s *Service) run(templateID string, v Version, values map[string]any, preheader string) (Rendered, error) {
-	c, err := s.cache.get(v)
+func run(templateID string, c compiled, values map[string]any, preheader string, forSend bool) (Rendered, error) {
+	var out render.Output
+	var err error
+	if forSend {
+		out, err = c.tpl.RenderForSend(values)
+	} else {
+		out, err = c.tpl.Render(values, preheader)
+	}
 	if err != nil {
 		return Rendered{}, errRender(err)
 	}
-	out, err := c.Render(values, preheader)
-	if err != nil {
-		return Rendered{}, errRender(err)
-	}
-	return Rendered{TemplateID: templateID, VersionID: v.ID, Version: v.Version, Output: out}, nil
+	return Rendered{TemplateID: templateID, VersionID: c.v.ID, Version: c.v.Version, Output: out}, nil
 }
 
 // Preview renders any version (versionID, else the published one, else the
@@ -158,12 +177,12 @@ func (s *Service) Preview(ctx context.Context, workspaceID, ref, versionID strin
 	if err != nil {
 		return Preview{}, errRender(err)
 	}
-	for _, n := range c.Names() {
+	for _, n := range c.tpl.Names() {
 		if _, ok := values[n]; !ok {
 			fill(n)
 		}
 	}
-	r, err := s.run(t.ID, v, values, preheader)
+	r, err := run(t.ID, c, values, preheader, false)
 	if err != nil {
 		return Preview{}, err
 	}

@@ -29,7 +29,7 @@ func New(db *store.DB, c clock.Clock) *Service {
 	if c == nil {
 		c = clock.Real{}
 	}
-	return &Service{db: db, clock: c, cache: compiledCache{m: map[string]*render.Template{}}}
+	return &Service{db: db, clock: c, cache: compiledCache{m: map[string]compiled{}}}
 }
 
 func notFound() error { return apierr.NotFound("template") }
@@ -331,27 +331,40 @@ func sortedKeys(m map[string]bool) []string {
 // an entry never goes stale. It is bounded; when full it starts over.
 type compiledCache struct {
 	mu sync.Mutex
-	m  map[string]*render.Template
+	m  map[string]compiled
+}
+
+type compiled struct {
+	v   Version // without its bodies: the parsed template stands for them
+	tpl *render.Template
 }
 
 const maxCompiled = 2000
 
-func (c *compiledCache) get(v Version) (*render.Template, error) {
+// lookup is the cached version (bodies left out) and its parsed template.
+func (c *compiledCache) lookup(id string) (compiled, bool) {
 	c.mu.Lock()
-	t, ok := c.m[v.ID]
+	e, ok := c.m[id]
 	c.mu.Unlock()
-	if ok {
-		return t, nil
+	return e, ok
+}
+
+// get parses v (with its bodies) unless it is cached.
+func (c *compiledCache) get(v Version) (compiled, error) {
+	if e, ok := c.lookup(v.ID); ok {
+		return e, nil
 	}
 	t, err := render.Parse(v.Subject, v.HTML, v.Text)
 	if err != nil {
-		return nil, err
+		return compiled{}, err
 	}
+	v.Subject, v.HTML, v.Text = "", "", ""
+	e := compiled{v: v, tpl: t}
 	c.mu.Lock()
 	if len(c.m) >= maxCompiled {
-		c.m = map[string]*render.Template{}
+		c.m = map[string]compiled{}
 	}
-	c.m[v.ID] = t
+	c.m[v.ID] = e
 	c.mu.Unlock()
-	return t, nil
+	return e, nil
 }

@@ -161,33 +161,15 @@ func versionBy(ctx context.Context, q querier, templateID, id string, number int
 	return scanVersion(q.QueryRow(ctx, `SELECT `+versionColumns+` FROM template_versions WHERE template_id = ? AND version = ?`, templateID, number))
 }
 
-// publishedByRef is the send path's one read: the live template named by id
-// or slug with its published version (Version.ID "" when none is).
-func publishedByRef(ctx context.Context, q querier, workspaceID, ref string) (Template, Version, error) {
-	var t Template
-	var v Version
-	var vid, subject, html, text, vars sql.NullString
-	var number sql.NullInt64
-	err := q.QueryRow(ctx, `SELECT t.id, t.slug, v.id, v.version, v.subject, v.html, v.text_body, v.variables
-		FROM templates t LEFT JOIN template_versions v ON v.id = t.published_version_id
-		WHERE t.workspace_id = ? AND (t.id = ? OR t.slug = ?) AND t.deleted_at IS NULL
-		ORDER BY CASE WHEN t.id = ? THEN 0 ELSE 1 END LIMIT 1`, workspaceID, ref, ref, ref).
-		Scan(&t.ID, &t.Slug, &vid, &number, &subject, &html, &text, &vars)
-	if err != nil {
-		return t, v, err
-	}
-	if !vid.Valid {
-		return t, v, nil
-	}
-	v = Version{ID: vid.String, TemplateID: t.ID, Version: int(number.Int64), Subject: subject.String, HTML: html.String, Text: text.String}
-	var sv []storedVariable
-	if err := json.Unmarshal([]byte(vars.String), &sv); err != nil {
-		return t, v, fmt.Errorf("template version %s: stored variables: %w", v.ID, err)
-	}
-	for _, s := range sv {
-		v.Variables = append(v.Variables, Variable(s))
-	}
-	return t, v, nil
+// publishedByRef is the send path's one read: the live template named by
+// id or slug and its published version's id ("" when none is). The
+// version's content comes from the cache (versions never change).
+func publishedByRef(ctx context.Context, q querier, workspaceID, ref string) (templateID, versionID string, err error) {
+	var pub sql.NullString
+	err = q.QueryRow(ctx, `SELECT id, published_version_id FROM templates
+		WHERE workspace_id = ? AND (id = ? OR slug = ?) AND deleted_at IS NULL
+		ORDER BY CASE WHEN id = ? THEN 0 ELSE 1 END LIMIT 1`, workspaceID, ref, ref, ref).Scan(&templateID, &pub)
+	return templateID, pub.String, err
 }
 
 func setPublished(ctx context.Context, q querier, templateID, versionID string, now time.Time) error {

@@ -94,10 +94,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var r struct{ Subject, HTML, Text string }
+	var r struct{ Subject, HTML string }
 	json.Unmarshal(rendered, &r)
 	common := map[string]any{"from": "Bench <onboarding@bench.test>", "to": []string{"delivered@bench.test"}, "tags": map[string]string{"kind": "receipt"}}
-	plain := mustJSON(merge(common, map[string]any{"subject": r.Subject, "html": r.HTML, "text": r.Text}))
+	// html only, as the template send stores it (delivery derives the text).
+	plain := mustJSON(merge(common, map[string]any{"subject": r.Subject, "html": r.HTML}))
 	small := mustJSON(merge(common, map[string]any{"subject": "Your receipt", "text": "Thanks for your order.", "html": "<p>Thanks for your order.</p>"}))
 	withTpl := mustJSON(merge(common, map[string]any{"template": map[string]any{"id": tpl.ID, "variables": vars}}))
 

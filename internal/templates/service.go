@@ -255,9 +255,6 @@ func (s *Service) AddVersion(ctx context.Context, workspaceID, ref string, c Con
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound()
 		}
-		if store.IsUniqueViolation(err) {
-			return apierr.Conflict("conflict", "Another version was written at the same time; retry.")
-		}
 		return err
 	})
 	return v, err

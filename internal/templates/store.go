@@ -76,14 +76,17 @@ func insertTemplate(ctx context.Context, tx *store.Tx, t Template) error {
 	return err
 }
 
-// insertVersion writes the next version of the template (latest + 1) and
-// bumps latest_version; the UNIQUE (template_id, version) settles a race.
+// insertVersion writes the next version of the template: bumping
+// latest_version first takes the template row's lock, so concurrent
+// writers get distinct numbers in turn.
 func insertVersion(ctx context.Context, tx *store.Tx, workspaceID, templateID string, v Version, now time.Time) (Version, error) {
-	var latest int
-	if err := tx.QueryRow(ctx, `SELECT latest_version FROM templates WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`, templateID, workspaceID).Scan(&latest); err != nil {
+	var n int
+	if err := tx.QueryRow(ctx, `UPDATE templates SET latest_version = latest_version + 1, updated_at = ?
+		WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL RETURNING latest_version`,
+		store.Millis(now), templateID, workspaceID).Scan(&n); err != nil {
 		return Version{}, err
 	}
-	v.ID, v.TemplateID, v.Version, v.CreatedAt = ids.New("tplv"), templateID, latest+1, now
+	v.ID, v.TemplateID, v.Version, v.CreatedAt = ids.New("tplv"), templateID, n, now
 	vars, err := json.Marshal(variablesJSON(v.Variables))
 	if err != nil {
 		return Version{}, err
@@ -92,9 +95,6 @@ func insertVersion(ctx context.Context, tx *store.Tx, workspaceID, templateID st
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		v.ID, templateID, workspaceID, v.Version, v.Subject, v.HTML, v.Text, string(vars), store.Millis(now)); err != nil {
 		return Version{}, fmt.Errorf("adding template version: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE templates SET latest_version = ?, updated_at = ? WHERE id = ?`, v.Version, store.Millis(now), templateID); err != nil {
-		return Version{}, err
 	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ module mailroom
 go 1.26.8
 
 require (
+	github.com/cbroglie/mustache v1.4.2
 	github.com/emersion/go-message v0.18.2
 	github.com/emersion/go-msgauth v0.7.0
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6

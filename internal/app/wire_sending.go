@@ -20,6 +20,7 @@ func (a *App) wireSending(w *wiring) error {
 		Workspaces:    a.Workspaces,
 		Logger:        a.Log.With("component", "sending"),
 		Registry:      a.Registry,
+		Templates:     a.services.Templates,
 	})
 	if a.services.Domains != nil {
 		svc.SetDomains(a.services.Domains)

@@ -7,6 +7,7 @@ import (
 	"mailroom/internal/domains"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/templates"
 	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
@@ -17,6 +18,7 @@ type Services struct {
 	Domains      *domains.Service
 	Webhooks     *webhooks.Service
 	Suppressions *suppressions.Service
+	Templates    *templates.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -71,6 +73,17 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
 	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression)
 	t.handle("DELETE /v1/suppressions", ws, flat, h.deleteSuppressionQuery) // ?email= or the older ?id=
+
+	t.handle("GET /v1/templates", ws, flat, h.listTemplates)
+	t.handle("POST /v1/templates", ws, flat, h.createTemplate)
+	t.handle("GET /v1/templates/{id}", ws, flat, h.getTemplate)
+	t.handle("PATCH /v1/templates/{id}", ws, flat, h.updateTemplate)
+	t.handle("DELETE /v1/templates/{id}", ws, flat, h.deleteTemplate)
+	t.handle("GET /v1/templates/{id}/versions", ws, flat, h.listTemplateVersions)
+	t.handle("POST /v1/templates/{id}/versions", ws, flat, h.createTemplateVersion)
+	t.handle("POST /v1/templates/{id}/publish", ws, flat, h.publishTemplate)
+	t.handle("POST /v1/templates/{id}/render", ws, flat, h.renderTemplate)
+	t.handle("POST /v1/templates/{id}/preview", ws, flat, h.previewTemplate)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

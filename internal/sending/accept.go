@@ -217,6 +217,12 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 			s.inflight.release(c.WorkspaceID, b.key)
 		}
 	}
+	if v.TemplateID != "" {
+		if err := s.withTemplate(ctx, c.WorkspaceID, req, v); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
 	if err := s.policy(ctx, c, ws, v); err != nil {
 		release()
 		return nil, nil, err
@@ -425,6 +431,9 @@ func (s *Service) newRow(c Caller, v *Validated, now time.Time) (*emailRow, erro
 		TestMode:    v.TestMode,
 		MessageID:   outbound.MessageIDFor(id, domainOf(v.From.Email)),
 		CreatedAt:   now,
+
+		TemplateID:      v.TemplateID,
+		TemplateVersion: v.TemplateVersion,
 	}
 	for _, r := range v.Recipients() {
 		e.Recipients = append(e.Recipients, strings.ToLower(r.Email))

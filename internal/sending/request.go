@@ -251,6 +251,7 @@ type Validated struct {
 	// TemplateID and TemplateVariables are set when the send names a template.
 	TemplateID        string
 	TemplateVariables json.RawMessage // compact JSON object, nil when absent
+	TemplateVersion   int             // the version rendered (set by the service)
 
 	Headers           map[string]string
 	Attachments       []Attachment
@@ -278,9 +279,10 @@ func (v *Validated) Recipients() []Address {
 type Rules struct {
 	// ServiceDomain is where the reserved test addresses live.
 	ServiceDomain string
-	// TemplateExists reports whether id names a sendable template of the
+	// TemplateExists reports whether id may name a template of the
 	// workspace. Nil means no template exists: every template answers
-	// invalid_template. Wire it when the templates service lands.
+	// invalid_template. The service, which renders the template after
+	// validation (and answers a missing one then), accepts every id here.
 	TemplateExists func(id string) bool
 }
 
@@ -320,13 +322,16 @@ func (rules Rules) Validate(r *Request, now time.Time) (*Validated, error) {
 		v.ReplyTo = append(v.ReplyTo, a)
 	}
 
-	if r.Subject == nil {
+	// With a template, the template's subject is used unless one is given.
+	if r.Subject == nil && r.Template == nil {
 		return nil, apierr.BadRequest("missing_subject", "subject is required (it may be empty).")
 	}
-	if hasControlExceptTab(*r.Subject) {
-		return nil, apierr.InvalidRequest("subject contains a line break or control character, which is not allowed in a header.")
+	if r.Subject != nil {
+		if hasControlExceptTab(*r.Subject) {
+			return nil, apierr.InvalidRequest("subject contains a line break or control character, which is not allowed in a header.")
+		}
+		v.Subject = *r.Subject
 	}
-	v.Subject = *r.Subject
 	if r.HTML != nil {
 		v.HTML = *r.HTML
 	}

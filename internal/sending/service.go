@@ -10,6 +10,7 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/store"
+	"mailroom/internal/templates"
 	"mailroom/internal/workspaces"
 )
 
@@ -40,10 +41,19 @@ type Config struct {
 	// has one writer, and on PostgreSQL one committer with two commits in
 	// flight (pipeMin) beat two plain ones (docs/performance.md).
 	Committers int
-	// TemplateExists is handed to Rules; nil until templates exist.
-	TemplateExists func(workspaceID, id string) bool
+	// Templates renders a send's template; nil: every template answers
+	// invalid_template.
+	Templates Templates
 	// Registry receives the group committer's metrics; nil keeps none.
 	Registry prometheus.Registerer
+}
+
+// Templates is what sending needs from the templates area: the published
+// version of a template (by id or slug) rendered with a send's variables,
+// answering apierr errors (invalid_template, template_not_published,
+// template_variables_missing).
+type Templates interface {
+	ForSend(ctx context.Context, workspaceID, ref string, vars map[string]any) (templates.Rendered, error)
 }
 
 // Caller is who is sending or reading: the workspace and the API key. A key
@@ -72,7 +82,7 @@ type Service struct {
 	sandboxFrom   string
 	domains       atomic.Pointer[domainsBox]
 	workspaces    Workspaces
-	templates     func(workspaceID, id string) bool
+	templates     Templates
 	writer        *groupWriter
 
 	promoteStop, promoteDone chan struct{}
@@ -98,7 +108,7 @@ func New(cfg Config) *Service {
 		log:           cfg.Logger,
 		serviceDomain: cfg.ServiceDomain,
 		sandboxFrom:   "onboarding@" + cfg.ServiceDomain,
-		templates:     cfg.TemplateExists,
+		templates:     cfg.Templates,
 		workspaces:    cfg.Workspaces,
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
@@ -136,7 +146,8 @@ func (s *Service) Stop(ctx context.Context) error {
 func (s *Service) rules(workspaceID string) Rules {
 	r := Rules{ServiceDomain: s.serviceDomain}
 	if s.templates != nil {
-		r.TemplateExists = func(id string) bool { return s.templates(workspaceID, id) }
+		// Existence is answered when the template renders (see withTemplate).
+		r.TemplateExists = func(string) bool { return true }
 	}
 	return r
 }

@@ -50,6 +50,10 @@ type emailRow struct {
 	LastError   string
 	Recipients  addressList
 	LastEvent   string
+	// TemplateID and TemplateVersion name the template version a send
+	// rendered ("" and 0 for a send without one), for analytics.
+	TemplateID      string
+	TemplateVersion int
 }
 
 func jsonText(v any, empty string) string {
@@ -95,7 +99,8 @@ func boolInt(b bool) int {
 
 // emailColumns are the columns insertArgs fills, in order.
 var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
-	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error"}
+	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error",
+	"template_id", "template_version"}
 
 // insertArgs encodes the row for emailColumns. It runs before the row
 // reaches the group committer, so the one writer spends no time on JSON.
@@ -106,7 +111,8 @@ func (e *emailRow) insertArgs() []any {
 	}
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, nullText(e.HTML), nullText(e.Text), jsonText(e.Headers, "{}"), jsonText(e.Attachments, "[]"), jsonText(e.Tags, "{}"),
-		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError}
+		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
+		e.TemplateID, e.TemplateVersion}
 }
 
 // eventData is the data every email.* event carries (see the contract):

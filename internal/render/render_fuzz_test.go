@@ -1,0 +1,37 @@
+package render
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzRender: any template and any JSON variables either fail to parse,
+// fail with an error, or render within the limits, with one-line subjects.
+func FuzzRender(f *testing.F) {
+	f.Add("Hi {{name}}", "<p>{{name}}</p>", "{{#items}}{{.}}{{/items}}", `{"name":"<b>\r\n","items":[1,2]}`, "pre {{name}}")
+	f.Add("{{#a}}", "{{/a}}", "{{^a}}{{a}}{{/a}}", `{}`, "")
+	f.Add("{{=<% %>=}}<% x %>", "{{{raw}}}", "{{> partial}}", `{"raw":"<script>"}`, "{{")
+	f.Add("", "{{#a}}{{#a}}{{#a}}x{{/a}}{{/a}}{{/a}}", "", `{"a":[1,2,3,4,5,6,7,8,9,10]}`, "")
+	f.Add("{{a.b.c}}", strings.Repeat("{{#a}}", 50)+strings.Repeat("{{/a}}", 50), "{{!comment}}", `{"a":{"b":{"c":"d"}}}`, "{{&a}}")
+	f.Fuzz(func(t *testing.T, subject, html, text, vars, preheader string) {
+		tpl, err := Parse(subject, html, text)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(vars), &m) != nil {
+			m = nil
+		}
+		out, err := tpl.Render(m, preheader)
+		if err != nil {
+			return
+		}
+		if strings.ContainsAny(out.Subject, "\r\n") {
+			t.Fatalf("subject %q has a line break", out.Subject)
+		}
+		if len(out.HTML) > MaxOutputBytes+4096 || len(out.Text) > MaxOutputBytes {
+			t.Fatalf("output over the cap: html %d, text %d", len(out.HTML), len(out.Text))
+		}
+	})
+}

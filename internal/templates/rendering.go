@@ -1,0 +1,196 @@
+package templates
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/render"
+)
+
+// Rendered is a rendered version and which one it was.
+type Rendered struct {
+	TemplateID string
+	VersionID  string
+	Version    int
+	render.Output
+}
+
+// Preview is a lenient render: the values used, the names filled with
+// samples, and a warning for each.
+type Preview struct {
+	Rendered
+	Values            map[string]any
+	FilledWithSamples []string
+	Warnings          []string
+}
+
+func errNotPublished(id string) error {
+	return apierr.Invalid422("template_not_published", "Template %s has no published version.", id).
+		WithNext("Publish a version: POST /v1/templates/" + id + "/publish.")
+}
+
+func errRender(err error) error {
+	return apierr.Invalid422("template_render_failed", "The template cannot be rendered with these variables: %s.", err.Error())
+}
+
+// Render is the strict render of the published version: every required
+// variable without a default must be given (422 template_variables_missing).
+func (s *Service) Render(ctx context.Context, workspaceID, ref string, vars map[string]any, preheader string) (Rendered, error) {
+	t, err := s.lookup(ctx, workspaceID, ref)
+	if err != nil {
+		return Rendered{}, err
+	}
+	if t.PublishedVersionID == "" {
+		return Rendered{}, errNotPublished(t.ID)
+	}
+	v, err := versionBy(ctx, s.db, t.ID, t.PublishedVersionID, 0)
+	if err != nil {
+		return Rendered{}, fmt.Errorf("reading published version: %w", err)
+	}
+	c, err := s.cache.get(v)
+	if err != nil {
+		return Rendered{}, errRender(err)
+	}
+	return s.strict(t.ID, c, vars, preheader, false)
+}
+
+// ForSend renders the published version of the template named by id or
+// slug for a send: a missing template is 400 invalid_template, one without
+// a published version 422 template_not_published, then as Render. One
+// query; parsed versions are cached.
+func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, vars map[string]any) (Rendered, error) {
+	tid, vid, err := publishedByRef(ctx, s.db, workspaceID, ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Rendered{}, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
+	}
+	if err != nil {
+		return Rendered{}, fmt.Errorf("reading template: %w", err)
+	}
+	if vid == "" {
+		return Rendered{}, errNotPublished(tid)
+	}
+	c, ok := s.cache.lookup(vid)
+	if !ok {
+		v, err := versionBy(ctx, s.db, tid, vid, 0)
+		if err != nil {
+			return Rendered{}, fmt.Errorf("reading published version: %w", err)
+		}
+		if c, err = s.cache.get(v); err != nil {
+			return Rendered{}, errRender(err)
+		}
+	}
+	return s.strict(tid, c, vars, "", true)
+}
+
+// strict renders v after applying its declared variables; forSend leaves
+// the text part to the delivery engine when the version has none.
+func (s *Service) strict(templateID string, c compiled, vars map[string]any, preheader string, forSend bool) (Rendered, error) {
+	v := c.v
+	values := make(map[string]any, len(vars)+len(v.Variables))
+	for k, x := range vars {
+		values[k] = x
+	}
+	missing := map[string]bool{}
+	for _, d := range v.Variables {
+		if _, ok := values[d.Name]; ok {
+			continue
+		}
+		switch {
+		case d.Default != nil:
+			values[d.Name] = *d.Default
+		case d.Required:
+			missing[d.Name] = true
+		}
+	}
+	if len(missing) > 0 {
+		names := sortedKeys(missing)
+		return Rendered{}, apierr.Invalid422("template_variables_missing", "Missing required variables: %s.", strings.Join(names, ", ")).
+			With("missing", names).
+			WithNext("Give them in variables, or declare a default in a new version.")
+	}
+	return run(templateID, c, values, preheader, forSend)
+}
+
+func run(templateID string, c compiled, values map[string]any, preheader string, forSend bool) (Rendered, error) {
+	var out render.Output
+	var err error
+	if forSend {
+		out, err = c.tpl.RenderForSend(values)
+	} else {
+		out, err = c.tpl.Render(values, preheader)
+	}
+	if err != nil {
+		return Rendered{}, errRender(err)
+	}
+	return Rendered{TemplateID: templateID, VersionID: c.v.ID, Version: c.v.Version, Output: out}, nil
+}
+
+// Preview renders any version (versionID, else the published one, else the
+// latest) leniently: a declared variable without a value or default, or a
+// name the template uses at its top level and nobody gave, is filled with
+// a sample, "[name]".
+func (s *Service) Preview(ctx context.Context, workspaceID, ref, versionID string, vars map[string]any, preheader string) (Preview, error) {
+	t, err := s.lookup(ctx, workspaceID, ref)
+	if err != nil {
+		return Preview{}, err
+	}
+	var warnings []string
+	id := versionID
+	if id == "" {
+		id = t.PublishedVersionID
+	}
+	v, err := versionBy(ctx, s.db, t.ID, id, t.LatestVersion)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Preview{}, apierr.NotFound("template version")
+	}
+	if err != nil {
+		return Preview{}, err
+	}
+	if v.ID != t.PublishedVersionID {
+		warnings = append(warnings, fmt.Sprintf("Version %d is not the published version; sends do not use it.", v.Version))
+	}
+	values := make(map[string]any, len(vars)+len(v.Variables))
+	for k, x := range vars {
+		values[k] = x
+	}
+	var filled []string
+	fill := func(name string) {
+		values[name] = "[" + name + "]"
+		filled = append(filled, name)
+		warnings = append(warnings, fmt.Sprintf("%s was not given; filled with the sample %q.", name, "["+name+"]"))
+	}
+	for _, d := range v.Variables {
+		if _, ok := values[d.Name]; ok {
+			continue
+		}
+		if d.Default != nil {
+			values[d.Name] = *d.Default
+			continue
+		}
+		fill(d.Name)
+	}
+	c, err := s.cache.get(v)
+	if err != nil {
+		return Preview{}, errRender(err)
+	}
+	for _, n := range c.tpl.Names() {
+		if _, ok := values[n]; !ok {
+			fill(n)
+		}
+	}
+	r, err := run(t.ID, c, values, preheader, false)
+	if err != nil {
+		return Preview{}, err
+	}
+	if filled == nil {
+		filled = []string{}
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return Preview{Rendered: r, Values: values, FilledWithSamples: filled, Warnings: warnings}, nil
+}

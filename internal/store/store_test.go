@@ -189,7 +189,7 @@ func TestWALStartsOverUnderContinuousWrites(t *testing.T) {
 	}
 	name := strings.Repeat("n", 2000)
 	commits := 0
-	for start := time.Now(); time.Since(start) < 1500*time.Millisecond; commits++ {
+	for start := time.Now(); time.Since(start) < 3*time.Second; commits++ {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			_, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, owner_email, owner_confirmed, created_at) VALUES (?, ?, ?, ?, ?)`,
 				fmt.Sprintf("ws_%d", commits), name, "o@x.io", 1, 1)
@@ -207,10 +207,12 @@ func TestWALStartsOverUnderContinuousWrites(t *testing.T) {
 	// Every commit here writes about three frames (4 KiB pages with a
 	// 24-byte header each; 3.2 measured without FinishWAL): a log that
 	// never started over holds them all. The checkpointer's passes come every
-	// 200 ms, so a log that starts over after each holds a seventh of them.
+	// 200 ms, so a log that starts over after each holds a fifteenth of them;
+	// the file keeps its high-water mark, so half leaves room for a pass that
+	// a loaded machine (the rest of the suite runs beside) delayed.
 	appended := int64(commits) * 3 * 4120
 	t.Logf("%d commits, WAL %d bytes (%d if never started over)", commits, st.Size(), appended)
-	if st.Size() > appended/3 {
+	if st.Size() > appended/2 {
 		t.Fatalf("WAL is %d bytes after %d commits: it did not start over", st.Size(), commits)
 	}
 }

@@ -2,13 +2,13 @@ package templates
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/render"
+	"mailroom/internal/store"
 )
 
 // Rendered is a rendered version and which one it was.
@@ -64,7 +64,7 @@ func (s *Service) Render(ctx context.Context, workspaceID, ref string, vars map[
 // query; parsed versions are cached.
 func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, vars map[string]any) (Rendered, error) {
 	tid, vid, err := publishedByRef(ctx, s.db, workspaceID, ref)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return Rendered{}, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
 	}
 	if err != nil {
@@ -144,7 +144,7 @@ func (s *Service) Preview(ctx context.Context, workspaceID, ref, versionID strin
 		id = t.PublishedVersionID
 	}
 	v, err := versionBy(ctx, s.db, t.ID, id, t.LatestVersion)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return Preview{}, apierr.NotFound("template version")
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -169,7 +168,7 @@ func (s *Service) Get(ctx context.Context, workspaceID, ref string) (Template, e
 
 func (s *Service) lookup(ctx context.Context, workspaceID, ref string) (Template, error) {
 	t, err := templateByRef(ctx, s.db, workspaceID, ref)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return t, notFound()
 	}
 	if err != nil {
@@ -252,7 +251,7 @@ func (s *Service) AddVersion(ctx context.Context, workspaceID, ref string, c Con
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		v, err = insertVersion(ctx, tx, workspaceID, t.ID, Version{Subject: c.Subject, HTML: c.HTML, Text: c.Text, Variables: c.Variables}, s.clock.Now().UTC())
-		if errors.Is(err, sql.ErrNoRows) {
+		if errors.Is(err, store.ErrNotFound) {
 			return notFound()
 		}
 		return err
@@ -289,7 +288,7 @@ func (s *Service) Publish(ctx context.Context, workspaceID, ref, versionID strin
 		n = *number
 	}
 	v, err := versionBy(ctx, s.db, t.ID, versionID, n)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		if versionID != "" {
 			return "", apierr.NotFound("template version").WithNext("GET /v1/templates/" + t.ID + "/versions lists them.")
 		}

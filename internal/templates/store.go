@@ -34,7 +34,7 @@ func scanTemplate(sc interface{ Scan(...any) error }) (Template, error) {
 }
 
 // templateByRef reads a live template of the workspace by id or slug;
-// sql.ErrNoRows when there is none.
+// store.ErrNotFound when there is none.
 func templateByRef(ctx context.Context, q querier, workspaceID, ref string) (Template, error) {
 	return scanTemplate(q.QueryRow(ctx, `SELECT `+tplColumns+` FROM templates
 		WHERE workspace_id = ? AND (id = ? OR slug = ?) AND deleted_at IS NULL
@@ -153,7 +153,7 @@ func versions(ctx context.Context, q querier, templateID string) ([]Version, err
 }
 
 // versionBy reads one version of a template by id, or by number when id is
-// ""; sql.ErrNoRows when there is none.
+// ""; store.ErrNotFound when there is none.
 func versionBy(ctx context.Context, q querier, templateID, id string, number int) (Version, error) {
 	if id != "" {
 		return scanVersion(q.QueryRow(ctx, `SELECT `+versionColumns+` FROM template_versions WHERE template_id = ? AND id = ?`, templateID, id))

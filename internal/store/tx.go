@@ -228,3 +228,16 @@ func (db *DB) InTxLater(ctx context.Context, fn func(tx *Tx) error) (wait func()
 
 // DB returns the database the transaction belongs to.
 func (tx *Tx) DB() *DB { return tx.db }
+
+// Querier is what both *DB and *Tx offer, so an area's read or write can run
+// inside the caller's transaction or on its own.
+type Querier interface {
+	Exec(ctx context.Context, q string, args ...any) (sql.Result, error)
+	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRow(ctx context.Context, q string, args ...any) *Row
+}
+
+var (
+	_ Querier = (*DB)(nil)
+	_ Querier = (*Tx)(nil)
+)

@@ -17,14 +17,6 @@ import (
 // only reader and writer, and other areas ask through the functions here
 // (Suppressed, AddTx, ListedQuery with Applies).
 
-// querier is what both *store.DB and *store.Tx offer, so a read can run
-// inside the caller's transaction or on its own.
-type querier interface {
-	Exec(ctx context.Context, q string, args ...any) (sql.Result, error)
-	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, q string, args ...any) *store.Row
-}
-
 // Applies is the suppression rule: a row stops mail sent by workspace ws
 // when it is the workspace's own or a global one.
 func Applies(rowWorkspace, ws string) bool {
@@ -49,7 +41,7 @@ func ListedQuery(tag int, args []any, emails []string) (string, []any) {
 // Suppressed returns, of the given addresses, those suppressed for the
 // workspace or globally (normalized form) with their reason; q is the
 // database or the caller's transaction.
-func Suppressed(ctx context.Context, q querier, workspaceID string, emails []string) (map[string]string, error) {
+func Suppressed(ctx context.Context, q store.Querier, workspaceID string, emails []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(emails) == 0 {
 		return out, nil
@@ -112,14 +104,14 @@ func addTx(ctx context.Context, tx *store.Tx, workspaceID, email, reason, source
 
 // ownID is the id of the workspace's own row for a normalized address
 // (workspaceID "" for the global row); store.ErrNotFound when there is none.
-func ownID(ctx context.Context, q querier, workspaceID, email string) (string, error) {
+func ownID(ctx context.Context, q store.Querier, workspaceID, email string) (string, error) {
 	var id string
 	err := q.QueryRow(ctx, `SELECT id FROM suppressions WHERE workspace_id = ? AND email = ?`, workspaceID, email).Scan(&id)
 	return id, err
 }
 
 // globalRows counts the global rows for a normalized address.
-func globalRows(ctx context.Context, q querier, email string) (int, error) {
+func globalRows(ctx context.Context, q store.Querier, email string) (int, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE workspace_id = '' AND email = ?`, email).Scan(&n)
 	return n, err
@@ -142,18 +134,18 @@ func scan(sc interface{ Scan(...any) error }) (Suppression, error) {
 }
 
 // byID reads one row by id, whoever owns it.
-func byID(ctx context.Context, q querier, id string) (Suppression, error) {
+func byID(ctx context.Context, q store.Querier, id string) (Suppression, error) {
 	return scan(q.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE id = ?`, id))
 }
 
 // ownByID reads one of the workspace's own rows by id.
-func ownByID(ctx context.Context, q querier, workspaceID, id string) (Suppression, error) {
+func ownByID(ctx context.Context, q store.Querier, workspaceID, id string) (Suppression, error) {
 	return scan(q.QueryRow(ctx, `SELECT `+columns+` FROM suppressions WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 }
 
 // deleteOwn removes one of the workspace's own rows by id and reports
 // whether there was one.
-func deleteOwn(ctx context.Context, q querier, workspaceID, id string) (bool, error) {
+func deleteOwn(ctx context.Context, q store.Querier, workspaceID, id string) (bool, error) {
 	res, err := q.Exec(ctx, `DELETE FROM suppressions WHERE id = ? AND workspace_id = ?`, id, workspaceID)
 	if err != nil {
 		return false, fmt.Errorf("deleting suppression: %w", err)
@@ -165,7 +157,7 @@ func deleteOwn(ctx context.Context, q querier, workspaceID, id string) (bool, er
 // list is the listing of Service.List: up to limit rows visible to the
 // workspace matching f, newest first after pos, and the count of all
 // matching rows.
-func list(ctx context.Context, q querier, workspaceID string, f Filter, limit int, pos *Position) ([]Suppression, int, error) {
+func list(ctx context.Context, q store.Querier, workspaceID string, f Filter, limit int, pos *Position) ([]Suppression, int, error) {
 	where := `workspace_id IN (?, '')`
 	args := []any{workspaceID}
 	if f.Reason != "" {

@@ -137,7 +137,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, in CreateInput
 }
 
 // freeSlug is base, or base-2, base-3, ... : the first not taken.
-func freeSlug(ctx context.Context, q querier, workspaceID, base string) (string, error) {
+func freeSlug(ctx context.Context, q store.Querier, workspaceID, base string) (string, error) {
 	for n := 1; n < 1000; n++ {
 		slug := base
 		if n > 1 {

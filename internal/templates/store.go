@@ -15,12 +15,6 @@ import (
 // This file holds every statement on the templates and template_versions
 // tables; the package is their only reader and writer.
 
-type querier interface {
-	Exec(ctx context.Context, q string, args ...any) (sql.Result, error)
-	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, q string, args ...any) *store.Row
-}
-
 const tplColumns = `id, workspace_id, name, slug, description, published_version_id, latest_version, created_at, updated_at`
 
 func scanTemplate(sc interface{ Scan(...any) error }) (Template, error) {
@@ -35,14 +29,14 @@ func scanTemplate(sc interface{ Scan(...any) error }) (Template, error) {
 
 // templateByRef reads a live template of the workspace by id or slug;
 // store.ErrNotFound when there is none.
-func templateByRef(ctx context.Context, q querier, workspaceID, ref string) (Template, error) {
+func templateByRef(ctx context.Context, q store.Querier, workspaceID, ref string) (Template, error) {
 	return scanTemplate(q.QueryRow(ctx, `SELECT `+tplColumns+` FROM templates
 		WHERE workspace_id = ? AND (id = ? OR slug = ?) AND deleted_at IS NULL
 		ORDER BY CASE WHEN id = ? THEN 0 ELSE 1 END LIMIT 1`, workspaceID, ref, ref, ref))
 }
 
 // listTemplates reads the workspace's live templates, newest first.
-func listTemplates(ctx context.Context, q querier, workspaceID string, limit int) ([]Template, error) {
+func listTemplates(ctx context.Context, q store.Querier, workspaceID string, limit int) ([]Template, error) {
 	rows, err := q.Query(ctx, `SELECT `+tplColumns+` FROM templates WHERE workspace_id = ? AND deleted_at IS NULL
 		ORDER BY created_at DESC, id DESC LIMIT ?`, workspaceID, limit)
 	if err != nil {
@@ -62,7 +56,7 @@ func listTemplates(ctx context.Context, q querier, workspaceID string, limit int
 
 // slugTaken says whether a live template of the workspace other than
 // exceptID has the slug.
-func slugTaken(ctx context.Context, q querier, workspaceID, slug, exceptID string) (bool, error) {
+func slugTaken(ctx context.Context, q store.Querier, workspaceID, slug, exceptID string) (bool, error) {
 	var n int
 	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM templates WHERE workspace_id = ? AND slug = ? AND id <> ? AND deleted_at IS NULL`,
 		workspaceID, slug, exceptID).Scan(&n)
@@ -135,7 +129,7 @@ func scanVersion(sc interface{ Scan(...any) error }) (Version, error) {
 }
 
 // versions reads every version of a template, newest first.
-func versions(ctx context.Context, q querier, templateID string) ([]Version, error) {
+func versions(ctx context.Context, q store.Querier, templateID string) ([]Version, error) {
 	rows, err := q.Query(ctx, `SELECT `+versionColumns+` FROM template_versions WHERE template_id = ? ORDER BY version DESC`, templateID)
 	if err != nil {
 		return nil, fmt.Errorf("reading template versions: %w", err)
@@ -154,7 +148,7 @@ func versions(ctx context.Context, q querier, templateID string) ([]Version, err
 
 // versionBy reads one version of a template by id, or by number when id is
 // ""; store.ErrNotFound when there is none.
-func versionBy(ctx context.Context, q querier, templateID, id string, number int) (Version, error) {
+func versionBy(ctx context.Context, q store.Querier, templateID, id string, number int) (Version, error) {
 	if id != "" {
 		return scanVersion(q.QueryRow(ctx, `SELECT `+versionColumns+` FROM template_versions WHERE template_id = ? AND id = ?`, templateID, id))
 	}
@@ -164,7 +158,7 @@ func versionBy(ctx context.Context, q querier, templateID, id string, number int
 // publishedByRef is the send path's one read: the live template named by
 // id or slug and its published version's id ("" when none is). The
 // version's content comes from the cache (versions never change).
-func publishedByRef(ctx context.Context, q querier, workspaceID, ref string) (templateID, versionID string, err error) {
+func publishedByRef(ctx context.Context, q store.Querier, workspaceID, ref string) (templateID, versionID string, err error) {
 	var pub sql.NullString
 	err = q.QueryRow(ctx, `SELECT id, published_version_id FROM templates
 		WHERE workspace_id = ? AND (id = ? OR slug = ?) AND deleted_at IS NULL
@@ -172,12 +166,12 @@ func publishedByRef(ctx context.Context, q querier, workspaceID, ref string) (te
 	return templateID, pub.String, err
 }
 
-func setPublished(ctx context.Context, q querier, templateID, versionID string, now time.Time) error {
+func setPublished(ctx context.Context, q store.Querier, templateID, versionID string, now time.Time) error {
 	_, err := q.Exec(ctx, `UPDATE templates SET published_version_id = ?, updated_at = ? WHERE id = ?`, versionID, store.Millis(now), templateID)
 	return err
 }
 
-func updateTemplate(ctx context.Context, q querier, t Template) error {
+func updateTemplate(ctx context.Context, q store.Querier, t Template) error {
 	_, err := q.Exec(ctx, `UPDATE templates SET name = ?, slug = ?, description = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL`,
 		t.Name, t.Slug, t.Description, store.Millis(t.UpdatedAt), t.ID)
 	if store.IsUniqueViolation(err) {
@@ -186,7 +180,7 @@ func updateTemplate(ctx context.Context, q querier, t Template) error {
 	return err
 }
 
-func softDelete(ctx context.Context, q querier, workspaceID, id string, now time.Time) (bool, error) {
+func softDelete(ctx context.Context, q store.Querier, workspaceID, id string, now time.Time) (bool, error) {
 	res, err := q.Exec(ctx, `UPDATE templates SET deleted_at = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
 		store.Millis(now), store.Millis(now), id, workspaceID)
 	if err != nil {

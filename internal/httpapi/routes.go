@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
@@ -17,6 +18,7 @@ type Services struct {
 	Domains      *domains.Service
 	Webhooks     *webhooks.Service
 	Suppressions *suppressions.Service
+	Contacts     *contacts.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -71,6 +73,17 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
 	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression)
 	t.handle("DELETE /v1/suppressions", ws, flat, h.deleteSuppressionQuery) // ?email= or the older ?id=
+
+	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
+	t.handle("POST /v1/contacts", ws, flat, h.createContact)
+	t.handle("GET /v1/contacts/{id}", ws, flat, h.getContact)
+	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.patchContact)
+	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.deleteContact)
+	t.handle("GET /v1/contacts/{id}/tags", ws, nested, h.getContactTags)
+	t.handle("POST /v1/contacts/{id}/tags", ws, nested, h.addContactTags)
+	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.removeContactTag) // ?tag=
+	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
+	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -1,0 +1,240 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
+)
+
+type createContactRequest struct {
+	Email      *string           `json:"email"` // required
+	FirstName  *string           `json:"first_name"`
+	LastName   *string           `json:"last_name"`
+	Attributes map[string]string `json:"attributes"`
+	Tags       []string          `json:"tags"`
+}
+
+type patchContactRequest struct {
+	Email      *string            `json:"email"`
+	FirstName  *string            `json:"first_name"`
+	LastName   *string            `json:"last_name"`
+	Attributes map[string]*string `json:"attributes"` // merge patch: null clears a name
+	Tags       *[]string          `json:"tags"`       // replaces the set
+}
+
+type contactJSON struct {
+	Attributes map[string]string `json:"attributes"`
+	CreatedAt  string            `json:"created_at"`
+	Email      string            `json:"email"`
+	FirstName  string            `json:"first_name"`
+	ID         string            `json:"id"`
+	LastName   string            `json:"last_name"`
+	Tags       []string          `json:"tags"`
+	UpdatedAt  string            `json:"updated_at"`
+}
+
+type contactList struct {
+	Contacts   []contactJSON `json:"contacts"`
+	HasMore    bool          `json:"has_more"`
+	NextCursor *string       `json:"next_cursor"`
+}
+
+type contactDeleted struct {
+	Deleted bool   `json:"deleted"`
+	ID      string `json:"id"`
+}
+
+type tagsRequest struct {
+	Tags []string `json:"tags"`
+	Tag  *string  `json:"tag"`
+}
+
+type tagsJSON struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed,omitempty"`
+	Tags    []string `json:"tags"`
+}
+
+type attributesJSON struct {
+	Attributes map[string]string `json:"attributes"`
+	Changed    []string          `json:"changed"`
+}
+
+func contactOut(c contacts.Contact) contactJSON {
+	return contactJSON{ID: c.ID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName,
+		Attributes: c.Attributes, Tags: c.Tags, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
+}
+
+// contactEmail parses an address a caller gives for a contact.
+func contactEmail(field, s string) (string, error) {
+	e, err := contacts.NormalizeEmail(s)
+	if err != nil {
+		return "", apierr.InvalidRequest("%s %s.", field, err.Error())
+	}
+	return e, nil
+}
+
+func (h *handler) listContacts(w http.ResponseWriter, r *http.Request) error {
+	pg, err := h.pager.page(r, 50, 200, false)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := contacts.ListFilter{Q: strings.TrimSpace(q.Get("q"))}
+	if v := q.Get("lookup"); v != "" {
+		if f.Lookup, err = contactEmail("lookup", v); err != nil {
+			return err
+		}
+	}
+	var pos *contacts.Position
+	if pg.After != nil {
+		pos = &contacts.Position{At: pg.After.At, ID: pg.After.ID}
+	}
+	rows, err := h.d.Services.Contacts.List(r.Context(), apiKey(r).WorkspaceID, f, pg.Limit+1, pos)
+	if err != nil {
+		return err
+	}
+	meta, n := h.pager.meta(pg, len(rows), func(i int) Cursor {
+		return Cursor{At: rows[i].CreatedAt.UnixMilli(), ID: rows[i].ID}
+	})
+	out := make([]contactJSON, 0, n)
+	for _, c := range rows[:n] {
+		out = append(out, contactOut(c))
+	}
+	writeJSON(w, http.StatusOK, contactList{Contacts: out, HasMore: meta.HasMore, NextCursor: meta.NextCursor})
+	return nil
+}
+
+func (h *handler) createContact(w http.ResponseWriter, r *http.Request) error {
+	var req createContactRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	if req.Email == nil || strings.TrimSpace(*req.Email) == "" {
+		return apierr.InvalidRequest("email is required.")
+	}
+	email, err := contactEmail("email", *req.Email)
+	if err != nil {
+		return err
+	}
+	in := contacts.NewContact{Email: email, Attributes: req.Attributes, Tags: req.Tags}
+	if req.FirstName != nil {
+		in.FirstName = *req.FirstName
+	}
+	if req.LastName != nil {
+		in.LastName = *req.LastName
+	}
+	c, err := h.d.Services.Contacts.Create(r.Context(), apiKey(r).WorkspaceID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, contactOut(c))
+	return nil
+}
+
+func (h *handler) getContact(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Services.Contacts.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, contactOut(c))
+	return nil
+}
+
+func (h *handler) patchContact(w http.ResponseWriter, r *http.Request) error {
+	var req patchContactRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	p := contacts.ContactPatch{FirstName: req.FirstName, LastName: req.LastName, Attributes: req.Attributes, Tags: req.Tags}
+	if req.Email != nil {
+		e, err := contactEmail("email", *req.Email)
+		if err != nil {
+			return err
+		}
+		p.Email = &e
+	}
+	c, err := h.d.Services.Contacts.Update(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, contactOut(c))
+	return nil
+}
+
+func (h *handler) deleteContact(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if err := h.d.Services.Contacts.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, contactDeleted{ID: id, Deleted: true})
+	return nil
+}
+
+func (h *handler) getContactTags(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Services.Contacts.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tagsJSON{Tags: c.Tags, Added: []string{}})
+	return nil
+}
+
+func (h *handler) addContactTags(w http.ResponseWriter, r *http.Request) error {
+	var req tagsRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	tags := req.Tags
+	switch {
+	case req.Tag != nil && req.Tags != nil:
+		return apierr.InvalidRequest("Send tags (an array) or tag (one), not both.")
+	case req.Tag != nil:
+		tags = []string{*req.Tag}
+	case req.Tags == nil:
+		return apierr.InvalidRequest("Send tags (an array) or tag (one).")
+	}
+	ch, err := h.d.Services.Contacts.AddTags(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), tags)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tagsJSON{Tags: ch.Tags, Added: ch.Added})
+	return nil
+}
+
+func (h *handler) removeContactTag(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if !q.Has("tag") {
+		return apierr.InvalidRequest("Name the tag to remove as ?tag=.")
+	}
+	ch, err := h.d.Services.Contacts.RemoveTag(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), q.Get("tag"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tagsJSON{Tags: ch.Tags, Added: ch.Added, Removed: ch.Removed})
+	return nil
+}
+
+func (h *handler) getContactAttributes(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Services.Contacts.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, attributesJSON{Attributes: c.Attributes, Changed: []string{}})
+	return nil
+}
+
+func (h *handler) patchContactAttributes(w http.ResponseWriter, r *http.Request) error {
+	var patch map[string]*string
+	if err := decodeRequest(w, r, &patch); err != nil {
+		return err
+	}
+	attrs, changed, err := h.d.Services.Contacts.PatchAttributes(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, attributesJSON{Attributes: attrs, Changed: changed})
+	return nil
+}

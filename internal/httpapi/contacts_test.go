@@ -41,7 +41,7 @@ func TestContactsRoutes(t *testing.T) {
 		sc{Name: "empty attribute name", Method: "POST", Path: "/v1/contacts", Body: map[string]any{"email": "c@example.com", "attributes": map[string]any{"": "v"}},
 			Status: 400, Code: "invalid_request"},
 		sc{Name: "attribute name of 1000 characters", Method: "POST", Path: "/v1/contacts",
-			Body: map[string]any{"email": "c@example.com", "attributes": map[string]any{strings.Repeat("n", 1000): "v"}},
+			Body:   map[string]any{"email": "c@example.com", "attributes": map[string]any{strings.Repeat("n", 1000): "v"}},
 			Status: 400, Code: "invalid_request"},
 		sc{Name: "unknown field", Method: "POST", Path: "/v1/contacts", Body: map[string]any{"email": "c@example.com", "age": 3}, Status: 400, Code: "invalid_request"},
 		sc{Name: "nothing half-written", Method: "GET", Path: "/v1/contacts?lookup=c@example.com", Status: 200, Shape: shape{"contacts": scenario.Len(0)}},

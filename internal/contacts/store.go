@@ -32,13 +32,17 @@ func encodeJSON(v any) string {
 
 func decodeAttrs(s string) map[string]string {
 	m := map[string]string{}
-	_ = json.Unmarshal([]byte(s), &m)
+	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
+		return map[string]string{}
+	}
 	return m
 }
 
 func decodeTags(s string) []string {
 	t := []string{}
-	_ = json.Unmarshal([]byte(s), &t)
+	if json.Unmarshal([]byte(s), &t) != nil || t == nil {
+		return []string{}
+	}
 	return t
 }
 
@@ -191,7 +195,7 @@ func insertEvent(ctx context.Context, tx *store.Tx, workspaceID, kind, contactID
 
 func listEvents(ctx context.Context, q querier, workspaceID, contactID string) ([]AutomationEvent, error) {
 	rows, err := q.Query(ctx, `SELECT id, kind, contact_id, data, created_at FROM automation_events
-		WHERE workspace_id = ? AND contact_id = ? ORDER BY created_at, id`, workspaceID, contactID)
+		WHERE workspace_id = ? AND contact_id = ? ORDER BY seq`, workspaceID, contactID)
 	if err != nil {
 		return nil, fmt.Errorf("reading automation events: %w", err)
 	}
@@ -211,4 +215,239 @@ func listEvents(ctx context.Context, q querier, workspaceID, contactID string) (
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// --- audiences
+
+const audienceColumns = `id, workspace_id, name, description, require_double_opt_in, confirmation_subject, confirmation_body, created_at, updated_at`
+
+func scanAudience(sc scanner) (Audience, error) {
+	var a Audience
+	var doi sql.NullInt64
+	var subj, body sql.NullString
+	var created, updated int64
+	if err := sc.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Description, &doi, &subj, &body, &created, &updated); err != nil {
+		return a, err
+	}
+	if doi.Valid {
+		v := doi.Int64 != 0
+		a.RequireDoubleOptIn = &v
+	}
+	if subj.Valid {
+		a.ConfirmationSubject = &subj.String
+	}
+	if body.Valid {
+		a.ConfirmationBody = &body.String
+	}
+	a.CreatedAt, a.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return a, nil
+}
+
+func audienceArgs(a Audience) (doi, subj, body any) {
+	if a.RequireDoubleOptIn != nil {
+		doi = 0
+		if *a.RequireDoubleOptIn {
+			doi = 1
+		}
+	}
+	if a.ConfirmationSubject != nil {
+		subj = *a.ConfirmationSubject
+	}
+	if a.ConfirmationBody != nil {
+		body = *a.ConfirmationBody
+	}
+	return doi, subj, body
+}
+
+func insertAudience(ctx context.Context, q querier, a Audience) error {
+	doi, subj, body := audienceArgs(a)
+	_, err := q.Exec(ctx, `INSERT INTO audiences (`+audienceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.WorkspaceID, a.Name, a.Description, doi, subj, body, store.Millis(a.CreatedAt), store.Millis(a.UpdatedAt))
+	return err
+}
+
+func updateAudience(ctx context.Context, q querier, a Audience) error {
+	doi, subj, body := audienceArgs(a)
+	_, err := q.Exec(ctx, `UPDATE audiences SET name = ?, description = ?, require_double_opt_in = ?, confirmation_subject = ?,
+		confirmation_body = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
+		a.Name, a.Description, doi, subj, body, store.Millis(a.UpdatedAt), a.ID, a.WorkspaceID)
+	return err
+}
+
+func audienceNameTaken(ctx context.Context, q querier, workspaceID, name, except string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM audiences WHERE workspace_id = ? AND name = ? AND id <> ? AND deleted_at IS NULL`,
+		workspaceID, name, except).Scan(&n)
+	return n > 0, err
+}
+
+// audienceByID reads one live (not deleted) audience.
+func audienceByID(ctx context.Context, q querier, workspaceID, id string) (Audience, error) {
+	return scanAudience(q.QueryRow(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`, id, workspaceID))
+}
+
+func listAudiences(ctx context.Context, q querier, workspaceID string) ([]Audience, error) {
+	rows, err := q.Query(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("listing audiences: %w", err)
+	}
+	defer rows.Close()
+	out := []Audience{}
+	for rows.Next() {
+		a, err := scanAudience(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func softDeleteAudience(ctx context.Context, q querier, workspaceID, id string, now time.Time) (bool, error) {
+	res, err := q.Exec(ctx, `UPDATE audiences SET deleted_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
+		store.Millis(now), id, workspaceID)
+	if err != nil {
+		return false, fmt.Errorf("deleting audience: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// --- memberships
+
+const memberColumns = `m.id, m.workspace_id, m.audience_id, m.contact_id, c.email, m.status, m.attributes, m.confirm_sends, m.created_at, m.updated_at`
+
+// memberFrom joins a membership to its contact (for the address) and to its
+// live audience.
+const memberFrom = ` FROM memberships m JOIN contacts c ON c.id = m.contact_id JOIN audiences a ON a.id = m.audience_id AND a.deleted_at IS NULL`
+
+func scanMember(sc scanner) (Member, error) {
+	var m Member
+	var attrs string
+	var created, updated int64
+	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.AudienceID, &m.ContactID, &m.Email, &m.Status, &attrs, &m.ConfirmSends, &created, &updated); err != nil {
+		return m, err
+	}
+	m.Attributes = decodeAttrs(attrs)
+	m.CreatedAt, m.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return m, nil
+}
+
+func memberByID(ctx context.Context, q querier, workspaceID, audienceID, id string) (Member, error) {
+	return scanMember(q.QueryRow(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.id = ? AND m.workspace_id = ? AND m.audience_id = ?`,
+		id, workspaceID, audienceID))
+}
+
+func memberCounts(ctx context.Context, q querier, audienceID string) (MemberCounts, error) {
+	var c MemberCounts
+	var sub sql.NullInt64
+	err := q.QueryRow(ctx, `SELECT COUNT(*), SUM(CASE WHEN status = 'subscribed' THEN 1 ELSE 0 END) FROM memberships WHERE audience_id = ?`,
+		audienceID).Scan(&c.Contacts, &sub)
+	c.Subscribed = int(sub.Int64)
+	if err != nil {
+		return c, fmt.Errorf("counting members: %w", err)
+	}
+	return c, nil
+}
+
+func listMembers(ctx context.Context, q querier, audienceID, status string, limit, offset int, pos *Position) ([]Member, error) {
+	where := ` WHERE m.audience_id = ?`
+	args := []any{audienceID}
+	if status != "" {
+		where += ` AND m.status = ?`
+		args = append(args, status)
+	}
+	if pos != nil {
+		where += ` AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))`
+		args = append(args, pos.At, pos.At, pos.ID)
+		offset = 0
+	}
+	args = append(args, limit, offset)
+	rows, err := q.Query(ctx, `SELECT `+memberColumns+memberFrom+where+` ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing members: %w", err)
+	}
+	defer rows.Close()
+	out := []Member{}
+	for rows.Next() {
+		m, err := scanMember(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func updateMember(ctx context.Context, q querier, m Member) error {
+	_, err := q.Exec(ctx, `UPDATE memberships SET status = ?, attributes = ?, confirm_sends = ?, updated_at = ? WHERE id = ?`,
+		m.Status, encodeJSON(m.Attributes), m.ConfirmSends, store.Millis(m.UpdatedAt), m.ID)
+	return err
+}
+
+func insertMember(ctx context.Context, q querier, m Member) error {
+	_, err := q.Exec(ctx, `INSERT INTO memberships (id, workspace_id, audience_id, contact_id, status, attributes, confirm_sends, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.WorkspaceID, m.AudienceID, m.ContactID, m.Status, encodeJSON(m.Attributes), m.ConfirmSends,
+		store.Millis(m.CreatedAt), store.Millis(m.UpdatedAt))
+	return err
+}
+
+func deleteMember(ctx context.Context, q querier, workspaceID, audienceID, id string) (bool, error) {
+	res, err := q.Exec(ctx, `DELETE FROM memberships WHERE id = ? AND workspace_id = ? AND audience_id = ?`, id, workspaceID, audienceID)
+	if err != nil {
+		return false, fmt.Errorf("deleting member: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// membersOf reads an audience's memberships (deleted audience included) for
+// the given contacts, by contact id.
+func membersOf(ctx context.Context, q querier, audienceID string, contactIDs []string) (map[string]Member, error) {
+	out := make(map[string]Member, len(contactIDs))
+	for start := 0; start < len(contactIDs); start += 500 {
+		chunk := contactIDs[start:min(start+500, len(contactIDs))]
+		args, in := store.PaddedIn([]any{audienceID}, chunk)
+		rows, err := q.Query(ctx, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id
+			WHERE m.audience_id = ? AND m.contact_id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading members: %w", err)
+		}
+		for rows.Next() {
+			m, err := scanMember(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[m.ContactID] = m
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Rows an import writes go in multi-row statements at commit
+// (store.Tx.DeferInsert); nothing in the import reads them back.
+var (
+	contactInsertColumns = []string{"id", "workspace_id", "email", "first_name", "last_name", "attributes", "tags", "created_at", "updated_at"}
+	memberInsertColumns  = []string{"id", "workspace_id", "audience_id", "contact_id", "status", "attributes", "confirm_sends", "created_at", "updated_at"}
+	eventInsertColumns   = []string{"id", "workspace_id", "kind", "contact_id", "data", "created_at"}
+)
+
+func deferContact(tx *store.Tx, c Contact) {
+	tx.DeferInsert("contacts", contactInsertColumns, c.ID, c.WorkspaceID, c.Email, c.FirstName, c.LastName,
+		encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt))
+}
+
+func deferMember(tx *store.Tx, m Member) {
+	tx.DeferInsert("memberships", memberInsertColumns, m.ID, m.WorkspaceID, m.AudienceID, m.ContactID, m.Status,
+		encodeJSON(m.Attributes), int64(m.ConfirmSends), store.Millis(m.CreatedAt), store.Millis(m.UpdatedAt))
+}
+
+func deferEvent(tx *store.Tx, workspaceID, kind, contactID string, data map[string]any, now time.Time) {
+	tx.DeferInsert("automation_events", eventInsertColumns, ids.New("aev"), workspaceID, kind, contactID, encodeJSON(data), store.Millis(now))
 }

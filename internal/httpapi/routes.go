@@ -74,6 +74,17 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression)
 	t.handle("DELETE /v1/suppressions", ws, flat, h.deleteSuppressionQuery) // ?email= or the older ?id=
 
+	t.handle("GET /v1/audiences", ws, nested, h.listAudiences)
+	t.handle("POST /v1/audiences", ws, nested, h.createAudience)
+	t.handle("GET /v1/audiences/{id}", ws, nested, h.getAudience)
+	t.handle("PATCH /v1/audiences/{id}", ws, nested, h.patchAudience)
+	t.handle("DELETE /v1/audiences/{id}", ws, nested, h.deleteAudience) // soft: memberships stay on record
+	t.handle("GET /v1/audiences/{id}/contacts", ws, nested, h.listMembers)
+	t.handle("POST /v1/audiences/{id}/contacts", ws, nested, h.importContacts)
+	t.handle("GET /v1/audiences/{id}/contacts/{member}", ws, nested, h.getMember)
+	t.handle("PATCH /v1/audiences/{id}/contacts/{member}", ws, nested, h.patchMember)
+	t.handle("DELETE /v1/audiences/{id}/contacts/{member}", ws, nested, h.deleteMember) // records no unsubscribe
+
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)
 	t.handle("GET /v1/contacts/{id}", ws, flat, h.getContact)

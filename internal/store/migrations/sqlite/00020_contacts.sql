@@ -18,9 +18,11 @@ CREATE UNIQUE INDEX contacts_workspace_email ON contacts (workspace_id, email);
 CREATE INDEX contacts_workspace_created ON contacts (workspace_id, created_at, id);
 
 -- Durable automation triggers (tag.added, tag.removed), written in the
--- transaction of the change; the automations area consumes them.
+-- transaction of the change; the automations area consumes them in seq
+-- order.
 CREATE TABLE automation_events (
-    id           TEXT PRIMARY KEY,
+    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           TEXT NOT NULL UNIQUE,
     workspace_id TEXT NOT NULL,
     kind         TEXT NOT NULL,
     contact_id   TEXT NOT NULL,

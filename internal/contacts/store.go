@@ -451,3 +451,22 @@ func deferMember(tx *store.Tx, m Member) {
 func deferEvent(tx *store.Tx, workspaceID, kind, contactID string, data map[string]any, now time.Time) {
 	tx.DeferInsert("automation_events", eventInsertColumns, ids.New("aev"), workspaceID, kind, contactID, encodeJSON(data), store.Millis(now))
 }
+
+// audiencesOf lists a contact's memberships of live audiences.
+func audiencesOf(ctx context.Context, q querier, workspaceID, contactID string) ([]AudienceSubscription, error) {
+	rows, err := q.Query(ctx, `SELECT a.id, a.name, m.id, m.status FROM memberships m JOIN audiences a ON a.id = m.audience_id AND a.deleted_at IS NULL
+		WHERE m.contact_id = ? AND m.workspace_id = ? ORDER BY a.created_at, a.id`, contactID, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("reading memberships: %w", err)
+	}
+	defer rows.Close()
+	out := []AudienceSubscription{}
+	for rows.Next() {
+		var a AudienceSubscription
+		if err := rows.Scan(&a.AudienceID, &a.AudienceName, &a.MembershipID, &a.Status); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}

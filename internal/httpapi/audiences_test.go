@@ -118,6 +118,15 @@ func TestMembersAndImport(t *testing.T) {
 				map[string]any{"email": "ann2@example.com"}, map[string]any{"email": "gone@example.com"}},
 			Status: 201, Shape: shape{"created": 1, "updated": 0, "unchanged": 1, "held_back": 2, "imported": 2,
 				"held": []any{shape{"row": 1, "status": "unsubscribed", "reason": "unsubscribed"}, shape{"row": 4, "reason": "suppressed"}}}},
+		sc{Name: "subscriptions", Method: "GET", Path: "/v1/contacts/{ann}/subscriptions", Status: 200,
+			Shape: shape{"contact_id": scenario.Var("ann"), "subscriptions": []any{shape{"email": "ann@example.com", "suppressed": false,
+				"suppression_reason": nil, "topics": []any{}, "audiences": []any{shape{"audience_id": scenario.Var("aud"), "name": "News", "status": "subscribed",
+					"membership_id": scenario.Prefix("mem_")}}}}}},
+		sc{Name: "find the suppressed contact", Method: "GET", Path: "/v1/contacts?lookup=gone@example.com", Status: 200,
+			Save: map[string]string{"gone": "contacts.0.id"}},
+		sc{Name: "subscriptions of a suppressed address", Method: "GET", Path: "/v1/contacts/{gone}/subscriptions", Status: 200,
+			Shape: shape{"subscriptions": []any{shape{"suppressed": true, "suppression_reason": "manual", "audiences": []any{shape{"status": "cleaned"}}}}}},
+		sc{Name: "subscriptions of another workspace", Method: "GET", Path: "/v1/contacts/{ann}/subscriptions", Key: "{other}", Status: 404, Code: "not_found"},
 		sc{Name: "bob still unsubscribed", Method: "GET", Path: "/v1/audiences/{aud}/contacts/{bob}", Status: 200, Shape: shape{"status": "unsubscribed"}},
 
 		sc{Name: "delete member", Method: "DELETE", Path: "/v1/audiences/{aud}/contacts/{dee}", Status: 200, Shape: shape{"id": scenario.Var("dee"), "deleted": true}},
@@ -142,6 +151,10 @@ func TestMembersAndImport(t *testing.T) {
 	r = a.Do("GET", "/v1/audiences/"+s.Get("aud")+"/contacts/"+s.Get("bob"), nil)
 	if r.Status != 404 {
 		t.Fatalf("member of a deleted audience: %d", r.Status)
+	}
+	r = a.Do("GET", "/v1/contacts/"+s.Get("ann")+"/subscriptions", nil)
+	if subs := r.JSON()["subscriptions"].([]any); len(subs[0].(map[string]any)["audiences"].([]any)) != 0 {
+		t.Fatalf("a deleted audience is still listed: %s", r.Body)
 	}
 }
 

@@ -238,3 +238,45 @@ func (h *handler) patchContactAttributes(w http.ResponseWriter, r *http.Request)
 	writeJSON(w, http.StatusOK, attributesJSON{Attributes: attrs, Changed: changed})
 	return nil
 }
+
+type subscriptionsJSON struct {
+	ContactID     string             `json:"contact_id"`
+	Subscriptions []subscriptionJSON `json:"subscriptions"`
+}
+
+type subscriptionJSON struct {
+	Audiences         []audienceSubscriptionJSON `json:"audiences"`
+	Email             string                     `json:"email"`
+	Suppressed        bool                       `json:"suppressed"`
+	SuppressionReason *string                    `json:"suppression_reason"`
+	Topics            []string                   `json:"topics"`
+}
+
+type audienceSubscriptionJSON struct {
+	AudienceID   string `json:"audience_id"`
+	MembershipID string `json:"membership_id"`
+	Name         string `json:"name"`
+	Status       string `json:"status"`
+}
+
+func (h *handler) getContactSubscriptions(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	subs, err := h.d.Services.Contacts.Subscriptions(r.Context(), apiKey(r).WorkspaceID, id)
+	if err != nil {
+		return err
+	}
+	out := subscriptionsJSON{ContactID: id, Subscriptions: make([]subscriptionJSON, 0, len(subs))}
+	for _, s := range subs {
+		sj := subscriptionJSON{Email: s.Email, Suppressed: s.Suppressed, Topics: s.Topics, Audiences: make([]audienceSubscriptionJSON, 0, len(s.Audiences))}
+		if s.Reason != "" {
+			reason := s.Reason
+			sj.SuppressionReason = &reason
+		}
+		for _, a := range s.Audiences {
+			sj.Audiences = append(sj.Audiences, audienceSubscriptionJSON{AudienceID: a.AudienceID, Name: a.AudienceName, MembershipID: a.MembershipID, Status: a.Status})
+		}
+		out.Subscriptions = append(out.Subscriptions, sj)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -95,6 +95,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.removeContactTag) // ?tag=
 	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
 	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
+	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -15,8 +15,9 @@ import (
 
 // Service serves the contacts and audiences routes.
 type Service struct {
-	db    *store.DB
-	clock clock.Clock
+	db      *store.DB
+	clock   clock.Clock
+	confirm ConfirmConfig
 }
 
 // New builds the service.

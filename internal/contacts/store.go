@@ -470,3 +470,24 @@ func audiencesOf(ctx context.Context, q querier, workspaceID, contactID string) 
 	}
 	return out, rows.Err()
 }
+
+// memberAnyWorkspace reads a membership of a live audience by id alone (a
+// signed link names it) with its audience's name.
+func memberAnyWorkspace(ctx context.Context, q querier, id string) (Member, string, error) {
+	var name string
+	m, err := scanMemberWith(q.QueryRow(ctx, `SELECT `+memberColumns+`, a.name`+memberFrom+` WHERE m.id = ?`, id), &name)
+	return m, name, err
+}
+
+func scanMemberWith(sc scanner, extra ...any) (Member, error) {
+	var m Member
+	var attrs string
+	var created, updated int64
+	dest := append([]any{&m.ID, &m.WorkspaceID, &m.AudienceID, &m.ContactID, &m.Email, &m.Status, &attrs, &m.ConfirmSends, &created, &updated}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return m, err
+	}
+	m.Attributes = decodeAttrs(attrs)
+	m.CreatedAt, m.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return m, nil
+}

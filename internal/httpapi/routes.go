@@ -84,6 +84,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/audiences/{id}/contacts/{member}", ws, nested, h.getMember)
 	t.handle("PATCH /v1/audiences/{id}/contacts/{member}", ws, nested, h.patchMember)
 	t.handle("DELETE /v1/audiences/{id}/contacts/{member}", ws, nested, h.deleteMember) // records no unsubscribe
+	t.handle("POST /v1/audiences/{id}/contacts/{member}/confirm", ws, nested, h.sendConfirmation)
 
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)

@@ -100,7 +100,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, in NewContact)
 		return Contact{}, err
 	}
 	now := s.clock.Now()
-	c := Contact{ID: ids.New("ct"), WorkspaceID: workspaceID, Email: in.Email, FirstName: in.FirstName, LastName: in.LastName,
+	c := Contact{ID: newContactID(), WorkspaceID: workspaceID, Email: in.Email, FirstName: in.FirstName, LastName: in.LastName,
 		Attributes: map[string]string{}, Tags: []string{}, CreatedAt: now, UpdatedAt: now}
 	for k, v := range in.Attributes {
 		c.Attributes[k] = v
@@ -328,3 +328,5 @@ func (s *Service) PatchAttributes(ctx context.Context, workspaceID, id string, p
 func (s *Service) AutomationEvents(ctx context.Context, workspaceID, contactID string) ([]AutomationEvent, error) {
 	return listEvents(ctx, s.db, workspaceID, contactID)
 }
+
+func newContactID() string { return ids.New("ct") }

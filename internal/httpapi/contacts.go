@@ -9,7 +9,8 @@ import (
 )
 
 type createContactRequest struct {
-	Email      *string           `json:"email"` // required
+	Vcard      *string           `json:"vcard"` // vCard mode: up to 1000 cards, nothing else
+	Email      *string           `json:"email"` // required in field mode
 	FirstName  *string           `json:"first_name"`
 	LastName   *string           `json:"last_name"`
 	Attributes map[string]string `json:"attributes"`
@@ -99,6 +100,20 @@ func (h *handler) listContacts(w http.ResponseWriter, r *http.Request) error {
 	meta, n := h.pager.meta(pg, len(rows), func(i int) Cursor {
 		return Cursor{At: rows[i].CreatedAt.UnixMilli(), ID: rows[i].ID}
 	})
+	if wantsVCard(r) {
+		b, err := contacts.EncodeVCards(rows[:n])
+		if err != nil {
+			return err
+		}
+		if meta.NextCursor != nil {
+			w.Header().Set("X-Next-Cursor", *meta.NextCursor) // the .vcf has no room for it
+		}
+		w.Header().Set("Content-Type", "text/vcard; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="contacts.vcf"`)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(b)
+		return nil
+	}
 	out := make([]contactJSON, 0, n)
 	for _, c := range rows[:n] {
 		out = append(out, contactOut(c))
@@ -111,6 +126,12 @@ func (h *handler) createContact(w http.ResponseWriter, r *http.Request) error {
 	var req createContactRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if req.Vcard != nil {
+		if req.Email != nil || req.FirstName != nil || req.LastName != nil || req.Attributes != nil || req.Tags != nil {
+			return apierr.InvalidRequest("Send vcard alone, or the contact's fields without vcard.")
+		}
+		return h.createContactsFromVCard(w, r, *req.Vcard)
 	}
 	if req.Email == nil || strings.TrimSpace(*req.Email) == "" {
 		return apierr.InvalidRequest("email is required.")
@@ -279,4 +300,46 @@ func (h *handler) getContactSubscriptions(w http.ResponseWriter, r *http.Request
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+type vcardCreated struct {
+	Contacts []contactJSON   `json:"contacts"`
+	Skipped  []vcardSkipJSON `json:"skipped"`
+}
+
+type vcardSkipJSON struct {
+	Card   int    `json:"card"`
+	Email  string `json:"email"`
+	Reason string `json:"reason"`
+}
+
+func (h *handler) createContactsFromVCard(w http.ResponseWriter, r *http.Request, text string) error {
+	in, err := contacts.ParseVCards(text)
+	if err != nil {
+		return err
+	}
+	created, skipped, err := h.d.Services.Contacts.CreateMany(r.Context(), apiKey(r).WorkspaceID, in)
+	if err != nil {
+		return err
+	}
+	out := vcardCreated{Contacts: make([]contactJSON, 0, len(created)), Skipped: make([]vcardSkipJSON, 0, len(skipped))}
+	for _, c := range created {
+		out.Contacts = append(out.Contacts, contactOut(c))
+	}
+	for _, s := range skipped {
+		out.Skipped = append(out.Skipped, vcardSkipJSON{Card: s.Card, Email: s.Email, Reason: s.Reason})
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// wantsVCard reports whether the client asked for a .vcf (Accept: text/vcard).
+func wantsVCard(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(mt), "text/vcard") || strings.EqualFold(strings.TrimSpace(mt), "text/x-vcard") {
+			return true
+		}
+	}
+	return false
 }

@@ -491,3 +491,50 @@ func scanMemberWith(sc scanner, extra ...any) (Member, error) {
 	m.CreatedAt, m.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
 	return m, nil
 }
+
+// allContacts reads every contact of a workspace, oldest first.
+func allContacts(ctx context.Context, q querier, workspaceID string) ([]Contact, error) {
+	rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("reading contacts: %w", err)
+	}
+	defer rows.Close()
+	var out []Contact
+	for rows.Next() {
+		c, err := scanContact(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// contactMemberships reads every membership of a contact (deleted
+// audiences included), by audience id.
+func contactMemberships(ctx context.Context, q querier, contactID string) (map[string]Member, error) {
+	rows, err := q.Query(ctx, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.contact_id = ?`, contactID)
+	if err != nil {
+		return nil, fmt.Errorf("reading memberships: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Member{}
+	for rows.Next() {
+		m, err := scanMember(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[m.AudienceID] = m
+	}
+	return out, rows.Err()
+}
+
+func moveMembership(ctx context.Context, q querier, memberID, contactID string, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE memberships SET contact_id = ?, updated_at = ? WHERE id = ?`, contactID, store.Millis(now), memberID)
+	return err
+}
+
+func moveEvents(ctx context.Context, q querier, from, to string) error {
+	_, err := q.Exec(ctx, `UPDATE automation_events SET contact_id = ? WHERE contact_id = ?`, to, from)
+	return err
+}

@@ -88,6 +88,8 @@ func (h *handler) routes(t *routeTable) {
 
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)
+	t.handle("GET /v1/contacts/duplicates", ws, flat, h.listDuplicates)
+	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates) // { survivor_id, loser_id }
 	t.handle("GET /v1/contacts/{id}", ws, flat, h.getContact)
 	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.patchContact)
 	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.deleteContact)

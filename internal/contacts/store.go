@@ -62,20 +62,25 @@ func scanContact(sc scanner) (Contact, error) {
 	return c, nil
 }
 
+// searchText is what ?q= matches: the address and the names, lowercased.
+func searchText(c Contact) string {
+	return strings.ToLower(c.Email + " " + c.FirstName + " " + c.LastName)
+}
+
 func insertContact(ctx context.Context, q querier, c Contact) error {
 	sort.Strings(c.Tags)
-	_, err := q.Exec(ctx, `INSERT INTO contacts (`+contactColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.Exec(ctx, `INSERT INTO contacts (`+contactColumns+`, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.WorkspaceID, c.Email, c.FirstName, c.LastName, encodeJSON(c.Attributes), encodeJSON(c.Tags),
-		store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt))
+		store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt), searchText(c))
 	return err
 }
 
 // updateContact writes every mutable field of c.
 func updateContact(ctx context.Context, q querier, c Contact) error {
 	sort.Strings(c.Tags)
-	_, err := q.Exec(ctx, `UPDATE contacts SET email = ?, first_name = ?, last_name = ?, attributes = ?, tags = ?, updated_at = ?
+	_, err := q.Exec(ctx, `UPDATE contacts SET email = ?, first_name = ?, last_name = ?, attributes = ?, tags = ?, updated_at = ?, search = ?
 		WHERE id = ? AND workspace_id = ?`,
-		c.Email, c.FirstName, c.LastName, encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.UpdatedAt), c.ID, c.WorkspaceID)
+		c.Email, c.FirstName, c.LastName, encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.UpdatedAt), searchText(c), c.ID, c.WorkspaceID)
 	return err
 }
 
@@ -157,9 +162,8 @@ func listContacts(ctx context.Context, q querier, workspaceID string, f ListFilt
 	}
 	if f.Q != "" {
 		p := "%" + likeEscape(strings.ToLower(f.Q)) + "%"
-		where += ` AND (email LIKE ? ESCAPE '\' OR LOWER(first_name) LIKE ? ESCAPE '\' OR LOWER(last_name) LIKE ? ESCAPE '\'
-			OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`
-		args = append(args, p, p, p, p)
+		where += ` AND search LIKE ? ESCAPE '\'`
+		args = append(args, p)
 	}
 	if pos != nil {
 		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
@@ -433,14 +437,14 @@ func membersOf(ctx context.Context, q querier, audienceID string, contactIDs []s
 // Rows an import writes go in multi-row statements at commit
 // (store.Tx.DeferInsert); nothing in the import reads them back.
 var (
-	contactInsertColumns = []string{"id", "workspace_id", "email", "first_name", "last_name", "attributes", "tags", "created_at", "updated_at"}
+	contactInsertColumns = []string{"id", "workspace_id", "email", "first_name", "last_name", "attributes", "tags", "created_at", "updated_at", "search"}
 	memberInsertColumns  = []string{"id", "workspace_id", "audience_id", "contact_id", "status", "attributes", "confirm_sends", "created_at", "updated_at"}
 	eventInsertColumns   = []string{"id", "workspace_id", "kind", "contact_id", "data", "created_at"}
 )
 
 func deferContact(tx *store.Tx, c Contact) {
 	tx.DeferInsert("contacts", contactInsertColumns, c.ID, c.WorkspaceID, c.Email, c.FirstName, c.LastName,
-		encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt))
+		encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt), searchText(c))
 }
 
 func deferMember(tx *store.Tx, m Member) {

@@ -11,11 +11,14 @@ CREATE TABLE contacts (
     last_name    TEXT NOT NULL DEFAULT '',
     attributes   TEXT NOT NULL DEFAULT '{}',
     tags         TEXT NOT NULL DEFAULT '[]',
+    search       TEXT NOT NULL DEFAULT '',
     created_at   BIGINT NOT NULL,
     updated_at   BIGINT NOT NULL
 );
 CREATE UNIQUE INDEX contacts_workspace_email ON contacts (workspace_id, email);
-CREATE INDEX contacts_workspace_created ON contacts (workspace_id, created_at, id);
+-- search is "email first last" lowercased: ?q= tests one column, read from
+-- this index before any row is fetched.
+CREATE INDEX contacts_workspace_created ON contacts (workspace_id, created_at, id, search);
 
 -- Durable automation triggers (tag.added, tag.removed), written in the
 -- transaction of the change; the automations area consumes them in seq

@@ -7,16 +7,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"mailroom/bench/internal/load"
 	"mailroom/internal/app"
@@ -34,7 +38,9 @@ func main() {
 	defer os.RemoveAll(dir)
 	db := filepath.Join(dir, "mailroom.db")
 	if *pg != "" {
-		db = *pg
+		var drop func()
+		db, drop = ownSchema(*pg)
+		defer drop()
 	}
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
@@ -109,5 +115,30 @@ func main() {
 		got := load.Run(1, *dur/time.Duration(len(terms)), 200, load.JSONRequest("GET", url, key, nil))
 		fmt.Printf("RESULT GET /v1/contacts?q=%s over %d contacts (%s): p50 %.2f ms, p99 %.2f ms, %d requests, %d errors\n",
 			q, next, a.DB.Dialect, float64(got.P50)/1e6, float64(got.P99)/1e6, got.Requests, got.Errors)
+	}
+}
+
+// ownSchema creates a schema of its own on the server at base and returns
+// the URL that selects it (search_path), so the run leaves the database as
+// it found it; drop removes the schema.
+func ownSchema(base string) (string, func()) {
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		panic(err)
+	}
+	schema := "bench_import_" + strconv.Itoa(os.Getpid())
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		panic(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		panic(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+		admin.Close()
 	}
 }

@@ -1,12 +1,15 @@
 package httpapi_test
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 
+	"mailroom/internal/clock"
+	"mailroom/internal/contacts"
 	"mailroom/internal/testkit/scenario"
 	"mailroom/internal/testkit/testapp"
 )
@@ -152,6 +155,14 @@ func TestMembersAndImport(t *testing.T) {
 	if r.Status != 404 {
 		t.Fatalf("member of a deleted audience: %d", r.Status)
 	}
+	// The tag an import added queued its automation event like any change.
+	events, err := contacts.New(a.DB, clock.Real{}).AutomationEvents(context.Background(), a.WorkspaceID, s.Get("ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 || events[1].Kind != contacts.EventTagAdded || events[1].Data["tag"] != "a" {
+		t.Fatalf("events after the import: %+v", events)
+	}
 	r = a.Do("GET", "/v1/contacts/"+s.Get("ann")+"/subscriptions", nil)
 	if subs := r.JSON()["subscriptions"].([]any); len(subs[0].(map[string]any)["audiences"].([]any)) != 0 {
 		t.Fatalf("a deleted audience is still listed: %s", r.Body)
@@ -194,6 +205,10 @@ func TestImportCSV(t *testing.T) {
 			"Mail;Vorname;Intern;Zustand\ncy@example.com;Cy;x;unsubscribed\n", 201, "", shape{"created": 1}),
 		sc{Name: "cy mapped", Method: "GET", Path: "/v1/audiences/{aud}/contacts?status=unsubscribed", Status: 200,
 			Shape: shape{"contacts": []any{shape{"email": "cy@example.com", "attributes": scenario.All(shape{"first_name": "Cy"}, scenario.Keys("first_name"))}}}},
+		csvPost("tags column by mapping", "?mapping.tags=Labels", "email,Labels\nann@example.com,\"New, vip\"\n", 201, "",
+			shape{"updated": 1, "tags_added": 1}),
+		sc{Name: "ann's tags", Method: "GET", Path: "/v1/contacts?lookup=ann@example.com", Status: 200, Errors: scenario.Flat,
+			Shape: shape{"contacts": []any{shape{"tags": []any{"beta", "new", "vip"}}}}},
 		csvPost("ragged row", "", "email,name\na@example.com,A\nb@example.com\n", 400, "invalid_request", nil),
 		csvPost("unterminated quote", "", "email,name\na@example.com,\"A\n", 400, "invalid_request", nil),
 		csvPost("binary", "", "email\n\x00\x01\x02\n", 400, "invalid_request", nil),

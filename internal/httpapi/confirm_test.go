@@ -31,6 +31,7 @@ func TestDoubleOptIn(t *testing.T) {
 		sc{Name: "import", Method: "POST", Path: "/v1/audiences/{aud}/contacts",
 			Body:   []any{map[string]any{"email": addr}, map[string]any{"email": "delivered+two@" + a.Config.ServiceDomain}, map[string]any{"email": "sub@example.com", "status": "subscribed"}},
 			Status: 201, Shape: shape{"created": 3}},
+		sc{Name: "creating pending members sent nothing", Method: "GET", Path: "/v1/emails", Status: 200, Shape: shape{"data": scenario.Len(0)}},
 		sc{Name: "pending members", Method: "GET", Path: "/v1/audiences/{aud}/contacts?status=pending", Status: 200,
 			Shape: shape{"contacts": scenario.Len(2)}},
 		sc{Name: "find the member", Method: "GET", Path: "/v1/audiences/{aud}/contacts?status=pending", Status: 200,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"mailroom/internal/apierr"
 	"mailroom/internal/ids"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
@@ -192,6 +193,12 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 		}
 		return nil
 	})
+	if store.IsUniqueViolation(err) {
+		// Another import or create added one of these addresses meanwhile;
+		// this one rolled back whole and can simply be sent again.
+		return ImportResult{}, apierr.Conflict("import_conflict", "Another change added some of these contacts at the same time; nothing was imported.").
+			WithNext("Send the same import again.")
+	}
 	if err != nil {
 		return ImportResult{}, err
 	}

@@ -203,8 +203,15 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 		return ImportResult{}, err
 	}
 	res.Imported = res.Created + res.Updated + res.Unchanged
+	if !dryRun && res.Created >= analyzeAfter {
+		refreshStatistics(ctx, s.db)
+	}
 	return res, nil
 }
+
+// analyzeAfter is how many new rows make an import refresh the planner's
+// statistics (see refreshStatistics).
+const analyzeAfter = 1000
 
 // checkRow validates and normalizes one row; the reason is "" when the row
 // is good.

@@ -542,3 +542,16 @@ func moveEvents(ctx context.Context, q querier, from, to string) error {
 	_, err := q.Exec(ctx, `UPDATE automation_events SET contact_id = ? WHERE contact_id = ?`, to, from)
 	return err
 }
+
+// refreshStatistics has PostgreSQL re-read the size of the tables an import
+// grew. Without it the planner keeps the estimate of a small table until
+// autovacuum comes by, and plans the next import's address lookups as
+// sequential scans: measured, the lookups of a 10,000-row import into
+// 30,000 fresh members took 5.9 s instead of 0.06 s. A failure only costs
+// speed, so it is not reported.
+func refreshStatistics(ctx context.Context, db *store.DB) {
+	if db.Dialect != store.Postgres {
+		return
+	}
+	_, _ = db.Exec(ctx, `ANALYZE contacts, memberships`)
+}

@@ -148,11 +148,6 @@ func deleteContact(ctx context.Context, tx *store.Tx, workspaceID, id string) (b
 	return true, nil
 }
 
-// likeEscape escapes LIKE's wildcards; statements say ESCAPE '\'.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 func listContacts(ctx context.Context, q querier, dialect store.Dialect, workspaceID string, f ListFilter, limit int, pos *Position) ([]Contact, error) {
 	where := `workspace_id = ?`
 	args := []any{workspaceID}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
@@ -19,6 +20,7 @@ type Services struct {
 	Webhooks     *webhooks.Service
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
+	Contacts     *contacts.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -84,6 +86,32 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/templates/{id}/publish", ws, flat, h.publishTemplate)
 	t.handle("POST /v1/templates/{id}/render", ws, flat, h.renderTemplate)
 	t.handle("POST /v1/templates/{id}/preview", ws, flat, h.previewTemplate)
+
+	t.handle("GET /v1/audiences", ws, nested, h.listAudiences)
+	t.handle("POST /v1/audiences", ws, nested, h.createAudience)
+	t.handle("GET /v1/audiences/{id}", ws, nested, h.getAudience)
+	t.handle("PATCH /v1/audiences/{id}", ws, nested, h.patchAudience)
+	t.handle("DELETE /v1/audiences/{id}", ws, nested, h.deleteAudience) // soft: memberships stay on record
+	t.handle("GET /v1/audiences/{id}/contacts", ws, nested, h.listMembers)
+	t.handle("POST /v1/audiences/{id}/contacts", ws, nested, h.importContacts)
+	t.handle("GET /v1/audiences/{id}/contacts/{member}", ws, nested, h.getMember)
+	t.handle("PATCH /v1/audiences/{id}/contacts/{member}", ws, nested, h.patchMember)
+	t.handle("DELETE /v1/audiences/{id}/contacts/{member}", ws, nested, h.deleteMember) // records no unsubscribe
+	t.handle("POST /v1/audiences/{id}/contacts/{member}/confirm", ws, nested, h.sendConfirmation)
+
+	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
+	t.handle("POST /v1/contacts", ws, flat, h.createContact)
+	t.handle("GET /v1/contacts/duplicates", ws, flat, h.listDuplicates)
+	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates) // { survivor_id, loser_id }
+	t.handle("GET /v1/contacts/{id}", ws, flat, h.getContact)
+	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.patchContact)
+	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.deleteContact)
+	t.handle("GET /v1/contacts/{id}/tags", ws, nested, h.getContactTags)
+	t.handle("POST /v1/contacts/{id}/tags", ws, nested, h.addContactTags)
+	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.removeContactTag) // ?tag=
+	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
+	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
+	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -144,14 +144,19 @@ func TestErrorShapesFollowTheSpec(t *testing.T) {
 		c("GET", "/v1/templates/tpl_1/unknown", "", 404, "not_found", flat),
 		c("PUT", "/v1/templates", "", 404, "not_found", flat),
 		c("GET", "/v1/templates/tpl_nope", "", 404, "not_found", flat),
-		c("GET", "/v1/contacts", "", 404, "not_found", flat),
+		// The contacts and audiences routes exist now: their own errors, and
+		// unknown paths or methods under them, keep each family's shape.
+		c("GET", "/v1/contacts?cursor=bad", "", 422, "invalid_cursor", flat),
+		c("PUT", "/v1/contacts", "", 404, "not_found", flat),
 		c("GET", "/v1/contacts/con_1", "", 404, "not_found", flat),
-		c("GET", "/v1/contacts/duplicates", "", 404, "not_found", flat),
+		sc{Name: "POST /v1/contacts/duplicates", Method: "POST", Path: "/v1/contacts/duplicates", Body: `{}`, Status: 400, Code: "invalid_request", Errors: flat},
 		c("GET", "/v1/contacts/con_1/tags", "", 404, "not_found", nested),
 		c("DELETE", "/v1/contacts/con_1/tags/vip", "", 404, "not_found", nested),
-		c("PATCH", "/v1/contacts/con_1/attributes", "", 404, "not_found", nested),
+		sc{Name: "PATCH /v1/contacts/con_1/attributes", Method: "PATCH", Path: "/v1/contacts/con_1/attributes", Body: `{"a":"b"}`,
+			Status: 404, Code: "not_found", Errors: nested},
 		c("GET", "/v1/contacts/con_1/subscriptions", "", 404, "not_found", nested),
-		c("GET", "/v1/audiences", "", 404, "not_found", nested),
+		c("GET", "/v1/audiences/aud_nope", "", 404, "not_found", nested),
+		c("PUT", "/v1/audiences", "", 404, "not_found", nested),
 
 		c("GET", "/v1/emails", scenario.NoKey, 401, "unauthorized", nested),
 		c("GET", "/v1/suppressions", scenario.NoKey, 401, "unauthorized", flat),

@@ -95,6 +95,7 @@ func NewHandler(d Deps) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, probeJSON{Status: "ready"})
 	})
+	h.pages(root) // hosted pages (double opt-in confirmation), outside /v1
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errNoRoute())

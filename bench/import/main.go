@@ -1,0 +1,144 @@
+// Command import measures the audience import and the contacts search: a
+// 10,000-row CSV (5 attributes, 2 tags per row) into an audience that
+// already holds 100,000 members, and GET /v1/contacts?q= over those 100,000
+// contacts (p99). Usage: go run ./bench/import [-pg postgres://...]
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"mailroom/bench/internal/load"
+	"mailroom/internal/app"
+	"mailroom/internal/config"
+)
+
+func main() {
+	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
+	existing := flag.Int("n", 100000, "members already in the audience")
+	runs := flag.Int("runs", 3, "timed imports of 10,000 new rows")
+	dur := flag.Duration("d", 5*time.Second, "duration of the search run")
+	flag.Parse()
+
+	dir, _ := os.MkdirTemp("", "mailroom-bench-import")
+	defer os.RemoveAll(dir)
+	db := filepath.Join(dir, "mailroom.db")
+	if *pg != "" {
+		var drop func()
+		db, drop = ownSchema(*pg)
+		defer drop()
+	}
+	env := map[string]string{
+		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
+		"MAILROOM_DATA_DIR": dir, "MAILROOM_RATE_LIMIT": "100000000", "MAILROOM_LOG_LEVEL": "error",
+		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789",
+	}
+	cfg, err := config.Load(config.Map(env))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	if err := a.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer a.Stop(ctx)
+	_, key, err := a.Workspaces.CreateWorkspace(ctx, "bench", "bench@example.com", true)
+	if err != nil {
+		panic(err)
+	}
+	base := "http://" + a.HTTPAddr()
+	do := func(method, path, ct string, body []byte) []byte {
+		req, _ := http.NewRequest(method, base+path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", ct)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			panic(fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, b))
+		}
+		return b
+	}
+	var aud struct{ ID string }
+	json.Unmarshal(do("POST", "/v1/audiences", "application/json", []byte(`{"name":"bench"}`)), &aud)
+	path := "/v1/audiences/" + aud.ID + "/contacts"
+
+	next := 0
+	batch := func() []byte {
+		var b bytes.Buffer
+		b.WriteString("email,first_name,last_name,company,city,plan,tags\n")
+		for range 10000 {
+			n := strconv.Itoa(next)
+			fmt.Fprintf(&b, "user%s@example.com,First%s,Last%s,Company %d,City %d,plan%d,\"t%d,bench\"\n", n, n, n, next%97, next%31, next%5, next%11)
+			next++
+		}
+		return b.Bytes()
+	}
+	t0 := time.Now()
+	for next < *existing {
+		do("POST", path, "text/csv", batch())
+	}
+	fmt.Printf("seeded %d members in %s\n", *existing, time.Since(t0).Round(time.Millisecond))
+	for i := range *runs {
+		body := batch()
+		t := time.Now()
+		out := do("POST", path, "text/csv", body)
+		el := time.Since(t)
+		fmt.Printf("RESULT import 10,000 rows into %d members (%s), run %d: %.0f ms  %s", next-10000, a.DB.Dialect, i+1, float64(el)/1e6, out)
+	}
+
+	terms := []string{"user12345", "first99", "last7", "example", "nobody-here"}
+	for _, q := range terms {
+		url := base + "/v1/contacts?q=" + q
+		load.Run(1, 500*time.Millisecond, 200, load.JSONRequest("GET", url, key, nil))
+		got := load.Run(1, *dur/time.Duration(len(terms)), 200, load.JSONRequest("GET", url, key, nil))
+		fmt.Printf("RESULT GET /v1/contacts?q=%s over %d contacts (%s): p50 %.2f ms, p99 %.2f ms, %d requests, %d errors\n",
+			q, next, a.DB.Dialect, float64(got.P50)/1e6, float64(got.P99)/1e6, got.Requests, got.Errors)
+	}
+}
+
+// ownSchema creates a schema of its own on the server at base and returns
+// the URL that selects it (search_path), so the run leaves the database as
+// it found it; drop removes the schema.
+func ownSchema(base string) (string, func()) {
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		panic(err)
+	}
+	schema := "bench_import_" + strconv.Itoa(os.Getpid())
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		panic(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		panic(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+		admin.Close()
+	}
+}

@@ -1,0 +1,240 @@
+package contacts
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sort"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// ImportResult counts what an import did (or, dry, would do). Every row
+// lands in exactly one of created, updated, unchanged, held_back (written,
+// but not as asked), duplicates (an address repeated in the file) and
+// skipped (refused, listed in Errors); imported is created+updated+unchanged.
+type ImportResult struct {
+	Created    int
+	Updated    int
+	Unchanged  int
+	Duplicates int
+	TagsAdded  int
+	Imported   int
+	HeldBack   int
+	Skipped    int
+	Held       []HeldRow
+	Errors     []RowError
+}
+
+// HeldRow is a row written with another status than it asked for.
+type HeldRow struct {
+	Row    int
+	Email  string
+	Status string // what the membership is now
+	Reason string // "suppressed" or "unsubscribed"
+}
+
+// RowError is a refused row.
+type RowError struct {
+	Row    int
+	Email  string
+	Reason string
+}
+
+// checked is a row that passed validation, normalized.
+type checked struct {
+	ImportRow
+	email string
+	tags  []string
+}
+
+// Import adds rows to an audience in one transaction: contacts are created
+// or gain the row's tags, memberships are created or updated (never
+// duplicated). A suppressed address becomes cleaned and an unsubscribed
+// member stays unsubscribed, both counted in held_back. With dryRun nothing
+// is written and the result is what would have been done.
+func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, rows []ImportRow, dryRun bool) (ImportResult, error) {
+	res := ImportResult{Held: []HeldRow{}, Errors: []RowError{}}
+	var ok []checked
+	seen := map[string]bool{}
+	for _, r := range rows {
+		c, reason := checkRow(r)
+		if reason != "" {
+			res.Skipped++
+			res.Errors = append(res.Errors, RowError{Row: r.Row, Email: r.Email, Reason: reason})
+			continue
+		}
+		if seen[c.email] {
+			res.Duplicates++
+			continue
+		}
+		seen[c.email] = true
+		ok = append(ok, c)
+	}
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		aud, err := audienceByID(ctx, tx, workspaceID, audienceID)
+		if err != nil {
+			return notFound(err, errAudienceNotFound)
+		}
+		doi, _ := aud.DoubleOptIn()
+		emails := make([]string, len(ok))
+		for i, c := range ok {
+			emails[i] = c.email
+		}
+		existing, err := contactsByEmail(ctx, tx, workspaceID, emails)
+		if err != nil {
+			return err
+		}
+		contactIDs := make([]string, 0, len(existing))
+		for _, c := range existing {
+			contactIDs = append(contactIDs, c.ID)
+		}
+		members, err := membersOf(ctx, tx, audienceID, contactIDs)
+		if err != nil {
+			return err
+		}
+		suppressed, err := suppressions.Suppressed(ctx, tx, workspaceID, emails)
+		if err != nil {
+			return err
+		}
+		now := s.clock.Now()
+		for _, r := range ok {
+			// The contact: created, or given the row's new tags.
+			c, found := existing[r.email]
+			var added []string
+			if !found {
+				c = Contact{ID: ids.New("ct"), WorkspaceID: workspaceID, Email: r.email, Attributes: map[string]string{},
+					Tags: slices.Sorted(slices.Values(r.tags)), CreatedAt: now, UpdatedAt: now}
+				added = c.Tags
+				if !dryRun {
+					deferContact(tx, c)
+				}
+			} else {
+				for _, t := range r.tags {
+					if !slices.Contains(c.Tags, t) {
+						added = append(added, t)
+					}
+				}
+				if len(added) > 0 && !dryRun {
+					c.Tags = append(slices.Clone(c.Tags), added...)
+					sort.Strings(c.Tags)
+					c.UpdatedAt = now
+					if err := updateContact(ctx, tx, c); err != nil {
+						return err
+					}
+				}
+			}
+			res.TagsAdded += len(added)
+			if !dryRun {
+				for _, t := range added {
+					deferEvent(tx, workspaceID, EventTagAdded, c.ID, map[string]any{"tag": t, "email": c.Email}, now)
+				}
+			}
+
+			// The membership.
+			m, member := members[c.ID]
+			want := r.Status
+			if r.Subscribed != nil {
+				want = StatusUnsubscribed
+				if *r.Subscribed {
+					want = StatusSubscribed
+				}
+			}
+			if want == "" {
+				want = m.Status // an existing member keeps its status
+				if !member {
+					want = StatusSubscribed
+					if doi {
+						want = StatusPending
+					}
+				}
+			}
+			held := ""
+			switch {
+			case suppressed[r.email] != "":
+				want, held = StatusCleaned, "suppressed"
+			case member && m.Status == StatusUnsubscribed && want != StatusUnsubscribed:
+				want, held = StatusUnsubscribed, "unsubscribed"
+			}
+			if held != "" {
+				res.HeldBack++
+				res.Held = append(res.Held, HeldRow{Row: r.Row, Email: r.email, Status: want, Reason: held})
+			}
+			if !member {
+				m = Member{ID: ids.New("mem"), WorkspaceID: workspaceID, AudienceID: audienceID, ContactID: c.ID,
+					Status: want, Attributes: maps.Clone(r.Attributes), CreatedAt: now, UpdatedAt: now}
+				if held == "" {
+					res.Created++
+				}
+				if !dryRun {
+					deferMember(tx, m)
+				}
+				continue
+			}
+			attrs := maps.Clone(m.Attributes)
+			maps.Copy(attrs, r.Attributes)
+			changed := want != m.Status || !maps.Equal(attrs, m.Attributes)
+			switch {
+			case held != "":
+			case changed || len(added) > 0:
+				res.Updated++
+			default:
+				res.Unchanged++
+			}
+			if changed && !dryRun {
+				m.Status, m.Attributes, m.UpdatedAt = want, attrs, now
+				if err := updateMember(ctx, tx, m); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if store.IsUniqueViolation(err) {
+		// Another import or create added one of these addresses meanwhile;
+		// this one rolled back whole and can simply be sent again.
+		return ImportResult{}, apierr.Conflict("import_conflict", "Another change added some of these contacts at the same time; nothing was imported.").
+			WithNext("Send the same import again.")
+	}
+	if err != nil {
+		return ImportResult{}, err
+	}
+	res.Imported = res.Created + res.Updated + res.Unchanged
+	if !dryRun && res.Created >= analyzeAfter {
+		refreshStatistics(ctx, s.db)
+	}
+	return res, nil
+}
+
+// analyzeAfter is how many new rows make an import refresh the planner's
+// statistics (see refreshStatistics).
+const analyzeAfter = 1000
+
+// checkRow validates and normalizes one row; the reason is "" when the row
+// is good.
+func checkRow(r ImportRow) (checked, string) {
+	c := checked{ImportRow: r}
+	if r.Err != "" {
+		return c, r.Err
+	}
+	if r.Email == "" {
+		return c, "email is missing"
+	}
+	e, err := NormalizeEmail(r.Email)
+	if err != nil {
+		return c, "email " + err.Error()
+	}
+	c.email = e
+	if r.Status != "" && !ValidStatus(r.Status) {
+		return c, "status " + r.Status + " is not one of subscribed, unsubscribed, pending, cleaned"
+	}
+	tags, err := NormalizeTags(r.Tags)
+	if err != nil {
+		return c, apiMessage(err)
+	}
+	c.tags = tags
+	return c, ""
+}

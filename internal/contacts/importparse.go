@@ -1,0 +1,417 @@
+package contacts
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"mailroom/internal/apierr"
+)
+
+// Import limits (spec "Operation limits").
+const (
+	MaxImportBytes = 8 << 20
+	MaxImportRows  = 10000
+)
+
+// ImportMapping renames and drops columns (CSV) or keys (JSON): the query's
+// mapping.email, mapping.status, mapping.tags, mapping.attr.<column> and
+// mapping.ignore.
+type ImportMapping struct {
+	Email  string
+	Status string
+	Tags   string
+	Attr   map[string]string // column → merge attribute name
+	Ignore map[string]bool
+}
+
+// ImportRow is one row of an import as read, before it meets the database.
+type ImportRow struct {
+	Row        int // 1-based among the data rows (a CSV header is not counted)
+	Email      string
+	Status     string // "" when the row names none
+	Subscribed *bool
+	Tags       []string
+	Attributes map[string]string
+	Err        string // why the row is refused, "" when it is not
+}
+
+func errTooManyRows() error {
+	return apierr.TooLarge("too_many_contacts", "An import takes at most %d rows.", MaxImportRows).
+		WithNext("Split the file and import the parts one after the other.")
+}
+
+// field is one named value of a row: a CSV cell (str) or a JSON value (raw).
+type field struct {
+	key string
+	str *string
+	raw json.RawMessage
+}
+
+// ParseCSV reads an RFC 4180 file (quoted fields, CRLF or LF, an optional
+// UTF-8 BOM; semicolon-separated when the header has more semicolons than
+// commas). The first record names the columns. A malformed file (ragged or
+// unterminated rows, binary) is refused whole, naming the row.
+func ParseCSV(data []byte, m ImportMapping) ([]ImportRow, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return nil, apierr.InvalidRequest("The CSV file is not UTF-8 text (it holds invalid UTF-8 or NUL bytes).").
+			WithNext("Save the file as CSV UTF-8.")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, apierr.InvalidRequest("The CSV file is empty; its first line must name the columns.")
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.Comma = detectComma(data)
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, csvError(err)
+	}
+	cols := make([]string, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, apierr.InvalidRequest("Column %d of the CSV header has no name.", i+1)
+		}
+		if seen[strings.ToLower(h)] {
+			return nil, apierr.InvalidRequest("The CSV header names column %q twice.", h)
+		}
+		seen[strings.ToLower(h)] = true
+		cols[i] = h
+	}
+	var rows []ImportRow
+	for n := 1; ; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(err)
+		}
+		if len(rows) == MaxImportRows {
+			return nil, errTooManyRows()
+		}
+		fields := make([]field, len(rec))
+		for i, v := range rec {
+			v := v
+			fields[i] = field{key: cols[i], str: &v}
+		}
+		rows = append(rows, buildRow(n, fields, m))
+	}
+	if _, ok := m.column(cols, "email"); !ok {
+		return nil, apierr.InvalidRequest("The CSV file has no email column (email or email_address).").
+			WithNext("Name the column with mapping.email=<column>.")
+	}
+	return rows, nil
+}
+
+// column finds the header column that plays role ("email", "status",
+// "tags"), honouring the mapping.
+func (m ImportMapping) column(cols []string, role string) (string, bool) {
+	for _, c := range cols {
+		if m.role(c) == role {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// role is what a column or key is: "email", "status", "subscribed", "tags",
+// "attributes", "ignore", or "" for a merge attribute.
+func (m ImportMapping) role(key string) string {
+	if m.Ignore[key] {
+		return "ignore"
+	}
+	switch key {
+	case m.Email:
+		if m.Email != "" {
+			return "email"
+		}
+	case m.Status:
+		if m.Status != "" {
+			return "status"
+		}
+	case m.Tags:
+		if m.Tags != "" {
+			return "tags"
+		}
+	}
+	if _, ok := m.Attr[key]; ok {
+		return ""
+	}
+	switch strings.ToLower(key) {
+	case "email", "email_address":
+		if m.Email == "" {
+			return "email"
+		}
+	case "status":
+		if m.Status == "" {
+			return "status"
+		}
+	case "tags":
+		if m.Tags == "" {
+			return "tags"
+		}
+	case "subscribed":
+		return "subscribed"
+	case "attributes", "data":
+		return "attributes"
+	}
+	return ""
+}
+
+// detectComma picks ';' when the first line has more semicolons than
+// commas outside quotes (a spreadsheet in a locale with decimal commas).
+func detectComma(data []byte) rune {
+	line := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line = data[:i]
+	}
+	commas, semis, quoted := 0, 0, false
+	for _, b := range line {
+		switch {
+		case b == '"':
+			quoted = !quoted
+		case quoted:
+		case b == ',':
+			commas++
+		case b == ';':
+			semis++
+		}
+	}
+	if semis > commas {
+		return ';'
+	}
+	return ','
+}
+
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		what := pe.Err.Error()
+		switch {
+		case errors.Is(pe.Err, csv.ErrFieldCount):
+			what = "has a different number of fields than the header"
+		case errors.Is(pe.Err, csv.ErrQuote), errors.Is(pe.Err, csv.ErrBareQuote):
+			what = "has a quote that does not open or close a field properly (an unterminated quoted field?)"
+		}
+		return apierr.InvalidRequest("CSV line %d %s; nothing was imported.", pe.StartLine, what).With("line", pe.StartLine)
+	}
+	return apierr.InvalidRequest("The CSV file could not be read: %v.", err)
+}
+
+// buildRow turns a row's named values into an ImportRow, recording the
+// first problem in Err.
+func buildRow(n int, fields []field, m ImportMapping) ImportRow {
+	row := ImportRow{Row: n, Attributes: map[string]string{}}
+	fail := func(format string, args ...any) ImportRow {
+		row.Err = fmt.Sprintf(format, args...)
+		return row
+	}
+	for _, f := range fields {
+		role := m.role(f.key)
+		switch role {
+		case "ignore":
+			continue
+		case "email", "status":
+			s, ok := f.text()
+			if !ok {
+				return fail("%s must be a string", f.key)
+			}
+			if role == "email" {
+				row.Email = s
+			} else {
+				row.Status = strings.ToLower(strings.TrimSpace(s))
+			}
+		case "subscribed":
+			b, ok := f.boolean()
+			if !ok {
+				return fail("subscribed must be true or false")
+			}
+			row.Subscribed = b
+		case "tags":
+			tags, ok := f.list()
+			if !ok {
+				return fail("tags must be an array of strings or a comma-separated string")
+			}
+			row.Tags = append(row.Tags, tags...)
+		case "attributes":
+			if f.str != nil { // a CSV column named attributes or data is a merge field like any other
+				row.Attributes[f.key] = *f.str
+				continue
+			}
+			var attrs map[string]string
+			if err := json.Unmarshal(f.raw, &attrs); err != nil {
+				return fail("%s must be an object of strings", f.key)
+			}
+			for k, v := range attrs {
+				row.Attributes[k] = v
+			}
+		default:
+			s, ok := f.text()
+			if !ok {
+				return fail("%s must be a string (other keys are merge attributes)", f.key)
+			}
+			if f.str != nil && s == "" {
+				continue // an empty cell sets nothing
+			}
+			name := f.key
+			if to := m.Attr[f.key]; to != "" {
+				name = to
+			}
+			row.Attributes[name] = s
+		}
+	}
+	if len(row.Attributes) > MaxAttrsPerCall {
+		return fail("a row carries at most %d attributes", MaxAttrsPerCall)
+	}
+	for k, v := range row.Attributes {
+		if err := CheckAttrName(k); err != nil {
+			return fail("%s", apiMessage(err))
+		}
+		if err := CheckAttrValue(k, v); err != nil {
+			return fail("%s", apiMessage(err))
+		}
+	}
+	return row
+}
+
+func apiMessage(err error) string {
+	if e, ok := apierr.As(err); ok {
+		return e.Message
+	}
+	return err.Error()
+}
+
+func (f field) text() (string, bool) {
+	if f.str != nil {
+		return *f.str, true
+	}
+	var s string
+	if err := json.Unmarshal(f.raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func (f field) boolean() (*bool, bool) {
+	if f.str != nil {
+		switch strings.ToLower(strings.TrimSpace(*f.str)) {
+		case "":
+			return nil, true
+		case "true", "yes", "1":
+			b := true
+			return &b, true
+		case "false", "no", "0":
+			b := false
+			return &b, true
+		}
+		return nil, false
+	}
+	var b *bool
+	if err := json.Unmarshal(f.raw, &b); err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+func (f field) list() ([]string, bool) {
+	if s, ok := f.text(); ok {
+		var out []string
+		for _, t := range strings.Split(s, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+		return out, true
+	}
+	var out []string
+	if err := json.Unmarshal(f.raw, &out); err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// ParseJSON reads an import body: a bare array of rows, { contacts: [...] }
+// or { data: [...] } (with an optional dry_run), or one row object. dryRun
+// is nil when the body does not say.
+func ParseJSON(data []byte, m ImportMapping) (rows []ImportRow, dryRun *bool, err error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || !utf8.Valid(data) || !json.Valid(data) {
+		return nil, nil, apierr.New(apierr.StatusBadRequest, "invalid_json", "The request body is not valid JSON.")
+	}
+	var list []json.RawMessage
+	switch data[0] {
+	case '[':
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, nil, apierr.InvalidRequest("The body must be an array of contact objects.")
+		}
+	case '{':
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return nil, nil, apierr.InvalidRequest("The body must be a JSON object or array.")
+		}
+		env := ""
+		for _, k := range []string{"contacts", "data"} {
+			if v, ok := obj[k]; ok && len(v) > 0 && v[0] == '[' {
+				env = k
+			}
+		}
+		if env == "" {
+			list = []json.RawMessage{data}
+			break
+		}
+		if err := json.Unmarshal(obj[env], &list); err != nil {
+			return nil, nil, apierr.InvalidRequest("%s must be an array of contact objects.", env)
+		}
+		for k, v := range obj {
+			switch k {
+			case env:
+			case "dry_run":
+				if err := json.Unmarshal(v, &dryRun); err != nil {
+					return nil, nil, apierr.InvalidRequest("dry_run must be a boolean.")
+				}
+			default:
+				return nil, nil, apierr.InvalidRequest("Unknown field %q beside %s.", k, env)
+			}
+		}
+	default:
+		return nil, nil, apierr.InvalidRequest("The body must be an array of contacts, an object with contacts or data, or one contact.")
+	}
+	if len(list) > MaxImportRows {
+		return nil, nil, errTooManyRows()
+	}
+	rows = make([]ImportRow, 0, len(list))
+	for i, raw := range list {
+		rows = append(rows, jsonRow(i+1, raw, m))
+	}
+	return rows, dryRun, nil
+}
+
+func jsonRow(n int, raw json.RawMessage, m ImportMapping) ImportRow {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return ImportRow{Row: n, Err: "a row must be a JSON object"}
+	}
+	var fields []field
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return ImportRow{Row: n, Err: "a row must be a JSON object"}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ImportRow{Row: n, Err: "a row must be a JSON object"}
+		}
+		fields = append(fields, field{key: kt.(string), raw: v})
+	}
+	return buildRow(n, fields, m)
+}

@@ -1,0 +1,550 @@
+package contacts
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/store"
+)
+
+// This file holds every statement on the contacts, audiences, memberships
+// and automation_events tables; the package is their only reader and writer.
+
+type scanner interface{ Scan(...any) error }
+
+func encodeJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func decodeAttrs(s string) map[string]string {
+	m := map[string]string{}
+	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func decodeTags(s string) []string {
+	t := []string{}
+	if json.Unmarshal([]byte(s), &t) != nil || t == nil {
+		return []string{}
+	}
+	return t
+}
+
+// --- contacts
+
+const contactColumns = `id, workspace_id, email, first_name, last_name, attributes, tags, created_at, updated_at`
+
+func scanContact(sc scanner) (Contact, error) {
+	var c Contact
+	var attrs, tags string
+	var created, updated int64
+	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.Email, &c.FirstName, &c.LastName, &attrs, &tags, &created, &updated); err != nil {
+		return c, err
+	}
+	c.Attributes, c.Tags = decodeAttrs(attrs), decodeTags(tags)
+	c.CreatedAt, c.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return c, nil
+}
+
+// searchText is what ?q= matches: the address and the names, lowercased.
+func searchText(c Contact) string {
+	return strings.ToLower(c.Email + " " + c.FirstName + " " + c.LastName)
+}
+
+func insertContact(ctx context.Context, q store.Querier, c Contact) error {
+	sort.Strings(c.Tags)
+	_, err := q.Exec(ctx, `INSERT INTO contacts (`+contactColumns+`, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.WorkspaceID, c.Email, c.FirstName, c.LastName, encodeJSON(c.Attributes), encodeJSON(c.Tags),
+		store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt), searchText(c))
+	return err
+}
+
+// updateContact writes every mutable field of c.
+func updateContact(ctx context.Context, q store.Querier, c Contact) error {
+	sort.Strings(c.Tags)
+	_, err := q.Exec(ctx, `UPDATE contacts SET email = ?, first_name = ?, last_name = ?, attributes = ?, tags = ?, updated_at = ?, search = ?
+		WHERE id = ? AND workspace_id = ?`,
+		c.Email, c.FirstName, c.LastName, encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.UpdatedAt), searchText(c), c.ID, c.WorkspaceID)
+	return err
+}
+
+// lockContact takes the row's write lock in the caller's transaction (a
+// no-op update, which both dialects lock the same way) and reads it, so a
+// read-modify-write of tags or attributes cannot lose a concurrent change.
+func lockContact(ctx context.Context, tx *store.Tx, workspaceID, id string) (Contact, error) {
+	res, err := tx.Exec(ctx, `UPDATE contacts SET updated_at = updated_at WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+	if err != nil {
+		return Contact{}, fmt.Errorf("locking contact: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Contact{}, store.ErrNotFound
+	}
+	return contactByID(ctx, tx, workspaceID, id)
+}
+
+func contactByID(ctx context.Context, q store.Querier, workspaceID, id string) (Contact, error) {
+	return scanContact(q.QueryRow(ctx, `SELECT `+contactColumns+` FROM contacts WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+}
+
+func contactByEmail(ctx context.Context, q store.Querier, workspaceID, email string) (Contact, error) {
+	return scanContact(q.QueryRow(ctx, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? AND email = ?`, workspaceID, email))
+}
+
+// contactsByEmail reads the workspace's contacts for the given addresses.
+func contactsByEmail(ctx context.Context, q store.Querier, workspaceID string, emails []string) (map[string]Contact, error) {
+	out := make(map[string]Contact, len(emails))
+	for start := 0; start < len(emails); start += 500 {
+		chunk := emails[start:min(start+500, len(emails))]
+		args, in := store.PaddedIn([]any{workspaceID}, chunk)
+		rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? AND email IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading contacts: %w", err)
+		}
+		for rows.Next() {
+			c, err := scanContact(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[c.Email] = c
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// deleteContact removes a contact and its memberships.
+func deleteContact(ctx context.Context, tx *store.Tx, workspaceID, id string) (bool, error) {
+	res, err := tx.Exec(ctx, `DELETE FROM contacts WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+	if err != nil {
+		return false, fmt.Errorf("deleting contact: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if n == 0 {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE contact_id = ? AND workspace_id = ?`, id, workspaceID); err != nil {
+		return false, fmt.Errorf("deleting memberships: %w", err)
+	}
+	return true, nil
+}
+
+func listContacts(ctx context.Context, q store.Querier, dialect store.Dialect, workspaceID string, f ListFilter, limit int, pos *Position) ([]Contact, error) {
+	where := `workspace_id = ?`
+	args := []any{workspaceID}
+	if f.Lookup != "" {
+		where += ` AND email = ?`
+		args = append(args, f.Lookup)
+	}
+	if f.Q != "" {
+		// A plain substring test: cheaper per row than LIKE's pattern
+		// matching, and the only dialect difference is the function's name.
+		fn := "instr"
+		if dialect == store.Postgres {
+			fn = "strpos"
+		}
+		where += ` AND ` + fn + `(search, ?) > 0`
+		args = append(args, strings.ToLower(f.Q))
+	}
+	if pos != nil {
+		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, pos.At, pos.At, pos.ID)
+	}
+	args = append(args, limit)
+	rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing contacts: %w", err)
+	}
+	defer rows.Close()
+	out := []Contact{}
+	for rows.Next() {
+		c, err := scanContact(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// --- automation events
+
+func insertEvent(ctx context.Context, tx *store.Tx, workspaceID, kind, contactID string, data map[string]any, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO automation_events (id, workspace_id, kind, contact_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		ids.New("aev"), workspaceID, kind, contactID, encodeJSON(data), store.Millis(now))
+	if err != nil {
+		return fmt.Errorf("queueing automation event: %w", err)
+	}
+	return nil
+}
+
+func listEvents(ctx context.Context, q store.Querier, workspaceID, contactID string) ([]AutomationEvent, error) {
+	rows, err := q.Query(ctx, `SELECT id, kind, contact_id, data, created_at FROM automation_events
+		WHERE workspace_id = ? AND contact_id = ? ORDER BY seq`, workspaceID, contactID)
+	if err != nil {
+		return nil, fmt.Errorf("reading automation events: %w", err)
+	}
+	defer rows.Close()
+	out := []AutomationEvent{}
+	for rows.Next() {
+		var e AutomationEvent
+		var data string
+		var at int64
+		if err := rows.Scan(&e.ID, &e.Kind, &e.ContactID, &data, &at); err != nil {
+			return nil, err
+		}
+		e.Data = map[string]any{}
+		_ = json.Unmarshal([]byte(data), &e.Data)
+		e.CreatedAt = store.FromMillis(at)
+		e.WorkspaceID = workspaceID
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// --- audiences
+
+const audienceColumns = `id, workspace_id, name, description, require_double_opt_in, confirmation_subject, confirmation_body, created_at, updated_at`
+
+func scanAudience(sc scanner) (Audience, error) {
+	var a Audience
+	var doi sql.NullInt64
+	var subj, body sql.NullString
+	var created, updated int64
+	if err := sc.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Description, &doi, &subj, &body, &created, &updated); err != nil {
+		return a, err
+	}
+	if doi.Valid {
+		v := doi.Int64 != 0
+		a.RequireDoubleOptIn = &v
+	}
+	if subj.Valid {
+		a.ConfirmationSubject = &subj.String
+	}
+	if body.Valid {
+		a.ConfirmationBody = &body.String
+	}
+	a.CreatedAt, a.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return a, nil
+}
+
+func audienceArgs(a Audience) (doi, subj, body any) {
+	if a.RequireDoubleOptIn != nil {
+		doi = 0
+		if *a.RequireDoubleOptIn {
+			doi = 1
+		}
+	}
+	if a.ConfirmationSubject != nil {
+		subj = *a.ConfirmationSubject
+	}
+	if a.ConfirmationBody != nil {
+		body = *a.ConfirmationBody
+	}
+	return doi, subj, body
+}
+
+func insertAudience(ctx context.Context, q store.Querier, a Audience) error {
+	doi, subj, body := audienceArgs(a)
+	_, err := q.Exec(ctx, `INSERT INTO audiences (`+audienceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.WorkspaceID, a.Name, a.Description, doi, subj, body, store.Millis(a.CreatedAt), store.Millis(a.UpdatedAt))
+	return err
+}
+
+func updateAudience(ctx context.Context, q store.Querier, a Audience) error {
+	doi, subj, body := audienceArgs(a)
+	_, err := q.Exec(ctx, `UPDATE audiences SET name = ?, description = ?, require_double_opt_in = ?, confirmation_subject = ?,
+		confirmation_body = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
+		a.Name, a.Description, doi, subj, body, store.Millis(a.UpdatedAt), a.ID, a.WorkspaceID)
+	return err
+}
+
+func audienceNameTaken(ctx context.Context, q store.Querier, workspaceID, name, except string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM audiences WHERE workspace_id = ? AND name = ? AND id <> ? AND deleted_at IS NULL`,
+		workspaceID, name, except).Scan(&n)
+	return n > 0, err
+}
+
+// audienceByID reads one live (not deleted) audience.
+func audienceByID(ctx context.Context, q store.Querier, workspaceID, id string) (Audience, error) {
+	return scanAudience(q.QueryRow(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`, id, workspaceID))
+}
+
+func listAudiences(ctx context.Context, q store.Querier, workspaceID string) ([]Audience, error) {
+	rows, err := q.Query(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("listing audiences: %w", err)
+	}
+	defer rows.Close()
+	out := []Audience{}
+	for rows.Next() {
+		a, err := scanAudience(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func softDeleteAudience(ctx context.Context, q store.Querier, workspaceID, id string, now time.Time) (bool, error) {
+	res, err := q.Exec(ctx, `UPDATE audiences SET deleted_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
+		store.Millis(now), id, workspaceID)
+	if err != nil {
+		return false, fmt.Errorf("deleting audience: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// --- memberships
+
+const memberColumns = `m.id, m.workspace_id, m.audience_id, m.contact_id, c.email, m.status, m.attributes, m.confirm_sends, m.created_at, m.updated_at`
+
+// memberFrom joins a membership to its contact (for the address) and to its
+// live audience.
+const memberFrom = ` FROM memberships m JOIN contacts c ON c.id = m.contact_id JOIN audiences a ON a.id = m.audience_id AND a.deleted_at IS NULL`
+
+func scanMember(sc scanner) (Member, error) {
+	var m Member
+	var attrs string
+	var created, updated int64
+	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.AudienceID, &m.ContactID, &m.Email, &m.Status, &attrs, &m.ConfirmSends, &created, &updated); err != nil {
+		return m, err
+	}
+	m.Attributes = decodeAttrs(attrs)
+	m.CreatedAt, m.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return m, nil
+}
+
+func memberByID(ctx context.Context, q store.Querier, workspaceID, audienceID, id string) (Member, error) {
+	return scanMember(q.QueryRow(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.id = ? AND m.workspace_id = ? AND m.audience_id = ?`,
+		id, workspaceID, audienceID))
+}
+
+func memberCounts(ctx context.Context, q store.Querier, audienceID string) (MemberCounts, error) {
+	var c MemberCounts
+	var sub sql.NullInt64
+	err := q.QueryRow(ctx, `SELECT COUNT(*), SUM(CASE WHEN status = 'subscribed' THEN 1 ELSE 0 END) FROM memberships WHERE audience_id = ?`,
+		audienceID).Scan(&c.Contacts, &sub)
+	c.Subscribed = int(sub.Int64)
+	if err != nil {
+		return c, fmt.Errorf("counting members: %w", err)
+	}
+	return c, nil
+}
+
+func listMembers(ctx context.Context, q store.Querier, audienceID, status string, limit, offset int, pos *Position) ([]Member, error) {
+	where := ` WHERE m.audience_id = ?`
+	args := []any{audienceID}
+	if status != "" {
+		where += ` AND m.status = ?`
+		args = append(args, status)
+	}
+	if pos != nil {
+		where += ` AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))`
+		args = append(args, pos.At, pos.At, pos.ID)
+		offset = 0
+	}
+	args = append(args, limit, offset)
+	rows, err := q.Query(ctx, `SELECT `+memberColumns+memberFrom+where+` ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing members: %w", err)
+	}
+	defer rows.Close()
+	out := []Member{}
+	for rows.Next() {
+		m, err := scanMember(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func updateMember(ctx context.Context, q store.Querier, m Member) error {
+	_, err := q.Exec(ctx, `UPDATE memberships SET status = ?, attributes = ?, confirm_sends = ?, updated_at = ? WHERE id = ?`,
+		m.Status, encodeJSON(m.Attributes), m.ConfirmSends, store.Millis(m.UpdatedAt), m.ID)
+	return err
+}
+
+func insertMember(ctx context.Context, q store.Querier, m Member) error {
+	_, err := q.Exec(ctx, `INSERT INTO memberships (id, workspace_id, audience_id, contact_id, status, attributes, confirm_sends, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.WorkspaceID, m.AudienceID, m.ContactID, m.Status, encodeJSON(m.Attributes), m.ConfirmSends,
+		store.Millis(m.CreatedAt), store.Millis(m.UpdatedAt))
+	return err
+}
+
+func deleteMember(ctx context.Context, q store.Querier, workspaceID, audienceID, id string) (bool, error) {
+	res, err := q.Exec(ctx, `DELETE FROM memberships WHERE id = ? AND workspace_id = ? AND audience_id = ?`, id, workspaceID, audienceID)
+	if err != nil {
+		return false, fmt.Errorf("deleting member: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// membersOf reads an audience's memberships (deleted audience included) for
+// the given contacts, by contact id.
+func membersOf(ctx context.Context, q store.Querier, audienceID string, contactIDs []string) (map[string]Member, error) {
+	out := make(map[string]Member, len(contactIDs))
+	for start := 0; start < len(contactIDs); start += 500 {
+		chunk := contactIDs[start:min(start+500, len(contactIDs))]
+		args, in := store.PaddedIn([]any{audienceID}, chunk)
+		rows, err := q.Query(ctx, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id
+			WHERE m.audience_id = ? AND m.contact_id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading members: %w", err)
+		}
+		for rows.Next() {
+			m, err := scanMember(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[m.ContactID] = m
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Rows an import writes go in multi-row statements at commit
+// (store.Tx.DeferInsert); nothing in the import reads them back.
+var (
+	contactInsertColumns = []string{"id", "workspace_id", "email", "first_name", "last_name", "attributes", "tags", "created_at", "updated_at", "search"}
+	memberInsertColumns  = []string{"id", "workspace_id", "audience_id", "contact_id", "status", "attributes", "confirm_sends", "created_at", "updated_at"}
+	eventInsertColumns   = []string{"id", "workspace_id", "kind", "contact_id", "data", "created_at"}
+)
+
+func deferContact(tx *store.Tx, c Contact) {
+	tx.DeferInsert("contacts", contactInsertColumns, c.ID, c.WorkspaceID, c.Email, c.FirstName, c.LastName,
+		encodeJSON(c.Attributes), encodeJSON(c.Tags), store.Millis(c.CreatedAt), store.Millis(c.UpdatedAt), searchText(c))
+}
+
+func deferMember(tx *store.Tx, m Member) {
+	tx.DeferInsert("memberships", memberInsertColumns, m.ID, m.WorkspaceID, m.AudienceID, m.ContactID, m.Status,
+		encodeJSON(m.Attributes), int64(m.ConfirmSends), store.Millis(m.CreatedAt), store.Millis(m.UpdatedAt))
+}
+
+func deferEvent(tx *store.Tx, workspaceID, kind, contactID string, data map[string]any, now time.Time) {
+	tx.DeferInsert("automation_events", eventInsertColumns, ids.New("aev"), workspaceID, kind, contactID, encodeJSON(data), store.Millis(now))
+}
+
+// audiencesOf lists a contact's memberships of live audiences.
+func audiencesOf(ctx context.Context, q store.Querier, workspaceID, contactID string) ([]AudienceSubscription, error) {
+	rows, err := q.Query(ctx, `SELECT a.id, a.name, m.id, m.status FROM memberships m JOIN audiences a ON a.id = m.audience_id AND a.deleted_at IS NULL
+		WHERE m.contact_id = ? AND m.workspace_id = ? ORDER BY a.created_at, a.id`, contactID, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("reading memberships: %w", err)
+	}
+	defer rows.Close()
+	out := []AudienceSubscription{}
+	for rows.Next() {
+		var a AudienceSubscription
+		if err := rows.Scan(&a.AudienceID, &a.AudienceName, &a.MembershipID, &a.Status); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// memberAnyWorkspace reads a membership of a live audience by id alone (a
+// signed link names it) with its audience's name.
+func memberAnyWorkspace(ctx context.Context, q store.Querier, id string) (Member, string, error) {
+	var name string
+	m, err := scanMemberWith(q.QueryRow(ctx, `SELECT `+memberColumns+`, a.name`+memberFrom+` WHERE m.id = ?`, id), &name)
+	return m, name, err
+}
+
+func scanMemberWith(sc scanner, extra ...any) (Member, error) {
+	var m Member
+	var attrs string
+	var created, updated int64
+	dest := append([]any{&m.ID, &m.WorkspaceID, &m.AudienceID, &m.ContactID, &m.Email, &m.Status, &attrs, &m.ConfirmSends, &created, &updated}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return m, err
+	}
+	m.Attributes = decodeAttrs(attrs)
+	m.CreatedAt, m.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return m, nil
+}
+
+// allContacts reads every contact of a workspace, oldest first.
+func allContacts(ctx context.Context, q store.Querier, workspaceID string) ([]Contact, error) {
+	rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("reading contacts: %w", err)
+	}
+	defer rows.Close()
+	var out []Contact
+	for rows.Next() {
+		c, err := scanContact(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// contactMemberships reads every membership of a contact (deleted
+// audiences included), by audience id.
+func contactMemberships(ctx context.Context, q store.Querier, contactID string) (map[string]Member, error) {
+	rows, err := q.Query(ctx, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.contact_id = ?`, contactID)
+	if err != nil {
+		return nil, fmt.Errorf("reading memberships: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Member{}
+	for rows.Next() {
+		m, err := scanMember(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[m.AudienceID] = m
+	}
+	return out, rows.Err()
+}
+
+func moveMembership(ctx context.Context, q store.Querier, memberID, contactID string, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE memberships SET contact_id = ?, updated_at = ? WHERE id = ?`, contactID, store.Millis(now), memberID)
+	return err
+}
+
+func moveEvents(ctx context.Context, q store.Querier, from, to string) error {
+	_, err := q.Exec(ctx, `UPDATE automation_events SET contact_id = ? WHERE contact_id = ?`, to, from)
+	return err
+}
+
+// refreshStatistics has PostgreSQL re-read the size of the tables an import
+// grew. Without it the planner keeps the estimate of a small table until
+// autovacuum comes by, and plans the next import's address lookups as
+// sequential scans: measured, the lookups of a 10,000-row import into
+// 30,000 fresh members took 5.9 s instead of 0.06 s. A failure only costs
+// speed, so it is not reported.
+func refreshStatistics(ctx context.Context, db *store.DB) {
+	if db.Dialect != store.Postgres {
+		return
+	}
+	_, _ = db.Exec(ctx, `ANALYZE contacts, memberships`)
+}

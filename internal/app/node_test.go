@@ -200,7 +200,7 @@ func TestSQLiteOwnerTakesUpEverythingAtStart(t *testing.T) {
 		`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = datetime('now', 'subsec'), attempted_by = json_array('node_dead') WHERE id = ` + fmt.Sprint(res.Job.ID),
 		`INSERT INTO river_leader (elected_at, expires_at, leader_id, name) VALUES (datetime('now'), datetime('now', '+1 hour'), 'node_dead', 'default')`,
 		`INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_at, held, attempts, due_at, next_attempt_at, claim)
-			VALUES ('wh_x', 'ws_x', 'whd_x', 0, 1, 0, ` + fmt.Sprint(time.Now().Add(time.Hour).UnixMilli()) + `, 5, 'node_dead.abc')`,
+			VALUES ('wh_x', 'ws_x', 'whd_x', ` + fmt.Sprint(time.Now().UnixMilli()) + `, 1, 0, ` + fmt.Sprint(time.Now().Add(time.Hour).UnixMilli()) + `, 5, 'node_dead.abc')`, // a recent event: the purge of held rows past HoldTTL leaves it
 	} {
 		if _, err := dead.DB.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

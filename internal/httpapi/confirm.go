@@ -27,14 +27,6 @@ func (h *handler) sendConfirmation(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// The hosted confirmation page lives outside /v1 (a browser, not a client,
-// opens it). A GET only shows the form, because mail scanners fetch links;
-// the POST the form makes confirms.
-func (h *handler) pages(mux *http.ServeMux) {
-	mux.HandleFunc("GET /confirm/{token}", h.confirmPage)
-	mux.HandleFunc("POST /confirm/{token}", h.confirmSubmit)
-}
-
 var confirmTemplate = template.Must(template.New("confirm").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="robots" content="noindex"><title>{{.Title}}</title></head>

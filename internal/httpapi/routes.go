@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
@@ -32,6 +34,19 @@ const (
 	read   = workspaces.ScopeRead      // mail:read
 	ws     = workspaces.ScopeWorkspace // workspace
 )
+
+// rootRoutes lists what the node serves outside /v1: probes, metrics and
+// the hosted pages a browser opens (a GET only shows a page, because mail
+// scanners fetch links; the POST its form makes acts).
+func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
+	mux.Handle("/v1/", v1) // every route below in routes
+	mux.HandleFunc("GET /healthz", h.healthz)
+	mux.HandleFunc("GET /readyz", h.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(h.d.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /confirm/{token}", h.confirmPage) // double opt-in
+	mux.HandleFunc("POST /confirm/{token}", h.confirmSubmit)
+	mux.HandleFunc("/", h.noRoute)
+}
 
 // routes lists every /v1 route on one screen: pattern, scope, the error
 // shape its family answers (spec "Errors / Body shapes"), handler.

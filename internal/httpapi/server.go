@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"mailroom/internal/clock"
 	"mailroom/internal/ratelimit"
@@ -73,35 +72,34 @@ func NewHandler(d Deps) http.Handler {
 	})
 
 	root := http.NewServeMux()
-	root.Handle("/v1/", v1)
-	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, probeJSON{Status: "ok"})
-	})
-	root.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if d.Ready != nil {
-			if err := d.Ready(ctx); err != nil {
-				writeJSON(w, http.StatusServiceUnavailable, probeJSON{Status: "unavailable", Error: err.Error()})
-				return
-			}
-		}
-		// Degraded still answers 200: the node serves every request.
-		if dg, ok := d.Limiter.(interface{ Degraded() string }); ok {
-			if why := dg.Degraded(); why != "" {
-				writeJSON(w, http.StatusOK, probeJSON{Status: "degraded", Degraded: []string{why}})
-				return
-			}
-		}
-		writeJSON(w, http.StatusOK, probeJSON{Status: "ready"})
-	})
-	h.pages(root) // hosted pages (double opt-in confirmation), outside /v1
-	root.Handle("GET /metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{}))
-	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, errNoRoute())
-	})
+	h.rootRoutes(root, v1)
 	return h.outer(root)
 }
+
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, probeJSON{Status: "ok"})
+}
+
+func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if h.d.Ready != nil {
+		if err := h.d.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, probeJSON{Status: "unavailable", Error: err.Error()})
+			return
+		}
+	}
+	// Degraded still answers 200: the node serves every request.
+	if dg, ok := h.d.Limiter.(interface{ Degraded() string }); ok {
+		if why := dg.Degraded(); why != "" {
+			writeJSON(w, http.StatusOK, probeJSON{Status: "degraded", Degraded: []string{why}})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, probeJSON{Status: "ready"})
+}
+
+func (h *handler) noRoute(w http.ResponseWriter, r *http.Request) { writeError(w, r, errNoRoute()) }
 
 // probeJSON answers /healthz and /readyz.
 type probeJSON struct {

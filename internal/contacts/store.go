@@ -16,7 +16,7 @@ import (
 // This file holds every statement on the contacts, audiences, memberships
 // and automation_events tables; the package is their only reader and writer.
 
-type scanner interface{ Scan(...any) error }
+type scanner = store.Scanner
 
 func encodeJSON(v any) string {
 	b, _ := json.Marshal(v)
@@ -105,21 +105,12 @@ func contactsByEmail(ctx context.Context, q store.Querier, workspaceID string, e
 	for start := 0; start < len(emails); start += 500 {
 		chunk := emails[start:min(start+500, len(emails))]
 		args, in := store.PaddedIn([]any{workspaceID}, chunk)
-		rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? AND email IN (`+in+`)`, args...)
+		cs, err := store.QueryAll(ctx, q, scanContact, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? AND email IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("reading contacts: %w", err)
 		}
-		for rows.Next() {
-			c, err := scanContact(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
+		for _, c := range cs {
 			out[c.Email] = c
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
 		}
 	}
 	return out, nil
@@ -163,20 +154,11 @@ func listContacts(ctx context.Context, q store.Querier, dialect store.Dialect, w
 		args = append(args, pos.At, pos.At, pos.ID)
 	}
 	args = append(args, limit)
-	rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	out, err := store.QueryAll(ctx, q, scanContact, `SELECT `+contactColumns+` FROM contacts WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing contacts: %w", err)
 	}
-	defer rows.Close()
-	out := []Contact{}
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // --- automation events
@@ -284,20 +266,11 @@ func audienceByID(ctx context.Context, q store.Querier, workspaceID, id string) 
 }
 
 func listAudiences(ctx context.Context, q store.Querier, workspaceID string) ([]Audience, error) {
-	rows, err := q.Query(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY created_at, id`, workspaceID)
+	out, err := store.QueryAll(ctx, q, scanAudience, `SELECT `+audienceColumns+` FROM audiences WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY created_at, id`, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("listing audiences: %w", err)
 	}
-	defer rows.Close()
-	out := []Audience{}
-	for rows.Next() {
-		a, err := scanAudience(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func softDeleteAudience(ctx context.Context, q store.Querier, workspaceID, id string, now time.Time) (bool, error) {
@@ -360,20 +333,11 @@ func listMembers(ctx context.Context, q store.Querier, audienceID, status string
 		offset = 0
 	}
 	args = append(args, limit, offset)
-	rows, err := q.Query(ctx, `SELECT `+memberColumns+memberFrom+where+` ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`, args...)
+	out, err := store.QueryAll(ctx, q, scanMember, `SELECT `+memberColumns+memberFrom+where+` ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing members: %w", err)
 	}
-	defer rows.Close()
-	out := []Member{}
-	for rows.Next() {
-		m, err := scanMember(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func updateMember(ctx context.Context, q store.Querier, m Member) error {
@@ -406,22 +370,13 @@ func membersOf(ctx context.Context, q store.Querier, audienceID string, contactI
 	for start := 0; start < len(contactIDs); start += 500 {
 		chunk := contactIDs[start:min(start+500, len(contactIDs))]
 		args, in := store.PaddedIn([]any{audienceID}, chunk)
-		rows, err := q.Query(ctx, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id
+		ms, err := store.QueryAll(ctx, q, scanMember, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id
 			WHERE m.audience_id = ? AND m.contact_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("reading members: %w", err)
 		}
-		for rows.Next() {
-			m, err := scanMember(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
+		for _, m := range ms {
 			out[m.ContactID] = m
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
 		}
 	}
 	return out, nil
@@ -491,39 +446,25 @@ func scanMemberWith(sc scanner, extra ...any) (Member, error) {
 
 // allContacts reads every contact of a workspace, oldest first.
 func allContacts(ctx context.Context, q store.Querier, workspaceID string) ([]Contact, error) {
-	rows, err := q.Query(ctx, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	out, err := store.QueryAll(ctx, q, scanContact, `SELECT `+contactColumns+` FROM contacts WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("reading contacts: %w", err)
 	}
-	defer rows.Close()
-	var out []Contact
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // contactMemberships reads every membership of a contact (deleted
 // audiences included), by audience id.
 func contactMemberships(ctx context.Context, q store.Querier, contactID string) (map[string]Member, error) {
-	rows, err := q.Query(ctx, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.contact_id = ?`, contactID)
+	ms, err := store.QueryAll(ctx, q, scanMember, `SELECT `+memberColumns+` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.contact_id = ?`, contactID)
 	if err != nil {
 		return nil, fmt.Errorf("reading memberships: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]Member{}
-	for rows.Next() {
-		m, err := scanMember(rows)
-		if err != nil {
-			return nil, err
-		}
+	out := make(map[string]Member, len(ms))
+	for _, m := range ms {
 		out[m.AudienceID] = m
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func moveMembership(ctx context.Context, q store.Querier, memberID, contactID string, now time.Time) error {

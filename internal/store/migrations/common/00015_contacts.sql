@@ -20,21 +20,6 @@ CREATE UNIQUE INDEX contacts_workspace_email ON contacts (workspace_id, email);
 -- this index before any row is fetched.
 CREATE INDEX contacts_workspace_created ON contacts (workspace_id, created_at, id, search);
 
--- Durable automation triggers (tag.added, tag.removed), written in the
--- transaction of the change; the automations area consumes them in seq
--- order.
-CREATE TABLE automation_events (
-    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-    id           TEXT NOT NULL UNIQUE,
-    workspace_id TEXT NOT NULL,
-    kind         TEXT NOT NULL,
-    contact_id   TEXT NOT NULL,
-    data         TEXT NOT NULL,
-    created_at   BIGINT NOT NULL,
-    consumed_at  BIGINT
-);
-CREATE INDEX automation_events_pending ON automation_events (consumed_at, created_at);
-
 -- Audiences are soft-deleted (deleted_at) so their memberships, and the
 -- unsubscribes among them, stay on record. require_double_opt_in NULL means
 -- the workspace default.
@@ -72,5 +57,4 @@ CREATE INDEX memberships_contact ON memberships (contact_id);
 -- +goose Down
 DROP TABLE memberships;
 DROP TABLE audiences;
-DROP TABLE automation_events;
 DROP TABLE contacts;

@@ -127,3 +127,26 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+func TestTokenOpensOnlyForItsPurposeAndBoundData(t *testing.T) {
+	b, err := secretbox.New("token-test-key-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := b.Token("cursor", []byte("/v1/emails"), []byte(`{"i":"em_1"}`))
+	if p, ok := b.OpenToken("cursor", []byte("/v1/emails"), tok); !ok || string(p) != `{"i":"em_1"}` {
+		t.Fatalf("own token: %q %v", p, ok)
+	}
+	other, _ := secretbox.New("another-key-0123456789abc")
+	for name, open := range map[string]func() bool{
+		"another purpose": func() bool { _, ok := b.OpenToken("unsubscribe", []byte("/v1/emails"), tok); return ok },
+		"another bound":   func() bool { _, ok := b.OpenToken("cursor", []byte("/v1/domains"), tok); return ok },
+		"another key":     func() bool { _, ok := other.OpenToken("cursor", []byte("/v1/emails"), tok); return ok },
+		"tampered":        func() bool { _, ok := b.OpenToken("cursor", []byte("/v1/emails"), "x"+tok); return ok },
+		"no dot":          func() bool { _, ok := b.OpenToken("cursor", nil, "abc"); return ok },
+	} {
+		if open() {
+			t.Errorf("%s: token opened", name)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func (c *Committer[T]) Start(ctx context.Context) error {
 		return nil
 	}
 	c.ctx = context.WithoutCancel(ctx)
-	if c.cfg.Pipeline > 0 && c.cfg.Committers == 1 && c.cfg.DB.Dialect == store.Postgres {
+	if c.cfg.Pipeline > 0 && c.cfg.Committers == 1 && c.cfg.DB.ConcurrentCommits() {
 		c.wg.Add(1)
 		go c.loopPipelined()
 		return nil

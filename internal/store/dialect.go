@@ -34,6 +34,11 @@ func (db *DB) SkipLocked() string {
 	return ""
 }
 
+// ConcurrentCommits reports whether two transactions can commit at once:
+// PostgreSQL's pool can run a second commit while one is in flight; SQLite
+// has one writer connection, so a second would only queue behind the first.
+func (db *DB) ConcurrentCommits() bool { return db.Dialect == Postgres }
+
 // ForUpdate is the database's ForUpdate, for a query built inside tx.
 func (tx *Tx) ForUpdate() string { return tx.db.ForUpdate() }
 

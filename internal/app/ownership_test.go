@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,10 +42,7 @@ var owners = map[string]string{
 
 // crossings are the accesses still made outside the owner, each with why;
 // the test fails when one disappears, so the list only shrinks.
-var crossings = map[string]string{
-	"delivery/email.go emails":  "the deliver job reads the full row into its own type; a read, not a write",
-	"events/events.go webhooks": "Raise asks which workspaces have endpoints; events cannot import webhooks (webhooks imports events)",
-}
+var crossings = map[string]string{}
 
 var tableRef = regexp.MustCompile(`(?i)\b(?:from|into|update|join)\s+([a-z_]+)\b`)
 
@@ -84,6 +82,41 @@ func TestEachTableHasOneOwner(t *testing.T) {
 	for key := range crossings {
 		if !seen[key] {
 			t.Errorf("crossing %q no longer occurs: remove it from the list", key)
+		}
+	}
+}
+
+var sqlStatement = regexp.MustCompile(`^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\s`)
+
+// TestEachAreaKeepsItsSQLInOneFile: a package's SQL statements are all in
+// one file (its store), so a reader finds every query of an area in one
+// place. The store package's machinery and the test kit are exempt.
+func TestEachAreaKeepsItsSQLInOneFile(t *testing.T) {
+	files := map[string]map[string]bool{}
+	eachFile(t, func(pkg, rel string, f *ast.File) {
+		if pkg == "store" || strings.HasPrefix(pkg, "testkit") {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(lit.Value); err == nil && sqlStatement.MatchString(s) {
+				if files[pkg] == nil {
+					files[pkg] = map[string]bool{}
+				}
+				files[pkg][rel] = true
+			}
+			return true
+		})
+	})
+	if len(files) < 5 {
+		t.Fatalf("found SQL in only %d packages; is the pattern still right?", len(files))
+	}
+	for pkg, fs := range files {
+		if len(fs) > 1 {
+			t.Errorf("%s has SQL in %d files %v: keep it in one (the area's store.go)", pkg, len(fs), slices.Sorted(maps.Keys(fs)))
 		}
 	}
 }

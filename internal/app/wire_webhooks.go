@@ -1,6 +1,9 @@
 package app
 
-import "mailroom/internal/webhooks"
+import (
+	"mailroom/internal/events"
+	"mailroom/internal/webhooks"
+)
 
 // wireWebhooks builds the webhooks service. It is both the API's service
 // and a background part: the dispatcher (event log -> delivery rows) and
@@ -17,6 +20,9 @@ func (a *App) wireWebhooks(w *wiring) error {
 		Registry:     a.Registry,
 	})
 	a.services.Webhooks = svc
+	// events settles which raised events need fan-out by asking webhooks,
+	// which owns the endpoints (and imports events).
+	events.UseListeners(webhooks.Listening)
 	a.background = append(a.background, svc)
 	return nil
 }

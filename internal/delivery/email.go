@@ -2,10 +2,8 @@ package delivery
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -89,29 +87,20 @@ type email struct {
 	Recipients           []Recipient
 }
 
-const emailColumns = `id, workspace_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,
-	html, text_body, headers, attachments, tags, test_mode, message_id, recipients`
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanEmail(row scanner) (*email, error) {
-	var e email
-	var to, cc, bcc, replyTo, headers, atts, tags, rcpts string
-	var html, text sql.NullString
-	var testMode int
-	err := row.Scan(&e.ID, &e.WorkspaceID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo, &e.Subject,
-		&html, &text, &headers, &atts, &tags, &testMode, &e.MessageID, &rcpts)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.ErrNotFound
-	}
+// loadEmail reads an email by id from the sending area (the id is the
+// scope: it is random and names one workspace's row) and decodes the JSON
+// columns, whose shapes the delivery engine knows.
+func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) {
+	o, err := sending.LoadOutgoing(ctx, q, id)
 	if err != nil {
 		return nil, err
 	}
-	e.HTML, e.Text, e.TestMode = html.String, text.String, testMode != 0
+	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
+		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID}
 	for _, f := range []struct {
 		src string
 		dst any
-	}{{to, &e.To}, {cc, &e.Cc}, {bcc, &e.Bcc}, {replyTo, &e.ReplyTo}, {headers, &e.Headers}, {atts, &e.Attachments}, {tags, &e.Tags}, {rcpts, &e.Recipients}} {
+	}{{o.To, &e.To}, {o.Cc, &e.Cc}, {o.Bcc, &e.Bcc}, {o.ReplyTo, &e.ReplyTo}, {o.Headers, &e.Headers}, {o.Attachments, &e.Attachments}, {o.Tags, &e.Tags}, {o.Recipients, &e.Recipients}} {
 		if f.src == "" {
 			continue
 		}
@@ -120,14 +109,6 @@ func scanEmail(row scanner) (*email, error) {
 		}
 	}
 	return &e, nil
-}
-
-// loadEmail reads an email by id (the id is the scope: it is random and
-// names one workspace's row).
-func loadEmail(ctx context.Context, q interface {
-	QueryRow(ctx context.Context, q string, args ...any) *store.Row
-}, id string) (*email, error) {
-	return scanEmail(q.QueryRow(ctx, `SELECT `+emailColumns+` FROM emails WHERE id = ?`, id))
 }
 
 // envelope lists the distinct addresses of to, cc and bcc, in that order.

@@ -82,14 +82,12 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 			return err
 		}
 		if final == sending.StatusSending && keep != nil {
-			_, err = tx.Exec(ctx, `INSERT INTO outbound_messages (email_id, workspace_id, data, created_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT (email_id) DO NOTHING`, e.ID, e.WorkspaceID, keep, store.Millis(now))
-			return err
+			return keepSigned(ctx, tx, e.ID, e.WorkspaceID, keep, now)
 		}
 		if final != sending.StatusSending {
-			_, err = tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
+			return dropSigned(ctx, tx, e.ID)
 		}
-		return err
+		return nil
 	})
 }
 
@@ -128,8 +126,7 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 		if err := sending.FailUnsent(ctx, tx, e.ID, reason, now); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM outbound_messages WHERE email_id = ?`, e.ID)
-		return err
+		return dropSigned(ctx, tx, e.ID)
 	})
 }
 

@@ -197,8 +197,7 @@ func (e permanentError) Unwrap() error { return e.err }
 // freshly built and signed once.
 func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bool) ([]byte, error) {
 	if retry {
-		var raw []byte
-		err := s.db.QueryRow(ctx, `SELECT data FROM outbound_messages WHERE email_id = ?`, e.ID).Scan(&raw)
+		raw, err := keptSigned(ctx, s.db, e.ID)
 		if err == nil && len(raw) > 0 {
 			return raw, nil
 		}

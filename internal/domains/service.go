@@ -166,7 +166,7 @@ func (s *Service) Create(ctx context.Context, workspaceID, input string) (*Domai
 	if name == s.cfg.ServiceDomain || strings.HasSuffix(name, "."+s.cfg.ServiceDomain) {
 		return nil, errServiceZone(name)
 	}
-	if err := s.canAdd(ctx, s.db.QueryRow, workspaceID, name); err != nil {
+	if err := s.canAdd(ctx, s.db, workspaceID, name); err != nil {
 		return nil, err
 	}
 	keys, err := s.generateKeys()
@@ -177,7 +177,7 @@ func (s *Service) Create(ctx context.Context, workspaceID, input string) (*Domai
 	d := &Domain{ID: ids.New("dom"), WorkspaceID: workspaceID, Name: name, Status: DomainPending,
 		CreatedAt: now, token: ids.Secret(20), statuses: map[string]string{}}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.canAdd(ctx, tx.QueryRow, workspaceID, name); err != nil {
+		if err := s.canAdd(ctx, tx, workspaceID, name); err != nil {
 			return err
 		}
 		return s.insert(ctx, tx, d, keys)
@@ -198,26 +198,19 @@ func errExists(name string) *apierr.Error {
 
 // canAdd applies the create rules that depend on stored rows; it runs once
 // before key generation (to fail fast) and again inside the transaction.
-func (s *Service) canAdd(ctx context.Context, qr func(ctx context.Context, q string, args ...any) *store.Row, workspaceID, name string) error {
-	var n int
-	if err := qr(ctx, `SELECT COUNT(*) FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, name).Scan(&n); err != nil {
+func (s *Service) canAdd(ctx context.Context, q store.Querier, workspaceID, name string) error {
+	has, taken, custom, err := domainCounts(ctx, q, workspaceID, name)
+	if err != nil {
 		return err
 	}
-	if n > 0 {
+	if has > 0 {
 		return errExists(name)
 	}
-	if err := qr(ctx, `SELECT COUNT(*) FROM domains WHERE domain = ? AND verification_status = 'verified' AND workspace_id <> ?`,
-		name, workspaceID).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
+	if taken > 0 {
 		return errTaken(name)
 	}
 	if s.cfg.Limit > 0 {
-		if err := qr(ctx, `SELECT COUNT(*) FROM domains WHERE workspace_id = ? AND shared = 0`, workspaceID).Scan(&n); err != nil {
-			return err
-		}
-		if n >= s.cfg.Limit {
+		if n := custom; n >= s.cfg.Limit {
 			return apierr.PaymentRequired("domain_limit_reached",
 				"This workspace already has %d domains, the most this installation allows.", n).
 				WithNext("Remove a domain you no longer use, or ask the operator to raise MAILROOM_DOMAIN_LIMIT.")
@@ -264,20 +257,19 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (*Domain, err
 // the workspace's own subdomain stay.
 func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		var shared int
-		err := tx.QueryRow(ctx, `SELECT shared FROM domains WHERE workspace_id = ? AND id = ?`, workspaceID, id).Scan(&shared)
+		shared, err := isShared(ctx, tx, workspaceID, id)
 		if isNoRows(err) {
 			return errNotFound
 		}
 		if err != nil {
 			return err
 		}
-		if shared == 1 {
+		if shared {
 			return apierr.Conflict("workspace_domain_protected", "The workspace's own subdomain of the service domain cannot be removed.").
 				WithNext("Only custom domains added with POST /v1/domains can be deleted.")
 		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM mailboxes WHERE workspace_id = ? AND domain_id = ?`, workspaceID, id).Scan(&n); err != nil {
+		n, err := countMailboxes(ctx, tx, workspaceID, id)
+		if err != nil {
 			return err
 		}
 		if n > 0 {
@@ -286,17 +278,13 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 		if h := s.hooks.deleteCounted; h != nil {
 			h()
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM domain_keys WHERE domain_id = ?`, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM domains WHERE workspace_id = ? AND id = ?`, workspaceID, id)
-		return err
+		return deleteDomain(ctx, tx, workspaceID, id)
 	})
 	if store.IsForeignKeyViolation(err) {
 		// A mailbox was created on the domain after the count above
 		// (PostgreSQL; see migration 00008): count again, now it is there.
-		var n int
-		if cerr := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM mailboxes WHERE workspace_id = ? AND domain_id = ?`, workspaceID, id).Scan(&n); cerr != nil {
+		n, cerr := countMailboxes(ctx, s.db, workspaceID, id)
+		if cerr != nil {
 			return cerr
 		}
 		return domainInUse(n)
@@ -335,8 +323,7 @@ func (s *Service) SendingStatus(ctx context.Context, workspaceID, domain string)
 	if err != nil {
 		return "", nil
 	}
-	var status string
-	err = s.db.QueryRow(ctx, `SELECT verification_status FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, name).Scan(&status)
+	status, err := verificationStatus(ctx, s.db, workspaceID, name)
 	if isNoRows(err) {
 		return "", nil
 	}
@@ -356,9 +343,7 @@ func (s *Service) SigningKey(ctx context.Context, workspaceID, domain string) (s
 	if err != nil {
 		return "", nil, store.ErrNotFound
 	}
-	var selector, sealed string
-	err = s.db.QueryRow(ctx, `SELECT k.selector, k.private_key FROM domains d JOIN domain_keys k ON k.domain_id = d.id AND k.active = 1
-		WHERE d.workspace_id = ? AND d.domain = ? AND d.verification_status = 'verified'`, workspaceID, name).Scan(&selector, &sealed)
+	selector, sealed, err := activeKey(ctx, s.db, workspaceID, name)
 	if isNoRows(err) {
 		return "", nil, store.ErrNotFound
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"mailroom/internal/ids"
 	"mailroom/internal/store"
@@ -257,4 +258,95 @@ func (s *Service) ServiceKey(ctx context.Context) (string, string, crypto.Signer
 	s.svc = &serviceKey{domain: domain, key: key}
 	s.mu.Unlock()
 	return domain, ServiceKeySelector, key, nil
+}
+
+// domainCounts answers canAdd's three questions in one read: does the
+// workspace have name, has another workspace verified it, and how many
+// custom domains does the workspace have.
+func domainCounts(ctx context.Context, q store.Querier, workspaceID, name string) (has, taken, custom int, err error) {
+	err = q.QueryRow(ctx, `SELECT
+		(SELECT COUNT(*) FROM domains WHERE workspace_id = ? AND domain = ?),
+		(SELECT COUNT(*) FROM domains WHERE domain = ? AND verification_status = 'verified' AND workspace_id <> ?),
+		(SELECT COUNT(*) FROM domains WHERE workspace_id = ? AND shared = 0)`,
+		workspaceID, name, name, workspaceID, workspaceID).Scan(&has, &taken, &custom)
+	return has, taken, custom, err
+}
+
+// isShared tells whether the domain is the workspace's own subdomain of the
+// service domain; store.ErrNotFound when the workspace has no such domain.
+func isShared(ctx context.Context, q store.Querier, workspaceID, id string) (bool, error) {
+	var shared int
+	err := q.QueryRow(ctx, `SELECT shared FROM domains WHERE workspace_id = ? AND id = ?`, workspaceID, id).Scan(&shared)
+	return shared == 1, err
+}
+
+// countMailboxes counts the mailboxes on a domain.
+func countMailboxes(ctx context.Context, q store.Querier, workspaceID, id string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM mailboxes WHERE workspace_id = ? AND domain_id = ?`, workspaceID, id).Scan(&n)
+	return n, err
+}
+
+// deleteDomain removes a domain and its keys.
+func deleteDomain(ctx context.Context, tx *store.Tx, workspaceID, id string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM domain_keys WHERE domain_id = ?`, id); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM domains WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+	return err
+}
+
+// verificationStatus reads a domain's verification status by name, or
+// store.ErrNotFound.
+func verificationStatus(ctx context.Context, q store.Querier, workspaceID, name string) (string, error) {
+	var status string
+	err := q.QueryRow(ctx, `SELECT verification_status FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, name).Scan(&status)
+	return status, err
+}
+
+// activeKey reads the active DKIM selector and sealed key of a verified
+// domain, or store.ErrNotFound.
+func activeKey(ctx context.Context, q store.Querier, workspaceID, name string) (selector, sealed string, err error) {
+	err = q.QueryRow(ctx, `SELECT k.selector, k.private_key FROM domains d JOIN domain_keys k ON k.domain_id = d.id AND k.active = 1
+		WHERE d.workspace_id = ? AND d.domain = ? AND d.verification_status = 'verified'`, workspaceID, name).Scan(&selector, &sealed)
+	return selector, sealed, err
+}
+
+// setTrackingHost sets a domain's tracking host (nil clears it).
+func setTrackingHost(ctx context.Context, q store.Querier, workspaceID, id string, host any) error {
+	_, err := q.Exec(ctx, `UPDATE domains SET tracking_host = ? WHERE workspace_id = ? AND id = ?`, host, workspaceID, id)
+	return err
+}
+
+// recordChecked stores what a check saw of each record.
+func recordChecked(ctx context.Context, tx *store.Tx, id, statusJSON string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE domains SET record_status = ?, checked_at = ? WHERE id = ?`, statusJSON, store.Millis(now), id)
+	return err
+}
+
+// markVerified verifies a domain not yet verified; false when it already
+// was. A unique violation means another workspace verified the name first.
+func markVerified(ctx context.Context, tx *store.Tx, id string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE domains SET verification_status = 'verified', verified_at = ?, check_failures = 0
+		WHERE id = ? AND verification_status <> 'verified'`, store.Millis(now), id)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// resetFailures clears a verified domain's count of failed nightly checks.
+func resetFailures(ctx context.Context, tx *store.Tx, id string) error {
+	_, err := tx.Exec(ctx, `UPDATE domains SET check_failures = 0 WHERE id = ?`, id)
+	return err
+}
+
+// countFailure counts a failed nightly check of a verified domain, which
+// fails once failAfter checks in a row have.
+func countFailure(ctx context.Context, tx *store.Tx, id string, failAfter int) error {
+	_, err := tx.Exec(ctx, `UPDATE domains SET check_failures = check_failures + 1,
+		verification_status = CASE WHEN check_failures + 1 >= ? THEN 'failed' ELSE verification_status END
+		WHERE id = ? AND verification_status = 'verified'`, failAfter, id)
+	return err
 }

@@ -49,7 +49,7 @@ func (s *Service) SetTrackingHost(ctx context.Context, workspaceID, id string, h
 		if d.Tracking == nil {
 			return nil, errNothingChanges("the domain already uses the shared tracking host")
 		}
-		if _, err := s.db.Exec(ctx, `UPDATE domains SET tracking_host = NULL WHERE workspace_id = ? AND id = ?`, workspaceID, id); err != nil {
+		if err := setTrackingHost(ctx, s.db, workspaceID, id, nil); err != nil {
 			return nil, err
 		}
 		return s.Get(ctx, workspaceID, id)
@@ -71,7 +71,7 @@ func (s *Service) SetTrackingHost(ctx context.Context, workspaceID, id string, h
 			WithNext("Publish "+h+" CNAME "+s.cnameTarget()+", wait for it to resolve, then try again.").
 			With("cname_target", s.cnameTarget())
 	}
-	if _, err := s.db.Exec(ctx, `UPDATE domains SET tracking_host = ? WHERE workspace_id = ? AND id = ?`, h, workspaceID, id); err != nil {
+	if err := setTrackingHost(ctx, s.db, workspaceID, id, h); err != nil {
 		return nil, err
 	}
 	return s.Get(ctx, workspaceID, id)

@@ -91,32 +91,26 @@ func (s *Service) check(ctx context.Context, d *Domain, nightly bool) (checked [
 	statusJSON, _ := json.Marshal(statuses)
 	now := s.clock.Now()
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE domains SET record_status = ?, checked_at = ? WHERE id = ?`,
-			string(statusJSON), store.Millis(now), d.ID); err != nil {
+		if err := recordChecked(ctx, tx, d.ID, string(statusJSON), now); err != nil {
 			return err
 		}
 		switch {
 		case ok:
-			res, err := tx.Exec(ctx, `UPDATE domains SET verification_status = 'verified', verified_at = ?, check_failures = 0
-				WHERE id = ? AND verification_status <> 'verified'`, store.Millis(now), d.ID)
+			verified, err := markVerified(ctx, tx, d.ID, now)
 			if store.IsUniqueViolation(err) {
 				return errTaken(d.Name)
 			}
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				_, err = tx.Exec(ctx, `UPDATE domains SET check_failures = 0 WHERE id = ?`, d.ID)
-				return err
+			if !verified {
+				return resetFailures(ctx, tx, d.ID)
 			}
 			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: d.WorkspaceID, Type: events.DomainVerified, CreatedAt: now,
 				Data: map[string]any{"domain_id": d.ID, "domain": d.Name}})
 			return err
 		case nightly && lookErr == nil && d.Status == DomainVerified:
-			_, err := tx.Exec(ctx, `UPDATE domains SET check_failures = check_failures + 1,
-				verification_status = CASE WHEN check_failures + 1 >= ? THEN 'failed' ELSE verification_status END
-				WHERE id = ? AND verification_status = 'verified'`, s.cfg.FailAfter, d.ID)
-			return err
+			return countFailure(ctx, tx, d.ID, s.cfg.FailAfter)
 		}
 		return nil
 	})

@@ -198,6 +198,23 @@ func KnownListeners(tx *store.Tx, workspaces []string, listened map[string]bool)
 	}
 }
 
+// Listening marks in listened the workspaces among ws that have a webhook
+// endpoint. The webhooks area owns endpoints and imports this package, so
+// app hands its lookup in with UseListeners.
+type Listening func(ctx context.Context, tx *store.Tx, ws []string, listened map[string]bool) error
+
+// listening is the lookup in use: until UseListeners, every workspace
+// counts as listened to, which only costs the dispatcher a look.
+var listening Listening = func(_ context.Context, _ *store.Tx, ws []string, listened map[string]bool) error {
+	for _, w := range ws {
+		listened[w] = true
+	}
+	return nil
+}
+
+// UseListeners sets the lookup settle uses (webhooks.Listening).
+func UseListeners(l Listening) { listening = l }
+
 type fanoutKey struct{}
 
 func fanoutOf(tx *store.Tx) *fanout {
@@ -230,22 +247,8 @@ func (f *fanout) settle(ctx context.Context, tx *store.Tx) error {
 		}
 	}
 	slices.Sort(ws)
-	for chunk := range slices.Chunk(ws, 512) {
-		args, in := store.PaddedIn(nil, chunk)
-		rows, err := tx.Read(ctx, `SELECT DISTINCT workspace_id FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var w string
-			if err := rows.Scan(&w); err != nil {
-				rows.Close()
-				return err
-			}
-			listened[w] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	if len(ws) > 0 {
+		if err := listening(ctx, tx, ws, listened); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"mailroom/internal/events"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/webhooks"
 )
 
 // Webhook events of a workspace with no endpoint are written already
@@ -18,6 +19,7 @@ import (
 func TestRaiseMarksOnlyListenedEventsForDispatch(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.Open(t)
+	events.UseListeners(webhooks.Listening) // as app wires it
 	for i, ws := range []string{"ws_hooked", "ws_disabled"} {
 		if _, err := db.W.ExecContext(ctx, db.Rebind(`INSERT INTO webhooks (id, workspace_id, url, events, secret, active, accepted_at, created_at, updated_at)
 			VALUES (?, ?, 'https://example.com/h', '["email.sent"]', 'x', ?, 1, 1, 1)`), "wh_"+ws, ws, 1-i); err != nil {

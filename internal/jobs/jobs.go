@@ -132,10 +132,3 @@ func (q *Queue) Stop(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Depth counts jobs waiting to run (available, scheduled or retrying).
-func (q *Queue) Depth(ctx context.Context) (int64, error) {
-	var n int64
-	err := q.db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state IN ('available','scheduled','retryable')`).Scan(&n)
-	return n, err
-}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 	"mailroom/internal/jobs"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
-	"mailroom/internal/webhooks"
-	"mailroom/internal/workspaces"
 )
 
 // The send committer's tuning (figures in docs/performance.md, "Group
@@ -109,29 +106,6 @@ func gatherChecks(ops []*writeOp) *checkSet {
 		}
 	}
 	return cs
-}
-
-// query is the read for emails (cs.emails or a chunk of them), as rows of
-// (kind, workspace or key id, email, reason): 0 a suppression, 1 a
-// workspace with a webhook endpoint, 2 a live key. The endpoints and keys
-// are asked in the first chunk only. Each area writes its own part.
-func (cs *checkSet) query(emails []string, first bool) (string, []any) {
-	var args []any
-	var parts []string
-	var q string
-	if len(emails) > 0 {
-		q, args = suppressions.ListedQuery(0, args, emails)
-		parts = append(parts, q)
-	}
-	if first && len(cs.workspaces) > 0 {
-		q, args = webhooks.ListenersQuery(1, args, cs.workspaces)
-		parts = append(parts, q)
-	}
-	if first && len(cs.keys) > 0 {
-		q, args = workspaces.LiveKeysQuery(2, args, cs.keys)
-		parts = append(parts, q)
-	}
-	return strings.Join(parts, ` UNION ALL `), args
 }
 
 // lookupSuppressions fills every check of ops with one query per chunk. The

@@ -60,7 +60,7 @@ func errEmailNotFound() error { return apierr.NotFound("email") }
 // Get reads one email with its timeline. Another workspace's id, or another
 // key's email for a send-only key, answers not_found.
 func (s *Service) Get(ctx context.Context, c Caller, id string) (*Email, error) {
-	row, err := s.getRow(ctx, c, id)
+	row, err := readRow(ctx, s.db, c, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errEmailNotFound()
 	}
@@ -99,45 +99,13 @@ type Position struct {
 	ID string
 }
 
-// listQuery reads a page of the caller's emails. Both listings walk
-// emails_workspace_created (workspace_id, created_at, id, with api_key_id
-// carried along): a key that may read only its own emails filters the
-// workspace's range on the key, without a second index (migration 00012).
-func listQuery(c Caller, limit int, pos *Position) (string, []any) {
-	q := `SELECT ` + summaryColumns + ` FROM emails e WHERE e.workspace_id = ?`
-	args := []any{c.WorkspaceID}
-	own, oargs := ownFilter(c)
-	q += own
-	args = append(args, oargs...)
-	if pos != nil {
-		q += ` AND (e.created_at < ? OR (e.created_at = ? AND e.id < ?))`
-		args = append(args, pos.At, pos.At, pos.ID)
-	}
-	q += ` ORDER BY e.created_at DESC, e.id DESC LIMIT ?`
-	return q, append(args, limit)
-}
-
 // List reads up to limit emails newest first, after pos when given. It reads
 // exactly limit rows; callers wanting has_more ask for one more.
 func (s *Service) List(ctx context.Context, c Caller, limit int, pos *Position) ([]Email, error) {
-	q, args := listQuery(c, limit, pos)
-	rows, err := s.db.Query(ctx, q, args...)
+	list, err := listRows(ctx, s.db, c, limit, pos)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var list []*emailRow
-	for rows.Next() {
-		r, err := scanSummary(rows)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
 	ids := make([]string, len(list))
 	for i, r := range list {
 		ids[i] = r.ID

@@ -39,12 +39,11 @@ func (s *Service) Reschedule(ctx context.Context, c Caller, id, sendAt string) (
 		if e.Status != StatusScheduled {
 			return apierr.Conflict("too_late_to_reschedule", "The email is already %s; it can no longer be rescheduled.", e.Status)
 		}
-		res, err := tx.Exec(ctx, `UPDATE emails SET scheduled_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
-			store.Millis(at), store.Millis(now), c.WorkspaceID, id)
+		moved, err := setScheduledAt(ctx, tx, c.WorkspaceID, id, at, now)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !moved {
 			return apierr.Conflict("too_late_to_reschedule", "The email has started on its way; it can no longer be rescheduled.")
 		}
 		data := e.eventData()
@@ -75,12 +74,11 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status Email
 		if e.Status != StatusScheduled {
 			return apierr.Conflict("too_late_to_cancel", "The email is already %s; it can no longer be cancelled.", e.Status)
 		}
-		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'cancelled', updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
-			store.Millis(now), c.WorkspaceID, id)
+		cancelled, err := cancelScheduled(ctx, tx, c.WorkspaceID, id, now)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !cancelled {
 			return apierr.Conflict("too_late_to_cancel", "The email has started on its way; it can no longer be cancelled.")
 		}
 		status = StatusCancelled
@@ -94,10 +92,7 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status Email
 // were never scheduled answer not_found, as the spec's "no scheduled email
 // with that id".
 func (s *Service) lockScheduled(ctx context.Context, tx *store.Tx, c Caller, id string) (*emailRow, error) {
-	own, args := ownFilter(c)
-	row := tx.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
-		append([]any{c.WorkspaceID, id}, args...)...)
-	e, err := scanSummary(row)
+	e, err := readRow(ctx, tx, c, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("scheduled email")
 	}
@@ -145,23 +140,8 @@ func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		now := s.clock.Now().UTC()
-		rows, err := s.db.Query(ctx, `SELECT e.id, e.workspace_id FROM emails e WHERE e.status = 'scheduled' AND e.scheduled_at <= ?
-			ORDER BY e.scheduled_at LIMIT ?`, store.Millis(now), promoteChunk)
+		list, err := dueScheduled(ctx, s.db, now, promoteChunk)
 		if err != nil {
-			return total, err
-		}
-		type due struct{ id, ws string }
-		var list []due
-		for rows.Next() {
-			var d due
-			if err := rows.Scan(&d.id, &d.ws); err != nil {
-				rows.Close()
-				return total, err
-			}
-			list = append(list, d)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return total, err
 		}
 		if len(list) == 0 {
@@ -199,24 +179,22 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 			return err
 		}
 		if len(sup) == len(e.Recipients) && len(sup) > 0 {
-			res, err := tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
-				"recipient_suppressed: "+strings.Join(slices.Sorted(maps.Keys(sup)), ", ")+" on the suppression list", store.Millis(now), id)
+			failed, err := failScheduled(ctx, tx, id, "recipient_suppressed: "+strings.Join(slices.Sorted(maps.Keys(sup)), ", ")+" on the suppression list", now)
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
+			if !failed {
 				return nil
 			}
 			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: id, Type: events.EmailBounced, CreatedAt: now, Data: suppressedBounce(e)})
 			return err
 		}
 	}
-	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled' AND scheduled_at <= ?`,
-		store.Millis(now), id, store.Millis(now))
+	queued, err := queueScheduled(ctx, tx, id, now)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if queued {
 		return s.enqueueWork(ctx, tx, e)
 	}
 	return nil

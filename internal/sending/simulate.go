@@ -86,11 +86,7 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 	// One statement moves the status (only from queued or sending: a
 	// cancelled email, or one an earlier attempt played out, is left alone)
 	// and returns what the events carry.
-	var from, subject string
-	var to, tags []byte
-	err := tx.QueryRow(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
-		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending') RETURNING from_addr, to_addrs, subject, tags`,
-		string(status), lastError, store.Millis(now), r.WorkspaceID, r.EmailID).Scan(&from, &to, &subject, &tags)
+	from, to, subject, tags, err := endSimulated(ctx, tx, r.WorkspaceID, r.EmailID, status, lastError, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -158,11 +154,11 @@ func (s *Service) complain(ctx context.Context, ws, id string) error {
 			return err
 		}
 		now := s.clock.Now().UTC()
-		res, err := tx.Exec(ctx, `UPDATE emails SET status = 'complained', updated_at = ? WHERE id = ? AND status = 'delivered'`, store.Millis(now), id)
+		complained, err := markComplained(ctx, tx, id, now)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !complained {
 			return nil // already complained
 		}
 		for _, r := range e.Recipients {
@@ -181,7 +177,7 @@ func (s *Service) complain(ctx context.Context, ws, id string) error {
 
 // lockRow reads an email's summary inside tx; nil when it is gone.
 func (s *Service) lockRow(ctx context.Context, tx *store.Tx, ws, id string) (*emailRow, error) {
-	e, err := scanSummary(tx.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, ws, id))
+	e, err := readRow(ctx, tx, Caller{WorkspaceID: ws}, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"mailroom/internal/events"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+	"mailroom/internal/webhooks"
+	"mailroom/internal/workspaces"
 )
 
 // StoredAttachment is one attachment as kept in emails.attachments (a JSON
@@ -169,20 +173,17 @@ func ownFilter(c Caller) (string, []any) {
 	return "", nil
 }
 
-func (s *Service) getRow(ctx context.Context, c Caller, id string) (*emailRow, error) {
+// readRow reads one of the caller's emails (no bodies), or
+// store.ErrNotFound.
+func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailRow, error) {
 	own, args := ownFilter(c)
-	row := s.db.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
-		append([]any{c.WorkspaceID, id}, args...)...)
-	e, err := scanSummary(row)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.ErrNotFound
-	}
-	return e, err
+	return scanSummary(q.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
+		append([]any{c.WorkspaceID, id}, args...)...))
 }
 
 // loadFull reads a whole row including bodies, for the simulator and for
 // message assembly.
-func loadFull(ctx context.Context, q keyQuerier, workspaceID, id string) (*emailRow, error) {
+func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*emailRow, error) {
 	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, e.html, e.text_body, e.headers, e.attachments FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
 	var html, text sql.NullString
 	var headers, atts string
@@ -314,4 +315,216 @@ func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStat
 			string(status), recipients, store.Millis(now), id)
 	}
 	return err
+}
+
+type keyQuerier interface {
+	QueryRow(ctx context.Context, q string, args ...any) *store.Row
+}
+
+// lookupKey reads a live (younger than 24 hours) key, or nil.
+func lookupKey(ctx context.Context, q store.Querier, ws, key string, now time.Time) (*storedKey, error) {
+	var k storedKey
+	var status int
+	var response string
+	var created int64
+	err := q.QueryRow(ctx, `SELECT fingerprint, status, response, created_at FROM idempotency_keys WHERE workspace_id = ? AND key = ?`, ws, key).
+		Scan(&k.fingerprint, &status, &response, &created)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if store.FromMillis(created).Before(now.Add(-IdempotencyWindow)) {
+		return nil, nil
+	}
+	if err := json.Unmarshal([]byte(response), &k.outcome); err != nil {
+		return nil, err
+	}
+	k.outcome.HTTPStatus = status
+	return &k, nil
+}
+
+// reserveKey stores the key with its outcome inside the accepting
+// transaction. The primary key makes a race between nodes yield exactly one
+// email: the loser finds the winner's row (PostgreSQL makes it wait for the
+// winner's commit) and answers the winner's outcome. An expired row is
+// replaced.
+func reserveKey(ctx context.Context, tx *store.Tx, ws, key, fp string, out Outcome, now time.Time) (*Outcome, error) {
+	body, _ := json.Marshal(out)
+	res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (workspace_id, key, fingerprint, email_id, status, response, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, key) DO NOTHING`,
+		ws, key, fp, out.ID, out.HTTPStatus, string(body), store.Millis(now))
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil, nil
+	}
+	stored, err := lookupKey(ctx, tx, ws, key, now)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil {
+		return stored.answer(fp)
+	}
+	// The row is older than the window: it no longer counts.
+	_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = ?, email_id = ?, status = ?, response = ?, created_at = ?
+		WHERE workspace_id = ? AND key = ?`, fp, out.ID, out.HTTPStatus, string(body), store.Millis(now), ws, key)
+	return nil, err
+}
+
+// forgetKeys deletes the keys stored before cutoff.
+func forgetKeys(ctx context.Context, db *store.DB, cutoff time.Time) error {
+	_, err := db.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, store.Millis(cutoff))
+	return err
+}
+
+// listQuery reads a page of the caller's emails. Both listings walk
+// emails_workspace_created (workspace_id, created_at, id, with api_key_id
+// carried along): a key that may read only its own emails filters the
+// workspace's range on the key, without a second index (migration 00012).
+func listQuery(c Caller, limit int, pos *Position) (string, []any) {
+	q := `SELECT ` + summaryColumns + ` FROM emails e WHERE e.workspace_id = ?`
+	args := []any{c.WorkspaceID}
+	own, oargs := ownFilter(c)
+	q += own
+	args = append(args, oargs...)
+	if pos != nil {
+		q += ` AND (e.created_at < ? OR (e.created_at = ? AND e.id < ?))`
+		args = append(args, pos.At, pos.At, pos.ID)
+	}
+	q += ` ORDER BY e.created_at DESC, e.id DESC LIMIT ?`
+	return q, append(args, limit)
+}
+
+// query is the read for emails (cs.emails or a chunk of them), as rows of
+// (kind, workspace or key id, email, reason): 0 a suppression, 1 a
+// workspace with a webhook endpoint, 2 a live key. The endpoints and keys
+// are asked in the first chunk only. Each area writes its own part.
+func (cs *checkSet) query(emails []string, first bool) (string, []any) {
+	var args []any
+	var parts []string
+	var q string
+	if len(emails) > 0 {
+		q, args = suppressions.ListedQuery(0, args, emails)
+		parts = append(parts, q)
+	}
+	if first && len(cs.workspaces) > 0 {
+		q, args = webhooks.ListenersQuery(1, args, cs.workspaces)
+		parts = append(parts, q)
+	}
+	if first && len(cs.keys) > 0 {
+		q, args = workspaces.LiveKeysQuery(2, args, cs.keys)
+		parts = append(parts, q)
+	}
+	return strings.Join(parts, ` UNION ALL `), args
+}
+
+// listRows reads a page of the caller's emails (see listQuery).
+func listRows(ctx context.Context, q store.Querier, c Caller, limit int, pos *Position) ([]*emailRow, error) {
+	query, args := listQuery(c, limit, pos)
+	return store.QueryAll(ctx, q, func(sc store.Scanner) (*emailRow, error) { return scanSummary(sc) }, query, args...)
+}
+
+// deferInsertEmail adds a send's row (insertArgs) to the batch's multi-row
+// insert: nothing in the accepting commit reads it back.
+func deferInsertEmail(tx *store.Tx, args []any) {
+	tx.DeferInsert("emails", emailColumns, args...)
+}
+
+// changed reports whether a conditional write touched a row.
+func changed(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// setScheduledAt moves an email still scheduled to at; false once it has
+// left scheduled.
+func setScheduledAt(ctx context.Context, tx *store.Tx, ws, id string, at, now time.Time) (bool, error) {
+	return changed(tx.Exec(ctx, `UPDATE emails SET scheduled_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
+		store.Millis(at), store.Millis(now), ws, id))
+}
+
+// cancelScheduled cancels an email still scheduled; false once it has left
+// scheduled.
+func cancelScheduled(ctx context.Context, tx *store.Tx, ws, id string, now time.Time) (bool, error) {
+	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'cancelled', updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
+		store.Millis(now), ws, id))
+}
+
+// dueEmail is a scheduled email whose time has come.
+type dueEmail struct{ id, ws string }
+
+// dueScheduled lists up to limit scheduled emails due at now, oldest first.
+func dueScheduled(ctx context.Context, q store.Querier, now time.Time, limit int) ([]dueEmail, error) {
+	return store.QueryAll(ctx, q, func(sc store.Scanner) (dueEmail, error) {
+		var d dueEmail
+		return d, sc.Scan(&d.id, &d.ws)
+	}, `SELECT e.id, e.workspace_id FROM emails e WHERE e.status = 'scheduled' AND e.scheduled_at <= ?
+		ORDER BY e.scheduled_at LIMIT ?`, store.Millis(now), limit)
+}
+
+// failScheduled ends a scheduled email as failed with reason; false when it
+// was no longer scheduled.
+func failScheduled(ctx context.Context, tx *store.Tx, id, reason string, now time.Time) (bool, error) {
+	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
+		reason, store.Millis(now), id))
+}
+
+// queueScheduled moves a scheduled email that is due to queued; false when
+// another pass took it or it moved.
+func queueScheduled(ctx context.Context, tx *store.Tx, id string, now time.Time) (bool, error) {
+	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled' AND scheduled_at <= ?`,
+		store.Millis(now), id, store.Millis(now)))
+}
+
+// endSimulated moves a test-mode email still queued or sending to its
+// simulated status (a cancelled email, or one an earlier attempt played
+// out, is left alone: store.ErrNotFound) and returns what its events carry.
+func endSimulated(ctx context.Context, tx *store.Tx, ws, id string, status EmailStatus, lastError string, now time.Time) (from string, to []byte, subject string, tags []byte, err error) {
+	err = tx.QueryRow(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
+		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending') RETURNING from_addr, to_addrs, subject, tags`,
+		string(status), lastError, store.Millis(now), ws, id).Scan(&from, &to, &subject, &tags)
+	return from, to, subject, tags, err
+}
+
+// markComplained moves a delivered email to complained; false when it
+// already was.
+func markComplained(ctx context.Context, tx *store.Tx, id string, now time.Time) (bool, error) {
+	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'complained', updated_at = ? WHERE id = ? AND status = 'delivered'`, store.Millis(now), id))
+}
+
+// Outgoing is an email as the delivery engine reads it, by id. The JSON
+// columns come as stored text: recipients change shape as delivery goes,
+// and the delivery engine decodes them.
+type Outgoing struct {
+	ID, WorkspaceID            string
+	Status                     EmailStatus
+	From, Subject, HTML, Text  string
+	To, Cc, Bcc, ReplyTo       string // JSON arrays
+	Headers, Attachments, Tags string // JSON
+	Recipients                 string // JSON array of addresses or outcomes
+	TestMode                   bool
+	MessageID                  string
+}
+
+// LoadOutgoing reads the email id (random, so it names one workspace's row)
+// or store.ErrNotFound.
+func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, error) {
+	var o Outgoing
+	var html, text sql.NullString
+	var testMode int
+	err := q.QueryRow(ctx, `SELECT id, workspace_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,
+		html, text_body, headers, attachments, tags, test_mode, message_id, recipients FROM emails WHERE id = ?`, id).
+		Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
+			&html, &text, &o.Headers, &o.Attachments, &o.Tags, &testMode, &o.MessageID, &o.Recipients)
+	if err != nil {
+		return nil, err
+	}
+	o.HTML, o.Text, o.TestMode = html.String, text.String, testMode != 0
+	return &o, nil
 }

@@ -50,113 +50,20 @@ type DeliveryQuery struct {
 
 // ListDeliveries reads the workspace's delivery log, newest first.
 func (s *Service) ListDeliveries(ctx context.Context, workspaceID string, q DeliveryQuery) ([]Delivery, error) {
-	where := `workspace_id = ?`
-	args := []any{workspaceID}
 	if q.WebhookID != "" {
-		var one int
-		err := s.db.QueryRow(ctx, `SELECT 1 FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, q.WebhookID).Scan(&one)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errEndpointNotFound()
-		}
+		exists, err := endpointExists(ctx, s.db, workspaceID, q.WebhookID)
 		if err != nil {
 			return nil, err
 		}
-		where = `webhook_id = ? AND workspace_id = ?`
-		args = []any{q.WebhookID, workspaceID}
+		if !exists {
+			return nil, errEndpointNotFound()
+		}
 	}
-	if q.AfterID != "" {
-		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
-		args = append(args, q.AfterAt, q.AfterAt, q.AfterID)
-	}
-	args = append(args, q.Limit)
-	rows, err := s.db.Query(ctx, `SELECT id, webhook_id, event_id, event, kind, attempt, status_code, response_body, duration_ms, error, created_at
-		FROM webhook_attempts WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	out, kinds, err := listAttempts(ctx, s.db, workspaceID, q)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Delivery
-	var kinds []string
-	for rows.Next() {
-		var d Delivery
-		var kind string
-		var status sql.NullInt64
-		var errText sql.NullString
-		var at int64
-		if err := rows.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.Event, &kind, &d.Attempt, &status, &d.ResponseBody, &d.DurationMs, &errText, &at); err != nil {
-			return nil, err
-		}
-		if status.Valid {
-			c := int(status.Int64)
-			d.StatusCode = &c
-		}
-		if errText.Valid {
-			d.Error = &errText.String
-		}
-		d.CreatedAt = store.FromMillis(at)
-		out = append(out, d)
-		kinds = append(kinds, kind)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return out, s.fillRetries(ctx, out, kinds)
-}
-
-// fillRetries attaches the retry object to the rows that are the newest
-// attempt of an event still owed attempts: its queue row exists and has
-// made exactly that many attempts.
-func (s *Service) fillRetries(ctx context.Context, ds []Delivery, kinds []string) error {
-	var evIDs []any
-	for i, d := range ds {
-		if kinds[i] == "event" && d.Attempt < MaxAttempts {
-			evIDs = append(evIDs, d.EventID)
-		}
-	}
-	if len(evIDs) == 0 {
-		return nil
-	}
-	type key struct{ webhook, event string }
-	type queued struct {
-		attempts int
-		next     int64
-		held     bool
-	}
-	owed := map[key]queued{}
-	args, in := store.PaddedIn(nil, evIDs)
-	rows, err := s.db.Query(ctx, `SELECT webhook_id, event_id, attempts, next_attempt_at, held FROM webhook_deliveries
-		WHERE event_id IN (`+in+`)`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k key
-		var q queued
-		var held int
-		if err := rows.Scan(&k.webhook, &k.event, &q.attempts, &q.next, &held); err != nil {
-			return err
-		}
-		q.held = held == 1
-		owed[k] = q
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for i := range ds {
-		d := &ds[i]
-		q, ok := owed[key{d.WebhookID, d.EventID}]
-		if kinds[i] != "event" || !ok || q.attempts != d.Attempt || q.attempts >= MaxAttempts {
-			continue
-		}
-		r := &Retry{NextAttempt: q.attempts + 1, AttemptsMade: q.attempts, AttemptsRemaining: MaxAttempts - q.attempts}
-		if !q.held {
-			t := store.FromMillis(q.next)
-			r.NextAttemptAt = &t
-		}
-		d.Retry = r
-	}
-	return nil
 }
 
 // ManualResult is what the endpoint answered to a test delivery or a
@@ -199,15 +106,13 @@ func (s *Service) SendTest(ctx context.Context, workspaceID, webhookID string) (
 	}
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		done := s.clock.Now()
-		if _, err := tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = 0, last_success_at = ?, accepted_at = ? WHERE id = ?`,
-			store.Millis(done), store.Millis(done), e.ID); err != nil {
+		if err := markAccepted(ctx, tx, e.ID, done); err != nil {
 			return err
 		}
 		if e.Active {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE webhooks SET active = 1, disabled_reason = NULL, disabled_at = NULL, updated_at = ? WHERE id = ?`,
-			store.Millis(done), e.ID); err != nil {
+		if err := reenable(ctx, tx, e.ID, done); err != nil {
 			return err
 		}
 		return releaseHeld(ctx, tx, e.ID, done)
@@ -230,11 +135,7 @@ func testData(name string) []byte {
 // the same body; only the signature is fresh), and answers what the
 // endpoint answered. It does not change the endpoint's state.
 func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*ManualResult, error) {
-	var webhookID, eventID, name string
-	var eventSeq sql.NullInt64
-	var payload sql.NullString
-	err := s.db.QueryRow(ctx, `SELECT webhook_id, event_id, event_seq, event, payload FROM webhook_attempts WHERE workspace_id = ? AND id = ?`,
-		workspaceID, deliveryID).Scan(&webhookID, &eventID, &eventSeq, &name, &payload)
+	webhookID, eventID, eventSeq, name, payload, err := readAttempt(ctx, s.db, workspaceID, deliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("delivery")
 	}

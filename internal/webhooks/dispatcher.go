@@ -2,9 +2,7 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
-	"strings"
 	"time"
 
 	"mailroom/internal/events"
@@ -92,10 +90,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 			if n == 0 {
 				return nil
 			}
-			q := `INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_seq, event_at, held, attempts, due_at, next_attempt_at) VALUES ` +
-				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, 0, ?, ?),", n), ",") +
-				` ON CONFLICT (webhook_id, event_id) DO NOTHING`
-			_, err := tx.Exec(ctx, q, batch...)
+			err := queueDeliveries(ctx, tx, n, batch)
 			batch, n = batch[:0], 0
 			return err
 		}
@@ -129,63 +124,4 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 		return nil
 	})
 	return claimed, err
-}
-
-// loadSubscribers reads the endpoints of the workspaces behind a batch of
-// events.
-func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (map[string][]subscriber, error) {
-	var wsIDs []any
-	seen := map[string]bool{}
-	for _, e := range evs {
-		if !seen[e.WorkspaceID] {
-			seen[e.WorkspaceID] = true
-			wsIDs = append(wsIDs, e.WorkspaceID)
-		}
-	}
-	out := map[string][]subscriber{}
-	for chunk := range slices.Chunk(wsIDs, 512) {
-		args, in := store.PaddedIn(nil, chunk)
-		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var sub subscriber
-			var ws, evJSON string
-			var active int
-			if err := rows.Scan(&sub.id, &ws, &evJSON, &active); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			_ = json.Unmarshal([]byte(evJSON), &sub.events)
-			sub.active = active == 1
-			out[ws] = append(out[ws], sub)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// housekeep drops held events past the hold window and delivery log rows
-// past LogRetention.
-func (s *Service) housekeep(ctx context.Context) error {
-	now := s.clock.Now()
-	if _, err := s.db.Exec(ctx, `DELETE FROM webhook_deliveries WHERE held = 1 AND event_at < ?`, store.Millis(now.Add(-HoldTTL))); err != nil {
-		return err
-	}
-	// In slices, so that a large backlog never holds the writer for long.
-	cutoff := store.Millis(now.Add(-LogRetention))
-	for {
-		res, err := s.db.Exec(ctx, `DELETE FROM webhook_attempts WHERE id IN
-			(SELECT id FROM webhook_attempts WHERE created_at < ? LIMIT 5000)`, cutoff)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n < 5000 {
-			return nil
-		}
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -129,19 +128,11 @@ func (s *Service) Create(ctx context.Context, workspaceID string, p CreateParams
 		ID: ids.New("wh"), WorkspaceID: workspaceID, URL: p.URL, Events: evs, Headers: p.Headers,
 		Active: true, CreatedAt: now, UpdatedAt: now, Secret: secret,
 	}
-	evJSON, _ := json.Marshal(evs)
-	hJSON, _ := json.Marshal(p.Headers)
-	_, err = s.db.Exec(ctx, `INSERT INTO webhooks (id, workspace_id, url, events, headers, secret, active,
-		consecutive_failures, accepted_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?)`,
-		e.ID, workspaceID, e.URL, string(evJSON), string(hJSON), sealed, store.Millis(now), store.Millis(now), store.Millis(now))
-	if err != nil {
+	if err := insertEndpoint(ctx, s.db, e, sealed); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
-
-const endpointColumns = `id, workspace_id, url, events, headers, active, disabled_reason, disabled_at,
-	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -181,7 +172,7 @@ func errEndpointNotFound() error { return apierr.NotFound("webhook") }
 // Get returns one endpoint of the workspace, without its secret.
 func (s *Service) Get(ctx context.Context, workspaceID, id string) (*Endpoint, error) {
 	now := s.clock.Now()
-	e, err := scanEndpoint(s.db.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, id), now)
+	e, err := readEndpoint(ctx, s.db, workspaceID, id, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errEndpointNotFound()
 	}
@@ -197,20 +188,8 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (*Endpoint, e
 // List returns the workspace's endpoints, oldest first.
 func (s *Service) List(ctx context.Context, workspaceID string) ([]*Endpoint, error) {
 	now := s.clock.Now()
-	rows, err := s.db.Query(ctx, `SELECT `+endpointColumns+` FROM webhooks WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	out, err := listEndpoints(ctx, s.db, workspaceID, now)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Endpoint
-	for rows.Next() {
-		e, err := scanEndpoint(rows, now)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return out, s.fillHeld(ctx, out, now)
@@ -223,10 +202,11 @@ func (s *Service) fillHeld(ctx context.Context, es []*Endpoint, now time.Time) e
 		if e.Active {
 			continue
 		}
-		if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ? AND held = 1 AND event_at >= ?`,
-			e.ID, store.Millis(now.Add(-HoldTTL))).Scan(&e.HeldCount); err != nil {
+		n, err := countHeld(ctx, s.db, e.ID, now.Add(-HoldTTL))
+		if err != nil {
 			return err
 		}
+		e.HeldCount = n
 	}
 	return nil
 }
@@ -303,21 +283,12 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, p UpdatePa
 			WithNext("Send at least one of url, events, active, headers or rotate_secret with a new value.")
 	}
 	set("updated_at", store.Millis(now))
-	q := "UPDATE webhooks SET "
-	for i, c := range sets {
-		if i > 0 {
-			q += ", "
-		}
-		q += c
-	}
-	q += " WHERE workspace_id = ? AND id = ?"
-	args = append(args, workspaceID, id)
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, q, args...)
+		found, err := updateEndpoint(ctx, tx, workspaceID, id, sets, args)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !found {
 			return errEndpointNotFound()
 		}
 		switch {
@@ -349,55 +320,10 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, p UpdatePa
 // delivery log stays readable.
 func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, `DELETE FROM webhooks WHERE workspace_id = ? AND id = ?`, workspaceID, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		found, err := deleteEndpoint(ctx, tx, workspaceID, id)
+		if err == nil && !found {
 			return errEndpointNotFound()
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = ?`, id)
 		return err
 	})
-}
-
-// holdQueued moves an endpoint's queued deliveries into the held queue (its
-// endpoint was just disabled) and trims the queue to HoldMax.
-func holdQueued(ctx context.Context, tx *store.Tx, webhookID string) error {
-	if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET held = 1 WHERE webhook_id = ? AND held = 0`, webhookID); err != nil {
-		return err
-	}
-	return trimHeld(ctx, tx, webhookID)
-}
-
-// trimHeld keeps the newest HoldMax held events of an endpoint and drops
-// the older ones, as the spec's state table says.
-func trimHeld(ctx context.Context, tx *store.Tx, webhookID string) error {
-	_, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = ? AND held = 1 AND seq NOT IN
-		(SELECT seq FROM webhook_deliveries WHERE webhook_id = ? AND held = 1 ORDER BY event_at DESC, seq DESC LIMIT ?)`,
-		webhookID, webhookID, HoldMax)
-	return err
-}
-
-// releaseHeld makes an endpoint's held events due now, after dropping those
-// older than HoldTTL. Attempt counts are kept: the curve goes on where it
-// stopped.
-func releaseHeld(ctx context.Context, tx *store.Tx, webhookID string, now time.Time) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE webhook_id = ? AND held = 1 AND event_at < ?`,
-		webhookID, store.Millis(now.Add(-HoldTTL))); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET held = 0, due_at = ?, next_attempt_at = ?, claim = NULL
-		WHERE webhook_id = ? AND held = 1`, store.Millis(now), store.Millis(now), webhookID)
-	return err
-}
-
-// ListenersQuery is the read the send path folds into its one batch query
-// (sending's lookupSuppressions): rows (tag, workspace_id, empty, empty) of the
-// workspaces among ws with at least one endpoint, with tag a constant first
-// column that tells these rows from the other reads of a UNION ALL. args
-// gains the workspace ids.
-func ListenersQuery(tag int, args []any, ws []string) (string, []any) {
-	args, in := store.PaddedIn(args, ws)
-	return `SELECT DISTINCT ` + strconv.Itoa(tag) + `, workspace_id, '', '' FROM webhooks WHERE workspace_id IN (` + in + `)`, args
 }

@@ -3,8 +3,6 @@ package webhooks
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"strings"
 	"time"
 
 	"mailroom/internal/events"
@@ -327,21 +325,6 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 	return outcome{kind: outcomeSent, job: j, attempt: a, at: now, finished: s.clock.Now()}
 }
 
-func (p *pool) claimSQL(exclude int) string {
-	var b strings.Builder
-	b.WriteString(`UPDATE webhook_deliveries SET due_at = ?, claim = ? WHERE seq IN
-		(SELECT seq FROM webhook_deliveries WHERE held = 0 AND due_at <= ?`)
-	if exclude > 0 {
-		b.WriteString(` AND webhook_id NOT IN (` + store.Placeholders(exclude) + `)`)
-	}
-	b.WriteString(` ORDER BY due_at LIMIT ?` + p.s.db.SkipLocked())
-	// Re-checked after a lock wait on PostgreSQL: only rows still due are
-	// taken, so two nodes never lease the same row.
-	b.WriteString(`) AND held = 0 AND due_at <= ?
-		RETURNING seq, webhook_id, workspace_id, event_id, event_seq, attempts, next_attempt_at`)
-	return b.String()
-}
-
 // claimed is the answer of one claim.
 type claimed struct {
 	jobs     []*job
@@ -367,19 +350,12 @@ func (p *pool) claim(ctx context.Context, want int, exclude []string) {
 	args = append(args, want, store.Millis(now))
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		batch = batch[:0]
-		rows, err := tx.Query(ctx, p.claimSQL(len(exclude)), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		var err error
+		batch, err = store.QueryAll(ctx, tx, func(sc store.Scanner) (*job, error) {
 			j := &job{claim: token, leaseUntil: lease}
-			if err := rows.Scan(&j.seq, &j.webhookID, &j.workspaceID, &j.eventID, &j.eventSeq, &j.attempts, &j.nextAttemptAt); err != nil {
-				return err
-			}
-			batch = append(batch, j)
-		}
-		return rows.Err()
+			return j, sc.Scan(&j.seq, &j.webhookID, &j.workspaceID, &j.eventID, &j.eventSeq, &j.attempts, &j.nextAttemptAt)
+		}, p.claimSQL(len(exclude)), args...)
+		return err
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -464,47 +440,6 @@ func (s *Service) loadEvents(ctx context.Context, seqs []any) (map[string]eventB
 	})
 	if err != nil {
 		return nil, err
-	}
-	return out, nil
-}
-
-func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) (map[string]target, error) {
-	out := make(map[string]target, len(idList))
-	for start := 0; start < len(idList); start += 512 {
-		args, in := store.PaddedIn(nil, idList[start:min(start+512, len(idList))])
-		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+in+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id, url, hJSON, sealed string
-			var prev sql.NullString
-			var prevUntil sql.NullInt64
-			if err := rows.Scan(&id, &url, &hJSON, &sealed, &prev, &prevUntil); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			t := target{url: url}
-			_ = json.Unmarshal([]byte(hJSON), &t.headers)
-			var prevP *string
-			var untilP *int64
-			if prev.Valid {
-				prevP = &prev.String
-			}
-			if prevUntil.Valid {
-				untilP = &prevUntil.Int64
-			}
-			t.secrets, err = s.signingSecrets(sealed, prevP, untilP, now)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[id] = t
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }

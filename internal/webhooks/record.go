@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,24 +71,6 @@ func (r logRow) args() []any {
 
 const logRowColumns = 14
 
-func insertLogRows(ctx context.Context, tx *store.Tx, rows []logRow) error {
-	const chunk = 60
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
-		args := make([]any, 0, len(part)*logRowColumns)
-		for _, r := range part {
-			args = append(args, r.args()...)
-		}
-		one := "(" + store.Placeholders(logRowColumns) + "),"
-		q := `INSERT INTO webhook_attempts (id, workspace_id, webhook_id, event_id, event_seq, event, kind, attempt, status_code,
-			response_body, duration_ms, error, payload, created_at) VALUES ` + strings.TrimSuffix(strings.Repeat(one, len(part)), ",")
-		if _, err := tx.Exec(ctx, q, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // attemptLogRow is the delivery log row of one attempt.
 func attemptLogRow(j *job, kind string, attempt int, a Attempt, at time.Time) logRow {
 	r := logRow{
@@ -106,10 +87,6 @@ func attemptLogRow(j *job, kind string, attempt int, a Attempt, at time.Time) lo
 	}
 	return r
 }
-
-// heldIfDisabled keeps a row that goes back to the queue in the held queue
-// when its endpoint was disabled meanwhile.
-const heldIfDisabled = `held = COALESCE((SELECT 1 - w.active FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id), held)`
 
 // writeOutcomes records a batch of outcomes in tx: the log
 // rows, the endpoints' counters (and any disabling they cause), and each
@@ -189,59 +166,20 @@ func (s *Service) writeOutcomes(ctx context.Context, tx *store.Tx, outs []outcom
 	}
 	for claim, seqs := range deletes {
 		for start := 0; start < len(seqs); start += 512 {
-			args, in := store.PaddedIn([]any{claim}, seqs[start:min(start+512, len(seqs))])
-			if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE claim = ? AND seq IN (`+in+`)`, args...); err != nil {
+			if err := deleteDelivered(ctx, tx, claim, seqs[start:min(start+512, len(seqs))]); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range failed {
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, due_at = ?, next_attempt_at = ?, claim = NULL, `+heldIfDisabled+`
-			WHERE seq = ? AND claim = ?`, f.attempts, f.next, f.next, f.seq, f.claim); err != nil {
+		if err := retryLater(ctx, tx, f.seq, f.claim, f.attempts, f.next); err != nil {
 			return err
 		}
 	}
 	for _, j := range released {
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = next_attempt_at, claim = NULL, `+heldIfDisabled+`
-			WHERE seq = ? AND claim = ?`, j.seq, j.claim); err != nil {
+		if err := releaseClaim(ctx, tx, j.seq, j.claim); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// applyTally updates an endpoint's counters after a batch and disables it
-// on a 410, or on AutoDisableFailures consecutive failures with nothing
-// accepted for AutoDisableSilence. It reports whether it disabled it.
-func applyTally(ctx context.Context, tx *store.Tx, id string, t *endpointTally, now time.Time) (bool, error) {
-	var lastFail any
-	if !t.lastFail.IsZero() {
-		lastFail = store.Millis(t.lastFail)
-	}
-	var err error
-	if t.successes > 0 {
-		_, err = tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = ?, last_success_at = ?, accepted_at = ?,
-			last_failure_at = COALESCE(?, last_failure_at) WHERE id = ?`,
-			t.tail, store.Millis(t.lastOK), store.Millis(t.lastOK), lastFail, id)
-	} else {
-		_, err = tx.Exec(ctx, `UPDATE webhooks SET consecutive_failures = consecutive_failures + ?, last_failure_at = ? WHERE id = ?`,
-			t.tail, lastFail, id)
-	}
-	if err != nil || t.tail == 0 {
-		return false, err
-	}
-	var res interface{ RowsAffected() (int64, error) }
-	if t.gone {
-		res, err = tx.Exec(ctx, `UPDATE webhooks SET active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ? WHERE id = ? AND active = 1`,
-			DisabledGone, store.Millis(now), store.Millis(now), id)
-	} else {
-		res, err = tx.Exec(ctx, `UPDATE webhooks SET active = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
-			WHERE id = ? AND active = 1 AND consecutive_failures >= ? AND accepted_at <= ?`,
-			DisabledFailing, store.Millis(now), store.Millis(now), id, AutoDisableFailures, store.Millis(now.Add(-AutoDisableSilence)))
-	}
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
 }

@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"mailroom/internal/apierr"
-	"mailroom/internal/events"
-	"mailroom/internal/store"
 )
 
 // ReplayResult is what one endpoint answered to a replay by event id.
@@ -78,43 +76,4 @@ func (s *Service) ReplayEvent(ctx context.Context, workspaceID, eventID, webhook
 		return nil, err
 	}
 	return out, nil
-}
-
-// findEvent finds a webhook event of the workspace by id. The event log has
-// no index on id (dropped to speed up every raise), so it looks first where
-// the id is cheap to find within the workspace: the delivery log (which also
-// holds the bodies of test events) and the queue, and reads the event log
-// only for an event that no endpoint has been sent yet.
-func (s *Service) findEvent(ctx context.Context, workspaceID, eventID string) (*storedEvent, error) {
-	var ev storedEvent
-	var payload sql.NullString
-	err := s.db.QueryRow(ctx, `SELECT event, event_seq, payload FROM webhook_attempts WHERE workspace_id = ? AND event_id = ?
-		ORDER BY created_at LIMIT 1`, workspaceID, eventID).Scan(&ev.name, &ev.seq, &payload)
-	if err == nil && payload.Valid {
-		ev.body, ev.keepBody = []byte(payload.String), true
-		return &ev, nil
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		err = s.db.QueryRow(ctx, `SELECT event_seq FROM webhook_deliveries WHERE workspace_id = ? AND event_id = ? LIMIT 1`,
-			workspaceID, eventID).Scan(&ev.seq)
-	}
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !ev.seq.Valid) {
-		err = events.WebhookSeq(ctx, s.db, workspaceID, eventID, &ev.seq)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.NotFound("delivery")
-	}
-	if err != nil {
-		return nil, err
-	}
-	bodies, err := s.loadEvents(ctx, []any{ev.seq.Int64})
-	if err != nil {
-		return nil, err
-	}
-	b, ok := bodies[eventID]
-	if !ok {
-		return nil, apierr.NotFound("delivery").WithNext("The event is no longer stored.")
-	}
-	ev.name, ev.body = b.name, b.body
-	return &ev, nil
 }

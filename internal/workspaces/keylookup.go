@@ -174,7 +174,6 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 			hashes = append(hashes, r.hash)
 		}
 	}
-	args, in := store.PaddedIn(nil, hashes)
 	// The epoch is read before the query: a revocation that commits while
 	// it runs moves the epoch on, and what the query found is stale at once.
 	var epoch uint64
@@ -185,21 +184,8 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	// bounded on its own.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rows, err := l.db.Query(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
-		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
+	found, err := keysByHash(ctx, l.db, hashes)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	found := map[string]*keyRow{}
-	for rows.Next() {
-		k := &keyRow{}
-		if err := rows.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed); err != nil {
-			return nil, err
-		}
-		found[k.hash] = k
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	{

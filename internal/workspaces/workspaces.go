@@ -367,3 +367,22 @@ func LiveKeysQuery(tag int, args []any, ids []string) (string, []any) {
 	args, in := store.PaddedIn(args, ids)
 	return `SELECT ` + strconv.Itoa(tag) + `, id, '', '' FROM api_keys WHERE id IN (` + in + `)`, args
 }
+
+// keysByHash reads the keys whose hashes are among hashes, with their
+// workspace's owner, by hash.
+func keysByHash(ctx context.Context, q store.Querier, hashes []string) (map[string]*keyRow, error) {
+	args, in := store.PaddedIn(nil, hashes)
+	rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (*keyRow, error) {
+		k := &keyRow{}
+		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed)
+	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
+		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]*keyRow, len(rows))
+	for _, k := range rows {
+		found[k.hash] = k
+	}
+	return found, nil
+}

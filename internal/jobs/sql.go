@@ -1,5 +1,8 @@
 package jobs
 
+// The statements this package runs on River's own tables (River owns the
+// schema; these read and repair it).
+
 import (
 	"context"
 
@@ -66,4 +69,11 @@ func lastAttemptedBy(d store.Dialect) string {
 		return `attempted_by[array_length(attempted_by, 1)]`
 	}
 	return `json_extract(attempted_by, '$[#-1]')`
+}
+
+// Depth counts jobs waiting to run (available, scheduled or retrying).
+func (q *Queue) Depth(ctx context.Context) (int64, error) {
+	var n int64
+	err := q.db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state IN ('available','scheduled','retryable')`).Scan(&n)
+	return n, err
 }

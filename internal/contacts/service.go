@@ -131,7 +131,7 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (Contact, err
 
 // List returns up to limit contacts matching f, newest first after pos.
 func (s *Service) List(ctx context.Context, workspaceID string, f ListFilter, limit int, pos *Position) ([]Contact, error) {
-	return listContacts(ctx, s.db, s.db.Dialect, workspaceID, f, limit, pos)
+	return listContacts(ctx, s.db, workspaceID, f, limit, pos)
 }
 
 // Update applies a patch to one contact.

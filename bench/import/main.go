@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -114,11 +115,13 @@ func main() {
 	// first page fills at once), rare ones (a handful of matches anywhere
 	// in the workspace), none at all, pattern and FTS metacharacters, and
 	// terms shorter than a trigram (docs/decisions.md, "Contacts search").
+	// The seeded rows carry their names as merge attributes, so ?q= meets
+	// the addresses (user<n>@example.com) and the empty names.
 	terms := []struct{ kind, q string }{
-		{"common", "example"}, {"common", "first9"}, {"common", "company 7"},
-		{"rare", "user12345"}, {"rare", "last99999"}, {"rare", "user4242@"}, {"rare", "first77777 last7"},
+		{"common", "example"}, {"common", "user1"}, {"common", "9@example"},
+		{"rare", "user12345@"}, {"rare", "user99999@"}, {"rare", "user4242@"}, {"rare", "r77777"},
 		{"none", "nobody-here"}, {"none", `50%_off "x" OR y*`},
-		{"short", "e"}, {"short", "st"}, {"short rare", "9@"},
+		{"short", "e"}, {"short", "9@"}, {"short none", "zq"},
 	}
 	worst := map[bool]time.Duration{}
 	for _, t := range terms {
@@ -129,7 +132,7 @@ func main() {
 		got := load.Run(1, *dur/time.Duration(len(terms)), 200, load.JSONRequest("GET", u, key, nil))
 		fmt.Printf("RESULT GET /v1/contacts?q=%-20q %-10s over %d contacts (%s): first page %3d rows, p50 %6.2f ms, p99 %6.2f ms, %d requests, %d errors\n",
 			t.q, t.kind, next, a.DB.Dialect, len(page.Contacts), float64(got.P50)/1e6, float64(got.P99)/1e6, got.Requests, got.Errors)
-		indexed := t.kind != "short" && t.kind != "short rare"
+		indexed := !strings.HasPrefix(t.kind, "short")
 		worst[indexed] = max(worst[indexed], got.P99)
 	}
 	if *runs > 0 {
@@ -157,7 +160,7 @@ func ownSchema(base string) (string, func()) {
 		panic(err)
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", schema+",public") // public: where pg_trgm may already live
 	u.RawQuery = q.Encode()
 	return u.String(), func() {
 		admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)

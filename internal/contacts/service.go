@@ -17,6 +17,14 @@ type Service struct {
 	db      *store.DB
 	clock   clock.Clock
 	confirm ConfirmConfig
+	hooks   testHooks
+}
+
+// testHooks are points inside a critical step where a test can hold the
+// code to run a race on purpose (export_test.go sets them); nil in
+// production.
+type testHooks struct {
+	importRead func() // Import read the existing contacts and has written nothing yet
 }
 
 // New builds the service.

@@ -17,6 +17,9 @@ func (a *App) wireContacts(w *wiring) error {
 	return nil
 }
 
+// Contacts is the contacts and audiences service.
+func (a *App) Contacts() *contacts.Service { return a.services.Contacts }
+
 // confirmationSender is the workspace's sender for confirmations: noreply@
 // its first verified custom domain, else its own subdomain.
 func (a *App) confirmationSender(ctx context.Context, workspaceID string) (string, error) {

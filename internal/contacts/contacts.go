@@ -55,6 +55,22 @@ func NormalizeEmail(s string) (string, error) {
 	return strings.ToLower(a.Email), nil
 }
 
+// MaxSearchTerm bounds ?q=, in characters: longer than an address and
+// both names together, it could match nothing.
+const MaxSearchTerm = 256
+
+// CheckSearchTerm refuses a ?q= term no contact could hold: invalid UTF-8,
+// a NUL (PostgreSQL refuses both in text) or over MaxSearchTerm characters.
+func CheckSearchTerm(q string) error {
+	switch {
+	case !utf8.ValidString(q) || strings.ContainsRune(q, 0):
+		return apierr.InvalidRequest("q is not valid UTF-8 text (or holds a NUL character).")
+	case utf8.RuneCountInString(q) > MaxSearchTerm:
+		return apierr.InvalidRequest("q is longer than %d characters.", MaxSearchTerm)
+	}
+	return nil
+}
+
 // NormalizeTag checks a tag against the spec (1 to 64 characters, no comma
 // or newline) and returns it lowercased.
 func NormalizeTag(t string) (string, error) {

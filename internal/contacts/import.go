@@ -88,6 +88,9 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 		if err != nil {
 			return err
 		}
+		if h := s.hooks.importRead; h != nil {
+			h()
+		}
 		contactIDs := make([]string, 0, len(existing))
 		for _, c := range existing {
 			contactIDs = append(contactIDs, c.ID)

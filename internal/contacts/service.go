@@ -17,6 +17,14 @@ type Service struct {
 	db      *store.DB
 	clock   clock.Clock
 	confirm ConfirmConfig
+	hooks   testHooks
+}
+
+// testHooks are points inside a critical step where a test can hold the
+// code to run a race on purpose (export_test.go sets them); nil in
+// production.
+type testHooks struct {
+	importRead func() // Import read the existing contacts and has written nothing yet
 }
 
 // New builds the service.
@@ -131,7 +139,7 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (Contact, err
 
 // List returns up to limit contacts matching f, newest first after pos.
 func (s *Service) List(ctx context.Context, workspaceID string, f ListFilter, limit int, pos *Position) ([]Contact, error) {
-	return listContacts(ctx, s.db, s.db.Dialect, workspaceID, f, limit, pos)
+	return listContacts(ctx, s.db, workspaceID, f, limit, pos)
 }
 
 // Update applies a patch to one contact.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"mailroom/internal/ids"
 	"mailroom/internal/store"
@@ -132,33 +133,64 @@ func deleteContact(ctx context.Context, tx *store.Tx, workspaceID, id string) (b
 	return true, nil
 }
 
-func listContacts(ctx context.Context, q store.Querier, dialect store.Dialect, workspaceID string, f ListFilter, limit int, pos *Position) ([]Contact, error) {
+// scanFirst is how many of a workspace's newest contacts (after the
+// cursor) a ?q= listing of limit rows tests one by one before it turns to
+// the trigram index: a term that fills the page among them (one contact
+// in 20 or more matches) is common enough that scanning on is the
+// cheapest way, and one that does not is rare enough that reading every
+// match through the index and sorting them is (docs/decisions.md,
+// "Contacts search").
+func scanFirst(limit int) int { return max(1000, 20*limit) }
+
+// listContacts reads a page of a workspace's contacts, newest first. ?q=
+// is a substring of search (the address and the names, lowercased). The
+// listing first tests the scanFirst(limit) newest contacts; when they neither
+// fill the page nor are all the workspace holds, it reads the term's
+// matches through the trigram index and sorts them. A term shorter than
+// three characters, which no trigram serves, scans on instead.
+func listContacts(ctx context.Context, db *store.DB, workspaceID string, f ListFilter, limit int, pos *Position) ([]Contact, error) {
 	where := `workspace_id = ?`
 	args := []any{workspaceID}
 	if f.Lookup != "" {
 		where += ` AND email = ?`
 		args = append(args, f.Lookup)
 	}
-	if f.Q != "" {
-		// A plain substring test: cheaper per row than LIKE's pattern
-		// matching, and the only dialect difference is the function's name.
-		fn := "instr"
-		if dialect == store.Postgres {
-			fn = "strpos"
-		}
-		where += ` AND ` + fn + `(search, ?) > 0`
-		args = append(args, strings.ToLower(f.Q))
-	}
 	if pos != nil {
 		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, pos.At, pos.At, pos.ID)
 	}
-	args = append(args, limit)
-	out, err := store.QueryAll(ctx, q, scanContact, `SELECT `+contactColumns+` FROM contacts WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
-	if err != nil {
+	const order = ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	read := func(q string, args ...any) ([]Contact, error) {
+		out, err := store.QueryAll(ctx, db, scanContact, `SELECT `+contactColumns+` FROM `+q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("listing contacts: %w", err)
+		}
+		return out, nil
+	}
+	term := strings.ToLower(f.Q)
+	if term == "" {
+		return read(`contacts WHERE `+where+order, append(args, limit)...)
+	}
+	budget := scanFirst(limit)
+	contains, cargs := db.Contains("c", "search", term)
+	scanned := func(n int) []any { return append(append(append([]any{}, args...), n), append(cargs, limit)...) }
+	first, err := read(`(SELECT * FROM contacts WHERE `+where+order+`) c WHERE `+contains+order, scanned(budget)...)
+	if err != nil || len(first) == limit {
+		return first, err
+	}
+	var seen int
+	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM contacts WHERE `+where+` LIMIT ?) c`,
+		append(append([]any{}, args...), budget+1)...).Scan(&seen); err != nil {
 		return nil, fmt.Errorf("listing contacts: %w", err)
 	}
-	return out, nil
+	if seen <= budget {
+		return first, nil // the scan saw every contact
+	}
+	if utf8.RuneCountInString(term) < store.MinIndexedTerm {
+		return read(`contacts c WHERE `+where+` AND `+contains+order, append(append(args, cargs...), limit)...)
+	}
+	matches, margs := db.ContainsIndexed("contacts", "search", term)
+	return read(matches+` c WHERE `+where+order, append(append(margs, args...), limit)...)
 }
 
 // --- automation events

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"html/template"
 	"net/http"
+	"strconv"
+	"time"
 
 	"mailroom/internal/apierr"
 )
@@ -57,6 +59,32 @@ func (h *handler) badLinkPage(w http.ResponseWriter, err error) {
 	}
 	h.log.Error("confirmation page", "error", err)
 	renderPage(w, http.StatusInternalServerError, confirmView{Title: "Something went wrong", Text: "Please try again later."})
+}
+
+// pageLimit holds a hosted page to the anonymous per-IP budget
+// (MAILROOM_RATE_LIMIT_ANONYMOUS a minute), in a bucket of its own so that a
+// browser's pages and an API client's anonymous calls do not share it:
+// the links' tokens cannot be guessed, but each try costs an HMAC and a
+// read, and a page must not be a free oracle. Over the budget it answers
+// 429 on a page with Retry-After; an outage of the limiter's store lets
+// the request through, as on /v1.
+func (h *handler) pageLimit(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		res, err := h.d.Limiter.Allow(r.Context(), "page:ip:"+clientIP(r), h.d.AnonymousLimit)
+		if err != nil {
+			h.log.Warn("rate limiter unavailable", "err", err)
+			next(w, r)
+			return
+		}
+		if !res.Allowed {
+			wait := res.RetryAfter(h.d.Clock.Now())
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
+			renderPage(w, http.StatusTooManyRequests, confirmView{Title: "Too many requests",
+				Text: "Too many requests came from your address. Wait a minute, then open the link again."})
+			return
+		}
+		next(w, r)
+	}
 }
 
 func (h *handler) confirmPage(w http.ResponseWriter, r *http.Request) {

@@ -109,3 +109,41 @@ func TestDoubleOptIn(t *testing.T) {
 		t.Fatalf("expired link changed the member: %s", r.Body)
 	}
 }
+
+// TestConfirmPageRateLimited: the hosted confirmation page, GET and POST
+// alike, answers at most MAILROOM_RATE_LIMIT_ANONYMOUS requests a minute
+// per client IP, then 429 on a page with Retry-After, before any link is
+// checked; its bucket is its own, so the anonymous /v1 budget is untouched.
+func TestConfirmPageRateLimited(t *testing.T) {
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_RATE_LIMIT_ANONYMOUS", "3"))
+	hit := func(method string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, a.URL+"/confirm/not-a-link", nil)
+		resp, err := a.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for i, m := range []string{"GET", "POST", "GET"} {
+		if r := hit(m); r.StatusCode != 400 {
+			t.Fatalf("request %d (%s): %d, want 400 (a bad link, within the budget)", i+1, m, r.StatusCode)
+		}
+	}
+	for _, m := range []string{"POST", "GET"} {
+		r := hit(m)
+		if r.StatusCode != 429 || r.Header.Get("Retry-After") == "" || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%s over the budget: %d, Retry-After %q, %s", m, r.StatusCode, r.Header.Get("Retry-After"), r.Header.Get("Content-Type"))
+		}
+	}
+	resp, err := a.Client.Get(a.URL + "/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("anonymous /v1 call after the page's budget ran out: %d", resp.StatusCode)
+	}
+}

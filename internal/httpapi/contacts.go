@@ -84,6 +84,9 @@ func (h *handler) listContacts(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := contacts.ListFilter{Q: strings.TrimSpace(q.Get("q"))}
+	if err := contacts.CheckSearchTerm(f.Q); err != nil {
+		return err
+	}
 	if v := q.Get("lookup"); v != "" {
 		if f.Lookup, err = contactEmail("lookup", v); err != nil {
 			return err

@@ -43,8 +43,8 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.HandleFunc("GET /healthz", h.healthz)
 	mux.HandleFunc("GET /readyz", h.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(h.d.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /confirm/{token}", h.confirmPage) // double opt-in
-	mux.HandleFunc("POST /confirm/{token}", h.confirmSubmit)
+	mux.HandleFunc("GET /confirm/{token}", h.pageLimit(h.confirmPage)) // double opt-in
+	mux.HandleFunc("POST /confirm/{token}", h.pageLimit(h.confirmSubmit))
 	mux.HandleFunc("/", h.noRoute)
 }
 

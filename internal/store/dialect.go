@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"strings"
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -54,3 +55,54 @@ func (db *DB) QueueDriver() riverdriver.Driver[*sql.Tx] {
 	}
 	return riversqlite.New(db.W)
 }
+
+// MinIndexedTerm is the shortest term, in characters, a trigram index can
+// serve: a shorter one holds no trigram.
+const MinIndexedTerm = 3
+
+// Contains is a WHERE predicate, with its argument, true for the rows of
+// table whose text column contains term as a plain substring (no pattern
+// characters: %, _, quotes and FTS operators are literal): instr on
+// SQLite, strpos on PostgreSQL. Column and term are compared as given, so
+// the caller lowercases both if case must not matter. No index serves it:
+// it tests each row the rest of the query visits.
+func (db *DB) Contains(table, column, term string) (string, []any) {
+	fn := "instr"
+	if db.Dialect == Postgres {
+		fn = "strpos"
+	}
+	return fn + `(` + table + `.` + column + `, ?) > 0`, []any{term}
+}
+
+// ContainsIndexed is a FROM item, with its arguments, holding the rows of
+// table (every column, aliased by the caller) whose text column contains
+// term, exactly as Contains says, found through the column's trigram index
+// rather than by testing each row. The migrations create that index under
+// one name in both dialects, <table>_<column>: an FTS5 table (tokenize
+// 'trigram case_sensitive 1', external content keyed by rowid) on SQLite,
+// a pg_trgm GIN index on PostgreSQL. term must have at least
+// MinIndexedTerm characters (a shorter one holds no trigram; use Contains).
+// Reading it costs in proportion to the matches in the whole table, so a
+// caller wanting the first rows of an order many rows match is better off
+// scanning that order with Contains.
+func (db *DB) ContainsIndexed(table, column, term string) (string, []any) {
+	if db.Dialect == Postgres {
+		// A materialized CTE is planned for all its rows, so the planner
+		// reads it through the GIN index even in a prepared statement's
+		// generic plan (LIKE $1 of unknown selectivity), where a subquery
+		// under the caller's LIMIT was planned as a sequential scan.
+		return `(WITH m AS MATERIALIZED (SELECT * FROM ` + table + ` WHERE ` + column + ` LIKE ?) SELECT * FROM m)`,
+			[]any{"%" + likeEscaper.Replace(term) + "%"}
+	}
+	// The FTS5 table yields the candidates by their trigrams, and CROSS
+	// JOIN makes it the outer loop (the planner would otherwise scan the
+	// table in the caller's order and look each row up). The phrase is the
+	// term as one quoted string, so nothing in it is an operator; instr
+	// re-checks each candidate, which keeps the answer Contains's.
+	fts := table + "_" + column
+	phrase := `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
+	return `(SELECT ` + table + `.* FROM ` + fts + ` CROSS JOIN ` + table + ` ON ` + table + `.rowid = ` + fts + `.rowid
+		WHERE ` + fts + ` MATCH ? AND instr(` + table + `.` + column + `, ?) > 0)`, []any{phrase, term}
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -37,6 +37,8 @@ var owners = map[string]string{
 	"audiences":          "contacts",
 	"memberships":        "contacts",
 	"automation_events":  "contacts",
+	"topics":             "topics",
+	"topic_preferences":  "topics",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

@@ -27,3 +27,6 @@ func (l lateContacts) UnsubscribeEverywhere(ctx context.Context, workspaceID, em
 	}
 	return l.a.services.Contacts.UnsubscribeEverywhere(ctx, workspaceID, email)
 }
+
+// Topics is the node's topics service (tests make links with it).
+func (a *App) Topics() *topics.Service { return a.services.Topics }

@@ -17,6 +17,8 @@ type Service struct {
 	db      *store.DB
 	clock   clock.Clock
 	confirm ConfirmConfig
+	// topicsOf lists an address's topics for the subscriptions view.
+	topicsOf TopicsOf
 }
 
 // New builds the service.

@@ -28,7 +28,18 @@ func TestUnsubscribeAllRecordsOnContact(t *testing.T) {
 	for i, status := range []string{"subscribed", "pending", "cleaned"} {
 		must("POST", "/v1/audiences/"+auds[i]+"/contacts", []any{map[string]any{"email": "Ann@Example.com", "status": status}}, 201)
 	}
+	ct := must("GET", "/v1/contacts?lookup=ann@example.com", nil, 200)["contacts"].([]any)[0].(map[string]any)["id"].(string)
+	topicsOf := func() []any {
+		t.Helper()
+		return must("GET", "/v1/contacts/"+ct+"/subscriptions", nil, 200)["subscriptions"].([]any)[0].(map[string]any)["topics"].([]any)
+	}
+	if got := topicsOf(); len(got) != 1 || got[0] != "news" {
+		t.Fatalf("contact's topics before: %v", got)
+	}
 	must("POST", "/v1/topics/preferences", map[string]any{"email": "ann@example.com", "subscribed": false}, 200)
+	if got := topicsOf(); len(got) != 0 {
+		t.Fatalf("contact's topics after unsubscribing from all: %v", got)
+	}
 	for i, want := range []string{"unsubscribed", "unsubscribed", "cleaned"} {
 		got := must("GET", "/v1/audiences/"+auds[i]+"/contacts", nil, 200)["contacts"].([]any)[0].(map[string]any)["status"]
 		if got != want {

@@ -402,3 +402,20 @@ func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, recipien
 		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
 	}, nil
 }
+
+// SubscribedKeys lists the keys of the live topics an address is
+// subscribed to (its choice, or the topic's default), for the contact's
+// subscriptions view.
+func (s *Service) SubscribedKeys(ctx context.Context, workspaceID, email string) ([]string, error) {
+	ps, err := s.preferences(ctx, s.db, workspaceID, strings.ToLower(email), "")
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, p := range ps {
+		if p.Subscribed {
+			out = append(out, p.Topic.Key)
+		}
+	}
+	return out, nil
+}

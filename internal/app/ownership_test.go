@@ -39,6 +39,8 @@ var owners = map[string]string{
 	"memberships":        "contacts",
 	"automation_events":  "contacts",
 	"contacts_search":    "contacts", // SQLite's FTS5 trigram index of contacts.search (store.DB.ContainsIndexed)
+	"topics":             "topics",
+	"topic_preferences":  "topics",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

@@ -13,6 +13,7 @@ import (
 func (a *App) wireContacts(w *wiring) error {
 	c := contacts.New(a.DB, a.Clock)
 	c.SetConfirm(contacts.ConfirmConfig{Mailer: a.services.Sending, Box: a.Box, PublicURL: a.Config.PublicURL, From: a.confirmationSender})
+	c.SetTopics(a.services.Topics.SubscribedKeys)
 	a.services.Contacts = c
 	return nil
 }

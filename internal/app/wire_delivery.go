@@ -11,6 +11,7 @@ import (
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtpin"
+	"mailroom/internal/topics"
 )
 
 // deliveryParts are the delivery engine's pieces the App exposes.
@@ -58,6 +59,8 @@ func (a *App) wireDelivery(w *wiring) error {
 
 	in := smtpin.New(smtpin.Options{
 		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, Log: a.Log.With("component", "smtpin"),
+		// The mailto: form of List-Unsubscribe (topics).
+		UnsubscribeAddress: topics.UnsubscribeLocalPart + "@" + cfg.ServiceDomain, Unsubscribe: a.services.Topics.UnsubscribeMail,
 	})
 	a.delivery = deliveryParts{service: svc, smtp: in}
 	a.background = append(a.background, svc, in)

@@ -17,7 +17,9 @@ type Service struct {
 	db      *store.DB
 	clock   clock.Clock
 	confirm ConfirmConfig
-	hooks   testHooks
+	// topicsOf lists an address's topics for the subscriptions view.
+	topicsOf TopicsOf
+	hooks    testHooks
 }
 
 // testHooks are points inside a critical step where a test can hold the

@@ -22,7 +22,7 @@ type Subscription struct {
 	Suppressed bool
 	Reason     string // the suppression's reason, "" when not suppressed
 	Audiences  []AudienceSubscription
-	Topics     []string // topic keys subscribed to (none until topics exist)
+	Topics     []string // keys of the live topics subscribed to
 }
 
 // Subscriptions is the view of every address of a contact with its
@@ -40,5 +40,18 @@ func (s *Service) Subscriptions(ctx context.Context, workspaceID, contactID stri
 	if err != nil {
 		return nil, err
 	}
-	return []Subscription{{Email: c.Email, Suppressed: sup[c.Email] != "", Reason: sup[c.Email], Audiences: auds, Topics: []string{}}}, nil
+	topics := []string{}
+	if s.topicsOf != nil {
+		if topics, err = s.topicsOf(ctx, workspaceID, c.Email); err != nil {
+			return nil, err
+		}
+	}
+	return []Subscription{{Email: c.Email, Suppressed: sup[c.Email] != "", Reason: sup[c.Email], Audiences: auds, Topics: topics}}, nil
 }
+
+// TopicsOf lists the keys of the topics an address is subscribed to (the
+// topics area answers it; it imports this package, so the app wires it).
+type TopicsOf func(ctx context.Context, workspaceID, email string) ([]string, error)
+
+// SetTopics makes the subscriptions view list topics.
+func (s *Service) SetTopics(f TopicsOf) { s.topicsOf = f }

@@ -11,6 +11,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
+	"mailroom/internal/topics"
 	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
@@ -22,6 +23,7 @@ type Services struct {
 	Webhooks     *webhooks.Service
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
+	Topics       *topics.Service
 	Contacts     *contacts.Service
 }
 
@@ -45,6 +47,10 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(h.d.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /confirm/{token}", h.pageLimit(h.confirmPage)) // double opt-in
 	mux.HandleFunc("POST /confirm/{token}", h.pageLimit(h.confirmSubmit))
+	mux.HandleFunc("GET /preferences/{token}", h.pageLimit(h.preferencePage)) // topics: switch each, or all off
+	mux.HandleFunc("POST /preferences/{token}", h.pageLimit(h.preferenceSubmit))
+	mux.HandleFunc("GET /unsubscribe/{token}", h.pageLimit(h.unsubscribePage)) // RFC 8058: a GET only shows a button
+	mux.HandleFunc("POST /unsubscribe/{token}", h.unsubscribeOneClick)
 	mux.HandleFunc("/", h.noRoute)
 }
 
@@ -101,6 +107,14 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/templates/{id}/publish", ws, flat, h.publishTemplate)
 	t.handle("POST /v1/templates/{id}/render", ws, flat, h.renderTemplate)
 	t.handle("POST /v1/templates/{id}/preview", ws, flat, h.previewTemplate)
+
+	t.handle("GET /v1/topics", ws, flat, h.listTopics) // ?include_archived=true
+	t.handle("POST /v1/topics", ws, flat, h.createTopic)
+	t.handle("GET /v1/topics/preferences", ws, flat, h.getTopicPreferences) // ?email=
+	t.handle("POST /v1/topics/preferences", ws, flat, h.postTopicPreferences)
+	t.handle("GET /v1/topics/{id}", ws, flat, h.getTopic)
+	t.handle("PATCH /v1/topics/{id}", ws, flat, h.patchTopic)
+	t.handle("DELETE /v1/topics/{id}", ws, flat, h.archiveTopic) // archives
 
 	t.handle("GET /v1/audiences", ws, nested, h.listAudiences)
 	t.handle("POST /v1/audiences", ws, nested, h.createAudience)

@@ -19,6 +19,7 @@ import (
 var signedHeaders = []string{
 	"From", "To", "Cc", "Subject", "Date", "Message-ID", "Reply-To",
 	"MIME-Version", "Content-Type", "In-Reply-To", "References",
+	"List-Unsubscribe", "List-Unsubscribe-Post", // RFC 8058 section 4: both must be signed
 }
 
 // Signer adds a DKIM-Signature for one domain and selector.

@@ -223,6 +223,12 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 			return nil, nil, err
 		}
 	}
+	if v.Topic != "" {
+		if err := s.withTopic(ctx, c.WorkspaceID, v); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
 	if err := s.policy(ctx, c, ws, v); err != nil {
 		release()
 		return nil, nil, err

@@ -50,6 +50,7 @@ type Request struct {
 	SendAt         *string
 	IdempotencyKey *string
 	Template       json.RawMessage // nil when absent or null
+	Topic          *string         // topic key or id
 }
 
 // DecodeRequest reads a send request body. A body that is not JSON answers
@@ -105,6 +106,7 @@ func decodeRequest(raw []byte) (*Request, error) {
 		Tags:           d.strMap("tags"),
 		SendAt:         d.str("send_at"),
 		IdempotencyKey: d.str("idempotency_key"),
+		Topic:          d.str("topic"),
 	}
 	if t, ok := fields["template"]; ok && !isNull(t) {
 		r.Template = t
@@ -117,7 +119,7 @@ func decodeRequest(raw []byte) (*Request, error) {
 
 // requestFields are the send request's fields (the spec's table).
 var requestFields = []string{"from", "to", "subject", "html", "text", "cc", "bcc", "reply_to", "headers",
-	"attachments", "tags", "send_at", "idempotency_key", "template"}
+	"attachments", "tags", "send_at", "idempotency_key", "template", "topic"}
 
 // decoder reads typed fields out of a JSON object and keeps the first error,
 // so DecodeRequest reads as a list of fields.
@@ -253,6 +255,12 @@ type Validated struct {
 	TemplateVariables json.RawMessage // compact JSON object, nil when absent
 	TemplateVersion   int             // the version rendered (set by the service)
 
+	// Topic is the topic key or id as sent ("" when none); TopicID the
+	// topic it names (set by the service, which checks the recipients'
+	// opt-in and adds the unsubscribe headers).
+	Topic   string
+	TopicID string
+
 	Headers           map[string]string
 	Attachments       []Attachment
 	AttachmentsBase64 int64 // counted against the 40 MB limit
@@ -347,6 +355,9 @@ func (rules Rules) Validate(r *Request, now time.Time) (*Validated, error) {
 	}
 
 	if err := ValidateHeaders(r.Headers); err != nil {
+		return nil, err
+	}
+	if err := validateTopic(r, v); err != nil {
 		return nil, err
 	}
 	v.Headers = r.Headers
@@ -508,6 +519,7 @@ func (v *Validated) Fingerprint() string {
 		Text        string            `json:"text"`
 		TemplateID  string            `json:"template_id"`
 		TemplateVar json.RawMessage   `json:"template_variables,omitempty"`
+		Topic       string            `json:"topic,omitempty"`
 		Headers     map[string]string `json:"headers"`
 		Attachments []att             `json:"attachments"`
 		Tags        map[string]string `json:"tags"`
@@ -523,7 +535,7 @@ func (v *Validated) Fingerprint() string {
 	c := canon{
 		From: v.From.String(), To: strs(v.To), Cc: strs(v.Cc), Bcc: strs(v.Bcc), ReplyTo: strs(v.ReplyTo),
 		Subject: v.Subject, HTML: v.HTML, Text: v.Text,
-		TemplateID: v.TemplateID, TemplateVar: v.TemplateVariables,
+		TemplateID: v.TemplateID, TemplateVar: v.TemplateVariables, Topic: v.Topic,
 		Headers: v.Headers, Tags: v.Tags, SendAt: v.SendAtInput,
 	}
 	for _, a := range v.Attachments {

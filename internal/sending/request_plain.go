@@ -46,6 +46,8 @@ func decodePlain(raw []byte) (*Request, bool) {
 			ok = setString(&r.SendAt, v)
 		case "idempotency_key":
 			ok = setString(&r.IdempotencyKey, v)
+		case "topic":
+			ok = setString(&r.Topic, v)
 		case "to":
 			r.To, ok = plainList(v)
 		case "cc":

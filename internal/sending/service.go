@@ -44,6 +44,9 @@ type Config struct {
 	// Templates renders a send's template; nil: every template answers
 	// invalid_template.
 	Templates Templates
+	// Topics checks a send's topic; nil: every topic answers
+	// topic_not_found.
+	Topics Topics
 	// Registry receives the group committer's metrics; nil keeps none.
 	Registry prometheus.Registerer
 }
@@ -83,6 +86,7 @@ type Service struct {
 	domains       atomic.Pointer[domainsBox]
 	workspaces    Workspaces
 	templates     Templates
+	topics        Topics
 	writer        *groupWriter
 
 	promoteStop, promoteDone chan struct{}
@@ -109,6 +113,7 @@ func New(cfg Config) *Service {
 		serviceDomain: cfg.ServiceDomain,
 		sandboxFrom:   "onboarding@" + cfg.ServiceDomain,
 		templates:     cfg.Templates,
+		topics:        cfg.Topics,
 		workspaces:    cfg.Workspaces,
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},

@@ -42,6 +42,9 @@ type Options struct {
 	Handler  Handler
 	Log      *slog.Logger
 	MaxBytes int64 // largest message accepted; default 10 MB (reports quote at most the original)
+
+	UnsubscribeAddress string          // mailto unsubscribe address ("" = none); see unsubscribe.go
+	Unsubscribe        UnsubscribeFunc // acts on mail to it
 }
 
 // Server is the listener; Start and Stop make it a background part of the
@@ -134,6 +137,8 @@ type session struct {
 	s    *Server
 	ids  []string // VERP ids of accepted recipients; "" for the feedback address
 	seen map[string]bool
+
+	unsubscribe bool // a recipient was the unsubscribe address
 }
 
 var _ smtp.Session = (*session)(nil)
@@ -145,6 +150,9 @@ func (ss *session) Mail(string, *smtp.MailOptions) error { return nil }
 
 // Rcpt accepts bounce and feedback addresses only.
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if ss.rcptUnsubscribe(to) {
+		return nil
+	}
 	id, ok := recipient(to)
 	if !ok {
 		return errNoSuchUser
@@ -182,6 +190,7 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	ss.dataUnsubscribe(raw)
 	for _, id := range ss.ids {
 		if err := ss.s.opts.Handler.HandleReport(ctx, id, raw); err != nil {
 			ss.s.opts.Log.Warn("could not record a report; asked the sender to retry", "err", err)
@@ -191,6 +200,6 @@ func (ss *session) Data(r io.Reader) error {
 	return nil
 }
 
-func (ss *session) Reset() { ss.ids, ss.seen = nil, nil }
+func (ss *session) Reset() { ss.ids, ss.seen, ss.unsubscribe = nil, nil, false }
 
 func (ss *session) Logout() error { return nil }

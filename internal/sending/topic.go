@@ -1,0 +1,73 @@
+package sending
+
+import (
+	"context"
+	"maps"
+	"strings"
+
+	"mailroom/internal/apierr"
+)
+
+// MaxTopicRef bounds a send's topic field (a key is at most 64 characters,
+// an id shorter still).
+const MaxTopicRef = 100
+
+// unsubscribeHeaders are written by the service on a send with a topic;
+// such a send may not carry its own.
+var unsubscribeHeaders = []string{"list-unsubscribe", "list-unsubscribe-post"}
+
+// validateTopic checks the form of the topic field (a key or an id: no
+// blank, no control character, so nothing from it can reach a header) and
+// that a send with a topic leaves the unsubscribe headers to the service.
+func validateTopic(r *Request, v *Validated) error {
+	if r.Topic == nil {
+		return nil
+	}
+	t := *r.Topic
+	if strings.TrimSpace(t) == "" || len(t) > MaxTopicRef || hasControl(t) || strings.ContainsAny(t, " \t") {
+		return apierr.InvalidRequest("topic must be a topic key or id (1 to %d characters, no spaces or line breaks).", MaxTopicRef)
+	}
+	for name := range r.Headers {
+		for _, u := range unsubscribeHeaders {
+			if strings.EqualFold(name, u) {
+				return apierr.BadRequest("reserved_header", "headers: %s is written by the service on a send with a topic.", name)
+			}
+		}
+	}
+	v.Topic = t
+	return nil
+}
+
+// Topics is what sending needs from the topics area: the check of a send's
+// topic (key or id) for its recipients, answering the topic's id and the
+// headers the message carries, or apierr errors (topic_not_found,
+// topic_opt_out).
+type Topics interface {
+	ForSend(ctx context.Context, workspaceID, ref string, recipients []string) (topicID string, headers map[string]string, err error)
+}
+
+// withTopic checks the send's topic and adds its unsubscribe headers. Like
+// the template, it runs after the idempotency fingerprint, which covers the
+// topic as sent. The link names the first recipient.
+func (s *Service) withTopic(ctx context.Context, workspaceID string, v *Validated) error {
+	if s.topics == nil {
+		return apierr.New(apierr.StatusNotFound, "topic_not_found", "No topic %q on this workspace.", clip(v.Topic))
+	}
+	rs := v.Recipients()
+	emails := make([]string, len(rs))
+	for i, r := range rs {
+		emails[i] = r.Email
+	}
+	id, headers, err := s.topics.ForSend(ctx, workspaceID, v.Topic, emails)
+	if err != nil {
+		return err
+	}
+	v.TopicID = id
+	if len(headers) > 0 {
+		h := make(map[string]string, len(v.Headers)+len(headers))
+		maps.Copy(h, v.Headers)
+		maps.Copy(h, headers)
+		v.Headers = h
+	}
+	return nil
+}

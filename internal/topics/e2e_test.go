@@ -1,0 +1,234 @@
+package topics_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/mail"
+	"net/smtp"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-msgauth/dkim"
+
+	"mailroom/internal/dnsresolve"
+	"mailroom/internal/testkit/dnstest"
+	"mailroom/internal/testkit/smtpsink"
+	"mailroom/internal/testkit/testapp"
+)
+
+// node is a running node with a verified domain acme.example whose mail
+// for rcpt.example lands in sink.
+type node struct {
+	*testapp.App
+	sink *smtpsink.Sink
+	dns  *dnstest.Server
+}
+
+func startNode(t *testing.T) *node {
+	t.Helper()
+	dns := dnstest.Start(t)
+	sink := smtpsink.Start(t)
+	dns.AddMX("rcpt.example", "mx.rcpt.example", 10)
+	dns.AddA("mx.rcpt.example", "127.0.0.1")
+	a := testapp.Start(t,
+		testapp.WithEnv("MAILROOM_OUTBOUND", "mx"),
+		testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()),
+		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
+		testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"),
+	)
+	r := a.Do("POST", "/v1/domains", map[string]any{"domain": "acme.example"})
+	if r.Status != 201 {
+		t.Fatalf("domain: %d %s", r.Status, r.Body)
+	}
+	var dom struct {
+		ID      string
+		Records []struct {
+			Type, Name, Value string
+			Priority          *int
+		}
+	}
+	r.Decode(t, &dom)
+	for _, rec := range dom.Records {
+		switch rec.Type {
+		case "TXT":
+			dns.AddTXT(rec.Name, rec.Value)
+		case "MX":
+			dns.AddMX(rec.Name, rec.Value, uint16(*rec.Priority))
+		case "CNAME":
+			dns.AddCNAME(rec.Name, rec.Value)
+		}
+	}
+	if r := a.Do("POST", "/v1/domains/"+dom.ID+"/verify", nil); r.Status != 200 {
+		t.Fatalf("verify: %d %s", r.Status, r.Body)
+	}
+	return &node{App: a, sink: sink, dns: dns}
+}
+
+func (n *node) mustDo(t *testing.T, method, path string, body any, want int) map[string]any {
+	t.Helper()
+	r := n.Do(method, path, body)
+	if r.Status != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Body, want)
+	}
+	return r.JSON()
+}
+
+// local turns a link under MAILROOM_PUBLIC_URL into one on the test node.
+func (n *node) local(link string) string {
+	return n.URL + strings.TrimPrefix(link, n.Config.PublicURL)
+}
+
+func (n *node) subscribed(t *testing.T, email, topic string) bool {
+	t.Helper()
+	p := n.mustDo(t, "POST", "/v1/topics/preferences", map[string]any{"email": email, "topic": topic}, 200)
+	return p["preferences"].([]any)[0].(map[string]any)["subscribed"].(bool)
+}
+
+var angle = regexp.MustCompile(`<([^>]+)>`)
+
+// TestSendWithTopic: the message carries both unsubscribe headers, signed
+// by DKIM; the one-click POST unsubscribes with a 200, after which the
+// same send answers topic_opt_out and nothing more is delivered.
+func TestSendWithTopic(t *testing.T) {
+	n := startNode(t)
+	n.mustDo(t, "POST", "/v1/topics", map[string]any{"name": "Product news", "key": "news"}, 201)
+	n.mustDo(t, "POST", "/v1/topics", map[string]any{"name": "Account", "key": "account", "required": true}, 201)
+	n.mustDo(t, "POST", "/v1/topics", map[string]any{"name": "Tips", "key": "tips", "default_opt_in": false}, 201)
+	send := func(topic string, extra ...any) *testapp.Response {
+		body := map[string]any{"from": "Acme <news@acme.example>", "to": []string{"Bob <bob@rcpt.example>"}, "subject": "News", "html": "<p>Hi</p>", "topic": topic}
+		for i := 0; i+1 < len(extra); i += 2 {
+			body[extra[i].(string)] = extra[i+1]
+		}
+		return n.Do("POST", "/v1/emails", body)
+	}
+	for _, c := range []struct {
+		name, topic string
+		extra       []any
+		status      int
+		code        string
+	}{
+		{"unknown topic", "nope", nil, 404, "topic_not_found"},
+		{"off by default", "tips", nil, 422, "topic_opt_out"},
+		{"CR LF in topic", "news\r\nBcc: evil@rcpt.example", nil, 400, "invalid_request"},
+		{"own List-Unsubscribe with a topic", "news", []any{"headers", map[string]string{"List-Unsubscribe": "<https://evil.example>"}}, 400, "reserved_header"},
+	} {
+		r := send(c.topic, c.extra...)
+		if r.Status != c.status || r.ErrCode() != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	// A batch entry fails alone.
+	r := n.Do("POST", "/v1/emails/batch", map[string]any{"emails": []any{
+		map[string]any{"from": "news@acme.example", "to": "bob@rcpt.example", "subject": "s", "text": "t", "topic": "nope"}}})
+	if r.Status != 207 || !strings.Contains(string(r.Body), "topic_not_found") {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+
+	if r := send("news"); r.Status != 200 {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	msgs := n.sink.WaitFor(1, 15*time.Second)
+	if len(msgs) != 1 {
+		t.Fatalf("sink got %d messages", len(msgs))
+	}
+	m, err := mail.ReadMessage(bytes.NewReader(msgs[0].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lu, lup := m.Header.Get("List-Unsubscribe"), m.Header.Get("List-Unsubscribe-Post")
+	if lup != "List-Unsubscribe=One-Click" {
+		t.Fatalf("List-Unsubscribe-Post %q", lup)
+	}
+	links := angle.FindAllStringSubmatch(lu, -1)
+	if len(links) != 2 || !strings.HasPrefix(links[0][1], n.Config.PublicURL+"/unsubscribe/") || !strings.HasPrefix(links[1][1], "mailto:unsubscribe@mailroom.test?subject=") {
+		t.Fatalf("List-Unsubscribe %q", lu)
+	}
+	resolver := dnsresolve.New(n.dns.Addr())
+	verifs, err := dkim.VerifyWithOptions(bytes.NewReader(msgs[0].Data), &dkim.VerifyOptions{
+		LookupTXT: func(name string) ([]string, error) { return resolver.LookupTXT(context.Background(), name) },
+	})
+	if err != nil || len(verifs) != 1 || verifs[0].Err != nil {
+		t.Fatalf("DKIM: %v %+v", err, verifs)
+	}
+	signed := strings.ToLower(strings.Join(verifs[0].HeaderKeys, ":"))
+	if !strings.Contains(signed, "list-unsubscribe:") || !strings.Contains(signed, "list-unsubscribe-post") {
+		t.Fatalf("DKIM h= %s lacks the unsubscribe headers", signed)
+	}
+
+	// A GET (a link scanner) changes nothing; the RFC 8058 POST does.
+	oneClick := n.local(links[0][1])
+	g, err := http.Get(oneClick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(g.Body)
+	g.Body.Close()
+	if g.StatusCode != 200 || !strings.Contains(string(page), "Product news") || !n.subscribed(t, "bob@rcpt.example", "news") {
+		t.Fatalf("GET: %d, still subscribed %v: %s", g.StatusCode, n.subscribed(t, "bob@rcpt.example", "news"), page)
+	}
+	p, err := http.Post(oneClick, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Body.Close()
+	if p.StatusCode != 200 || n.subscribed(t, "bob@rcpt.example", "news") {
+		t.Fatalf("one-click POST: %d, subscribed %v", p.StatusCode, n.subscribed(t, "bob@rcpt.example", "news"))
+	}
+	if r := send("news"); r.Status != 422 || r.ErrCode() != "topic_opt_out" {
+		t.Fatalf("send after unsubscribe: %d %s", r.Status, r.Body)
+	}
+	// A required topic is always sent and carries no unsubscribe headers.
+	if r := send("account"); r.Status != 200 {
+		t.Fatalf("required topic: %d %s", r.Status, r.Body)
+	}
+	msgs = n.sink.WaitFor(2, 15*time.Second)
+	if len(msgs) != 2 {
+		t.Fatalf("required topic: %d messages", len(msgs))
+	}
+	if m2, err := mail.ReadMessage(bytes.NewReader(msgs[1].Data)); err != nil || m2.Header.Get("List-Unsubscribe") != "" {
+		t.Fatalf("required topic message: %v %v", err, m2.Header)
+	}
+
+	// Tampered: a clear 400 page, nothing changed.
+	n.mustDo(t, "POST", "/v1/topics/preferences", map[string]any{"email": "bob@rcpt.example", "topic": "news", "subscribed": true}, 200)
+	bad := oneClick[:len(oneClick)-3] + "AAA"
+	p, err = http.Post(bad, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(p.Body)
+	p.Body.Close()
+	if p.StatusCode != 400 || !strings.Contains(string(page), "not valid") || !n.subscribed(t, "bob@rcpt.example", "news") {
+		t.Fatalf("tampered POST: %d %s", p.StatusCode, page)
+	}
+
+	// The mailto form: mail to the unsubscribe address with the link's
+	// subject, through the node's own SMTP listener.
+	mt, err := url.Parse(links[1][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := mt.Query().Get("subject")
+	raw := "From: bob@rcpt.example\r\nTo: " + mt.Opaque + "\r\nSubject: " + subject + "\r\n\r\nunsubscribe\r\n"
+	if err := smtp.SendMail(n.SMTPAddr(), nil, "bob@rcpt.example", []string{mt.Opaque}, []byte(raw)); err != nil {
+		t.Fatalf("mailto unsubscribe: %v", err)
+	}
+	if n.subscribed(t, "bob@rcpt.example", "news") {
+		t.Fatal("mailto unsubscribe changed nothing")
+	}
+	// A forged subject is accepted (no backscatter) and changes nothing.
+	n.mustDo(t, "POST", "/v1/topics/preferences", map[string]any{"email": "bob@rcpt.example", "topic": "news", "subscribed": true}, 200)
+	raw = "From: x@rcpt.example\r\nSubject: unsubscribe forged.AAAA\r\n\r\nx\r\n"
+	if err := smtp.SendMail(n.SMTPAddr(), nil, "x@rcpt.example", []string{mt.Opaque}, []byte(raw)); err != nil {
+		t.Fatalf("forged mailto: %v", err)
+	}
+	if !n.subscribed(t, "bob@rcpt.example", "news") {
+		t.Fatal("a forged mailto unsubscribed")
+	}
+}

@@ -172,9 +172,22 @@ func (e *email) fromDomain() string {
 // messageID is the one given at acceptance (outbound.MessageIDFor).
 func (e *email) messageID() string { return outbound.MessageIDFor(e.ID, e.fromDomain()) }
 
-// build assembles the message (never with a Bcc header).
-func (e *email) build(now time.Time) (*outbound.Message, error) {
-	m := outbound.Message{Date: now}
+// mailClass is the Feedback-ID's mail type: marketing when the message
+// carries unsubscribe headers (broadcasts, topic sends), else
+// transactional.
+func (e *email) mailClass() string {
+	for k := range e.Headers {
+		if strings.EqualFold(k, "List-Unsubscribe") {
+			return "marketing"
+		}
+	}
+	return "transactional"
+}
+
+// build assembles the message (never with a Bcc header). senderID ends its
+// Feedback-ID (the installation's service domain).
+func (e *email) build(now time.Time, senderID string) (*outbound.Message, error) {
+	m := outbound.Message{Date: now, FeedbackID: outbound.FeedbackID(e.WorkspaceID, e.mailClass(), senderID)}
 	m.From = parseAddress(e.From)
 	m.To = parseAddresses(e.To)
 	m.Cc = parseAddresses(e.Cc)

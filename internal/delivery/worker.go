@@ -203,7 +203,7 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 			return raw, nil
 		}
 	}
-	m, err := e.build(now)
+	m, err := e.build(now, s.svcDomain)
 	if err != nil {
 		return nil, permanentError{err}
 	}

@@ -37,6 +37,8 @@ type Recipient struct {
 	Enhanced string `json:"enhanced,omitempty"`
 	Message  string `json:"message,omitempty"`
 	Attempts int    `json:"attempts"`
+	// Stage is where the last attempt ended (outbound.Stage*).
+	Stage string `json:"stage,omitempty"`
 
 	temporary bool // this attempt's failure was temporary (not stored)
 }

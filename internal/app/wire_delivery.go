@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"mailroom/internal/delivery"
@@ -26,8 +27,22 @@ func (a *App) wireDelivery(w *wiring) error {
 	cfg := a.Config
 	var transport delivery.Transport
 	if cfg.Outbound == "mx" {
-		transport = outbound.NewMX(delivery.NewMXResolver(dnsresolve.New(cfg.DNSResolver)), outbound.MXOptions{
+		dns := dnsresolve.New(cfg.DNSResolver)
+		tlsResults := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_outbound_tls_results_total",
+			Help: "Outbound SMTP sessions under a receiving domain's MTA-STS policy, by TLS-RPT result (success or the RFC 8460 failure type).",
+		}, []string{"result"})
+		a.Registry.MustRegister(tlsResults)
+		log := a.Log.With("component", "mta-sts")
+		transport = outbound.NewMX(delivery.NewMXResolver(dns), outbound.MXOptions{
 			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock,
+			STSResolver: delivery.NewSTSResolver(dns),
+			OnTLSResult: func(r outbound.TLSResult) {
+				tlsResults.WithLabelValues(r.Result).Inc()
+				if r.Result != outbound.TLSSuccess {
+					log.Warn("TLS failure under an MTA-STS policy", "domain", r.PolicyDomain, "mx", r.MXHost, "result", r.Result, "detail", r.Detail)
+				}
+			},
 		})
 	} else {
 		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock}

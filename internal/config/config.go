@@ -18,26 +18,22 @@ import (
 
 // Config is the whole of Mailroom's settings, typed.
 type Config struct {
-	HTTPAddr            string
-	SMTPAddr            string
-	DatabaseURL         string
-	ServiceDomain       string
-	PublicURL           string
-	Outbound            string
-	DNSResolver         string
-	WebhookAllowPrivate bool
-	SecretKey           string
-	RateLimit           int
-	RateLimitAnonymous  int
-	RedisURL            string
-	OutboundIPs         []string // published in SPF; empty means a: of the service domain's outbound host
-	// SPFAuthorize are extra SPF terms (include:, a, a:, mx, mx:, ip4:, ip6:)
-	// every sending domain's SPF record carries: a smarthost's senders
-	// (MAILROOM_SPF_AUTHORIZE, space or comma separated).
-	SPFAuthorize         []string
-	InboundHost          string // MX target published for sending domains
-	DomainLimit          int    // domains per workspace; 0 = unlimited
-	SMTPPort             int    // destination port for direct MX delivery (25; tests use the sink's)
+	HTTPAddr             string
+	SMTPAddr             string
+	DatabaseURL          string
+	ServiceDomain        string
+	PublicURL            string
+	Outbound             string
+	DNSResolver          string
+	WebhookAllowPrivate  bool
+	SecretKey            string
+	RateLimit            int
+	RateLimitAnonymous   int
+	RedisURL             string
+	OutboundIPs          []string // published in SPF; empty means a: of the service domain's outbound host
+	InboundHost          string   // MX target published for sending domains
+	DomainLimit          int      // domains per workspace; 0 = unlimited
+	SMTPPort             int      // destination port for direct MX delivery (25; tests use the sink's)
 	HeloName             string
 	LogLevel             string
 	DataDir              string // where SQLite and the generated secret key live
@@ -53,6 +49,10 @@ type Config struct {
 	// leases (MAILROOM_NODE_TIMEOUT, a Go duration; default 15s). Nodes beat
 	// every fifth of it.
 	NodeTimeout time.Duration
+	// SPFAuthorize are extra SPF terms (include:, a, a:, mx, mx:, ip4:, ip6:)
+	// every sending domain's SPF record carries: a smarthost's senders
+	// (MAILROOM_SPF_AUTHORIZE, space or comma separated).
+	SPFAuthorize []string
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.

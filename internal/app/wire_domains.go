@@ -26,8 +26,10 @@ func (a *App) wireDomains(w *wiring) error {
 		}
 	}
 	svc := domains.New(a.DB, a.Box, a.Clock, dnsresolve.New(a.Config.DNSResolver), domains.Config{
-		ServiceDomain:      a.Config.ServiceDomain,
-		Records:            domains.RecordConfig{InboundHost: a.Config.InboundHost, SPFInclude: spf},
+		ServiceDomain: a.Config.ServiceDomain,
+		Records:       domains.RecordConfig{InboundHost: a.Config.InboundHost, SPFInclude: spf, DMARCRua: a.Config.DMARCRua},
+		SPF: &domains.SPFEvaluator{IPs: a.Config.OutboundIPs, Helo: a.Config.HeloName,
+			Resolver: domains.NewResolver(a.Config.DNSResolver)},
 		TrackingTargets:    targets,
 		SharedTrackingHost: shared,
 		Limit:              a.Config.DomainLimit,

@@ -53,6 +53,9 @@ type Config struct {
 	// every sending domain's SPF record carries: a smarthost's senders
 	// (MAILROOM_SPF_AUTHORIZE, space or comma separated).
 	SPFAuthorize []string
+	// DMARCRua is the rua= address suggested DMARC records name
+	// (MAILROOM_DMARC_RUA, an address or mailto: URI; empty: none).
+	DMARCRua string
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -136,6 +139,14 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 				continue
 			}
 			c.OutboundIPs = append(c.OutboundIPs, norm)
+		}
+	}
+	if v := get("MAILROOM_DMARC_RUA", ""); v != "" {
+		addr := strings.TrimPrefix(strings.TrimPrefix(v, "mailto:"), "MAILTO:")
+		if at := strings.LastIndexByte(addr, '@'); at <= 0 || !isDomainName(strings.ToLower(addr[at+1:])) || strings.ContainsAny(addr, " ;,!") {
+			errs = append(errs, fmt.Errorf("MAILROOM_DMARC_RUA: %q is not an email address (such as dmarc-reports@example.com)", v))
+		} else {
+			c.DMARCRua = "mailto:" + addr
 		}
 	}
 	if v := get("MAILROOM_SPF_AUTHORIZE", ""); v != "" {

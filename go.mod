@@ -3,6 +3,7 @@ module mailroom
 go 1.26.8
 
 require (
+	blitiri.com.ar/go/spf v1.6.0
 	github.com/cbroglie/mustache v1.4.2
 	github.com/chromedp/chromedp v0.23.0
 	github.com/emersion/go-message v0.18.2

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"mailroom/internal/delivery"
@@ -27,8 +30,22 @@ func (a *App) wireDelivery(w *wiring) error {
 	cfg := a.Config
 	var transport delivery.Transport
 	if cfg.Outbound == "mx" {
-		transport = outbound.NewMX(delivery.NewMXResolver(dnsresolve.New(cfg.DNSResolver)), outbound.MXOptions{
+		dns := dnsresolve.New(cfg.DNSResolver)
+		tlsResults := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_outbound_tls_results_total",
+			Help: "Outbound SMTP sessions under a receiving domain's MTA-STS policy, by TLS-RPT result (success or the RFC 8460 failure type).",
+		}, []string{"result"})
+		a.Registry.MustRegister(tlsResults)
+		log := a.Log.With("component", "mta-sts")
+		transport = outbound.NewMX(delivery.NewMXResolver(dns), outbound.MXOptions{
 			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock,
+			STSResolver: delivery.NewSTSResolver(dns),
+			OnTLSResult: func(r outbound.TLSResult) {
+				tlsResults.WithLabelValues(r.Result).Inc()
+				if r.Result != outbound.TLSSuccess {
+					log.Warn("TLS failure under an MTA-STS policy", "domain", r.PolicyDomain, "mx", r.MXHost, "result", r.Result, "detail", r.Detail)
+				}
+			},
 		})
 	} else {
 		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock}
@@ -41,6 +58,7 @@ func (a *App) wireDelivery(w *wiring) error {
 		}
 		transport = r
 	}
+	a.deliverabilityWarnings()
 	var keys delivery.Keys
 	if k, ok := any(a.services.Domains).(delivery.Keys); ok && a.services.Domains != nil {
 		keys = k
@@ -73,3 +91,26 @@ func (a *App) Delivery() *delivery.Service { return a.delivery.service }
 // SMTPAddr is the address the inbound SMTP listener is bound to ("" when
 // MAILROOM_SMTP_ADDR is empty or the node is not started).
 func (a *App) SMTPAddr() string { return a.delivery.smtp.Addr() }
+
+// deliverabilityWarnings logs, at start, what makes this node's mail look
+// wrong to receivers (see delivery.CheckHeloName and README "Deliverability
+// set-up"): an EHLO name that is not public or not this node's, and a
+// smarthost whose senders no SPF record authorises. They are warnings, not
+// start failures, so that `mailroom serve` still runs with no
+// configuration.
+func (a *App) deliverabilityWarnings() {
+	cfg := a.Config
+	var problems []string
+	if cfg.Outbound == "mx" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		dns := dnsresolve.New(cfg.DNSResolver)
+		problems = delivery.CheckHeloName(ctx, dns.LookupHost, cfg.HeloName, cfg.OutboundIPs, delivery.LocalAddrs())
+	} else if len(cfg.SPFAuthorize) == 0 && len(cfg.OutboundIPs) == 0 {
+		problems = append(problems, "MAILROOM_OUTBOUND is a smarthost but MAILROOM_SPF_AUTHORIZE is empty: sending domains' SPF records authorise only a:"+
+			cfg.HeloName+"; set MAILROOM_SPF_AUTHORIZE to the smarthost's SPF terms (for example include:_spf.provider.example)")
+	}
+	for _, p := range problems {
+		a.Log.Error("deliverability: "+p, "component", "delivery")
+	}
+}

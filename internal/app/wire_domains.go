@@ -16,18 +16,7 @@ import (
 // addresses (a:); MX points at MAILROOM_INBOUND_HOST. A custom tracking
 // host's CNAME may point at track.<service domain> or at the public URL's host.
 func (a *App) wireDomains(w *wiring) error {
-	spf := "a:" + a.Config.HeloName
-	if len(a.Config.OutboundIPs) > 0 {
-		var terms []string
-		for _, ip := range a.Config.OutboundIPs {
-			if strings.Contains(ip, ":") {
-				terms = append(terms, "ip6:"+ip)
-			} else {
-				terms = append(terms, "ip4:"+ip)
-			}
-		}
-		spf = strings.Join(terms, " ")
-	}
+	spf := SPFTerms(a.Config.HeloName, a.Config.OutboundIPs, a.Config.SPFAuthorize)
 	targets := []string{"track." + a.Config.ServiceDomain}
 	shared := targets[0]
 	if u, err := url.Parse(a.Config.PublicURL); err == nil && u.Hostname() != "" {
@@ -37,8 +26,10 @@ func (a *App) wireDomains(w *wiring) error {
 		}
 	}
 	svc := domains.New(a.DB, a.Box, a.Clock, dnsresolve.New(a.Config.DNSResolver), domains.Config{
-		ServiceDomain:      a.Config.ServiceDomain,
-		Records:            domains.RecordConfig{InboundHost: a.Config.InboundHost, SPFInclude: spf},
+		ServiceDomain: a.Config.ServiceDomain,
+		Records:       domains.RecordConfig{InboundHost: a.Config.InboundHost, SPFInclude: spf, DMARCRua: a.Config.DMARCRua},
+		SPF: &domains.SPFEvaluator{IPs: a.Config.OutboundIPs, Helo: a.Config.HeloName,
+			Resolver: domains.NewResolver(a.Config.DNSResolver)},
 		TrackingTargets:    targets,
 		SharedTrackingHost: shared,
 		Limit:              a.Config.DomainLimit,
@@ -49,6 +40,26 @@ func (a *App) wireDomains(w *wiring) error {
 	river.AddWorker(w.workers, &domains.RecheckWorker{Service: svc})
 	w.periodic = append(w.periodic, svc.RecheckPeriodic())
 	return nil
+}
+
+// SPFTerms are the mechanisms every sending domain's SPF record carries:
+// MAILROOM_OUTBOUND_IPS as ip4:/ip6: (config parsed them as addresses) and
+// MAILROOM_SPF_AUTHORIZE's terms (a smarthost's senders); a: of the HELO
+// name when neither is set.
+func SPFTerms(helo string, ips, authorize []string) string {
+	var terms []string
+	for _, ip := range ips {
+		if strings.Contains(ip, ":") {
+			terms = append(terms, "ip6:"+ip)
+		} else {
+			terms = append(terms, "ip4:"+ip)
+		}
+	}
+	terms = append(terms, authorize...)
+	if len(terms) == 0 {
+		return "a:" + helo
+	}
+	return strings.Join(terms, " ")
 }
 
 // Domains is the node's domains service (for the other areas' wiring and tests).

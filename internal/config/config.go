@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -48,6 +49,13 @@ type Config struct {
 	// leases (MAILROOM_NODE_TIMEOUT, a Go duration; default 15s). Nodes beat
 	// every fifth of it.
 	NodeTimeout time.Duration
+	// SPFAuthorize are extra SPF terms (include:, a, a:, mx, mx:, ip4:, ip6:)
+	// every sending domain's SPF record carries: a smarthost's senders
+	// (MAILROOM_SPF_AUTHORIZE, space or comma separated).
+	SPFAuthorize []string
+	// DMARCRua is the rua= address suggested DMARC records name
+	// (MAILROOM_DMARC_RUA, an address or mailto: URI; empty: none).
+	DMARCRua string
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -122,9 +130,33 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	}
 	if v := get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
 		for _, ip := range strings.Split(v, ",") {
-			if ip = strings.TrimSpace(ip); ip != "" {
-				c.OutboundIPs = append(c.OutboundIPs, ip)
+			if ip = strings.TrimSpace(ip); ip == "" {
+				continue
 			}
+			norm, err := parseOutboundIP(ip)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.OutboundIPs = append(c.OutboundIPs, norm)
+		}
+	}
+	if v := get("MAILROOM_DMARC_RUA", ""); v != "" {
+		addr := strings.TrimPrefix(strings.TrimPrefix(v, "mailto:"), "MAILTO:")
+		if at := strings.LastIndexByte(addr, '@'); at <= 0 || !isDomainName(strings.ToLower(addr[at+1:])) || strings.ContainsAny(addr, " ;,!") {
+			errs = append(errs, fmt.Errorf("MAILROOM_DMARC_RUA: %q is not an email address (such as dmarc-reports@example.com)", v))
+		} else {
+			c.DMARCRua = "mailto:" + addr
+		}
+	}
+	if v := get("MAILROOM_SPF_AUTHORIZE", ""); v != "" {
+		for _, term := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+			norm, err := parseSPFTerm(term)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.SPFAuthorize = append(c.SPFAuthorize, norm)
 		}
 	}
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
@@ -235,4 +267,71 @@ func (c *Config) EnsureSecretKey() (string, error) {
 	}
 	c.SecretKey = k
 	return k, nil
+}
+
+// parseOutboundIP reads one MAILROOM_OUTBOUND_IPS entry: an IPv4 or IPv6
+// address, or a prefix (192.0.2.0/28), as SPF's ip4:/ip6: take them.
+func parseOutboundIP(s string) (string, error) {
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return a.Unmap().String(), nil
+	}
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked().String(), nil
+	}
+	return "", fmt.Errorf("MAILROOM_OUTBOUND_IPS: %q is not an IP address (such as 192.0.2.10 or 2001:db8::10) or prefix (192.0.2.0/28); "+
+		"to authorise a smarthost's senders (include:, a:, mx:) use MAILROOM_SPF_AUTHORIZE", s)
+}
+
+// parseSPFTerm reads one MAILROOM_SPF_AUTHORIZE term: include:<domain>,
+// a, a:<domain>, mx, mx:<domain>, ip4:<address or prefix>, ip6:<...>.
+func parseSPFTerm(term string) (string, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("MAILROOM_SPF_AUTHORIZE: %q %s (terms are include:<domain>, a, a:<domain>, mx, mx:<domain>, ip4:<address>, ip6:<address>)", term, why)
+	}
+	t := strings.ToLower(strings.TrimPrefix(term, "+"))
+	mech, arg, hasArg := strings.Cut(t, ":")
+	switch mech {
+	case "a", "mx":
+		if !hasArg {
+			return mech, nil
+		}
+	case "include":
+		if !hasArg {
+			return "", bad("needs a domain")
+		}
+	case "ip4", "ip6":
+		if !hasArg {
+			return "", bad("needs an address")
+		}
+		norm, err := parseOutboundIP(arg)
+		if err != nil || (mech == "ip4") != (!strings.Contains(norm, ":")) {
+			return "", bad("is not an " + mech + " address")
+		}
+		return mech + ":" + norm, nil
+	default:
+		return "", bad("is not an SPF term this setting takes")
+	}
+	if !isDomainName(arg) {
+		return "", bad("does not name a domain")
+	}
+	return mech + ":" + strings.TrimSuffix(arg, "."), nil
+}
+
+func isDomainName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 || !strings.Contains(s, ".") {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }

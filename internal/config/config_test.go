@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 
 	"mailroom/internal/config"
@@ -33,5 +34,38 @@ func TestSMTPAddr(t *testing.T) {
 	c, err := config.Load(config.Map(map[string]string{"MAILROOM_HTTP_ADDR": ""}))
 	if err != nil || c.HTTPAddr != ":8080" {
 		t.Fatalf("empty MAILROOM_HTTP_ADDR: %q %v", c.HTTPAddr, err)
+	}
+}
+
+// MAILROOM_OUTBOUND_IPS entries are IP addresses or prefixes, normalised;
+// anything else (an SPF term, a host name) stops the start and names the
+// setting that takes it. MAILROOM_SPF_AUTHORIZE takes include/a/mx/ip terms.
+func TestOutboundIPsAndSPFAuthorize(t *testing.T) {
+	c, err := config.Load(config.Map(map[string]string{
+		"MAILROOM_OUTBOUND_IPS":  " 192.0.2.10, 2001:DB8::10 ,198.51.100.0/24,::ffff:203.0.113.5",
+		"MAILROOM_SPF_AUTHORIZE": "include:_spf.Relay.example a mx:relay.example ip4:203.0.113.0/28",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.OutboundIPs, " "); got != "192.0.2.10 2001:db8::10 198.51.100.0/24 203.0.113.5" {
+		t.Errorf("OutboundIPs = %s", got)
+	}
+	if got := strings.Join(c.SPFAuthorize, " "); got != "include:_spf.relay.example a mx:relay.example ip4:203.0.113.0/28" {
+		t.Errorf("SPFAuthorize = %s", got)
+	}
+	for _, bad := range []struct{ k, v, want string }{
+		{"MAILROOM_OUTBOUND_IPS", "include:_spf.relay.example", `MAILROOM_OUTBOUND_IPS: "include:_spf.relay.example" is not an IP address`},
+		{"MAILROOM_OUTBOUND_IPS", "192.0.2.10,mail.example.com", `"mail.example.com" is not an IP address`},
+		{"MAILROOM_OUTBOUND_IPS", "192.0.2.300", `"192.0.2.300" is not an IP address`},
+		{"MAILROOM_SPF_AUTHORIZE", "redirect=_spf.example", `MAILROOM_SPF_AUTHORIZE: "redirect=_spf.example"`},
+		{"MAILROOM_SPF_AUTHORIZE", "include", `needs a domain`},
+		{"MAILROOM_SPF_AUTHORIZE", "ip4:2001:db8::1", `is not an ip4 address`},
+		{"MAILROOM_SPF_AUTHORIZE", "include:bad domain", `does not name a domain`},
+	} {
+		_, err := config.Load(config.Map(map[string]string{bad.k: bad.v}))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s=%q: err %v, want %q", bad.k, bad.v, err, bad.want)
+		}
 	}
 }

@@ -76,6 +76,8 @@ type Service struct {
 	writes    *groupCommit
 	signers   signerCache
 	slots     chan struct{} // bounds concurrent deliveries of batch jobs
+	backoff   *backoff      // receiving domains held back (per-destination shaping)
+	holds     *prometheus.CounterVec
 }
 
 // New returns the engine.
@@ -92,6 +94,14 @@ func New(cfg Config) *Service {
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
+		backoff: newBackoff(),
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_delivery_destination_holds_total",
+			Help: "Times a receiving domain was held back, by reason (rate_limit, policy).",
+		}, []string{"reason"}),
+	}
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(s.holds, newHoldCollector(s))
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64

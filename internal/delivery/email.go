@@ -35,6 +35,8 @@ type Recipient struct {
 	Enhanced string `json:"enhanced,omitempty"`
 	Message  string `json:"message,omitempty"`
 	Attempts int    `json:"attempts"`
+	// Stage is where the last attempt ended (outbound.Stage*).
+	Stage string `json:"stage,omitempty"`
 
 	temporary bool // this attempt's failure was temporary (not stored)
 }
@@ -153,9 +155,22 @@ func (e *email) fromDomain() string {
 // messageID is the one given at acceptance (outbound.MessageIDFor).
 func (e *email) messageID() string { return outbound.MessageIDFor(e.ID, e.fromDomain()) }
 
-// build assembles the message (never with a Bcc header).
-func (e *email) build(now time.Time) (*outbound.Message, error) {
-	m := outbound.Message{Date: now}
+// mailClass is the Feedback-ID's mail type: marketing when the message
+// carries unsubscribe headers (broadcasts, topic sends), else
+// transactional.
+func (e *email) mailClass() string {
+	for k := range e.Headers {
+		if strings.EqualFold(k, "List-Unsubscribe") {
+			return "marketing"
+		}
+	}
+	return "transactional"
+}
+
+// build assembles the message (never with a Bcc header). senderID ends its
+// Feedback-ID (the installation's service domain).
+func (e *email) build(now time.Time, senderID string) (*outbound.Message, error) {
+	m := outbound.Message{Date: now, FeedbackID: outbound.FeedbackID(e.WorkspaceID, e.mailClass(), senderID)}
 	m.From = parseAddress(e.From)
 	m.To = parseAddresses(e.To)
 	m.Cc = parseAddresses(e.Cc)

@@ -52,7 +52,13 @@ type bundle struct {
 // domain of the tests points at the sink through the test DNS server.
 func setup(t *testing.T, opts ...testapp.Option) *bundle {
 	t.Helper()
-	sink := smtpsink.Start(t)
+	return setupSink(t, nil, opts...)
+}
+
+// setupSink is setup with a sink configured by sinkOpts.
+func setupSink(t *testing.T, sinkOpts []smtpsink.Option, opts ...testapp.Option) *bundle {
+	t.Helper()
+	sink := smtpsink.Start(t, sinkOpts...)
 	dns := dnstest.Start(t)
 	for _, d := range []string{"example.net", "example.org"} {
 		dns.AddMX(d, "mx."+d, 10)

@@ -91,8 +91,10 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 	})
 }
 
-// bounce raises email.bounced for one recipient and, for a hard bounce,
-// suppresses the address on the workspace.
+// bounce raises email.bounced for one recipient and suppresses the address
+// only when the failure is about the recipient itself
+// (outbound.Suppresses): a policy refusal, a refusal at MAIL FROM or DATA
+// or a connection failure bounces the email without suppressing.
 func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipient, now time.Time) error {
 	typ, sub := outbound.Classify(r.Code, r.Enhanced, r.Message)
 	switch {
@@ -111,7 +113,13 @@ func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipien
 	}); err != nil {
 		return err
 	}
-	if typ != outbound.BounceHard {
+	stage := r.Stage
+	if stage == "" && r.Code == 0 {
+		stage = outbound.StageConnect
+	} else if stage == "" {
+		stage = outbound.StageRcpt // stored before stages were recorded
+	}
+	if !outbound.Suppresses(stage, r.Code, r.Enhanced, r.Message, r.temporary) {
 		return nil
 	}
 	_, err := suppressions.AddTx(ctx, tx, e.WorkspaceID, r.Email, suppressions.ReasonBounce, e.ID, now)

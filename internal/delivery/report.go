@@ -17,8 +17,9 @@ import (
 // HandleReport takes a message that arrived at a bounce (VERP) or feedback
 // address. verpID is the email id recovered from the VERP recipient, "" for
 // the feedback address. A delivery status notification becomes
-// email.bounced for each permanently failed recipient, an abuse report
-// email.complained; both suppress the address. Anything else (auto-replies,
+// email.bounced for each permanently failed recipient (suppressing the
+// address only for recipient-level causes, outbound.Suppresses), an abuse
+// report email.complained (which suppresses). Anything else (auto-replies,
 // delay notices, reports about mail Mailroom did not send) is dropped: the
 // error return is only for failures worth a 4xx (the database), so the
 // reporting server tries again later.
@@ -128,7 +129,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 			}); err != nil {
 				return err
 			}
-			if typ == outbound.BounceHard {
+			if outbound.Suppresses(outbound.StageReport, r.Code, r.Enhanced, r.Message, typ != outbound.BounceHard) {
 				if _, err := suppressions.AddTx(ctx, tx, e.WorkspaceID, r.Email, suppressions.ReasonBounce, e.ID, now); err != nil {
 					return err
 				}

@@ -37,6 +37,18 @@ func (m mxResolver) LookupHost(ctx context.Context, host string) ([]string, erro
 	return addrs, nil
 }
 
+// LookupTXT serves MTA-STS discovery (outbound.STSResolver).
+func (m mxResolver) LookupTXT(ctx context.Context, name string) ([]string, error) {
+	txts, err := m.r.LookupTXT(ctx, name)
+	if err != nil {
+		return nil, notFound(name, err)
+	}
+	return txts, nil
+}
+
+// NewSTSResolver returns the resolver MTA-STS discovery uses.
+func NewSTSResolver(r *dnsresolve.Resolver) outbound.STSResolver { return mxResolver{r} }
+
 func notFound(name string, err error) error {
 	if errors.Is(err, dnsresolve.ErrNotFound) {
 		return &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}

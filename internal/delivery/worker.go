@@ -90,8 +90,33 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 		}
 		send = append(send, r.Email)
 	}
+	// Recipients at a receiving domain that is held back wait, without an
+	// attempt counted, until the hold ends (see backoff).
+	var holdWait time.Duration
+	if len(send) > 0 {
+		kept := send[:0:0]
+		for _, a := range send {
+			if until := s.backoff.held(domainOfAddr(a), now); !until.IsZero() {
+				if w := until.Sub(now); holdWait == 0 || w < holdWait {
+					holdWait = w
+				}
+				continue
+			}
+			kept = append(kept, a)
+		}
+		send = kept
+	}
 	if len(send) == 0 {
-		return 0, s.record(e, changed, nil, now)
+		if len(changed) > 0 {
+			if err := s.record(e, changed, nil, now); err != nil && !errors.Is(err, errGone) {
+				return 0, err
+			}
+		}
+		return holdWait, nil
+	}
+	inFlight := map[string]bool{}
+	for _, a := range send {
+		inFlight[a] = true
 	}
 
 	retry := false
@@ -137,19 +162,22 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 			results[rr.Rcpt] = rr
 		}
 	}
+	byDomain := map[string][]outbound.RcptResult{}
 	for _, i := range owed {
 		r := &rcpts[i]
-		if r.Status == RcptSuppressed {
+		if r.Status == RcptSuppressed || !inFlight[r.Email] {
 			continue
 		}
 		rr, ok := results[r.Email]
 		if !ok {
 			// No per-recipient answer: the whole send failed before any
 			// server spoke (or the envelope was refused locally).
-			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(sendErr), Temporary: outbound.IsTemporary(sendErr)}
+			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(sendErr), Temporary: outbound.IsTemporary(sendErr), Stage: outbound.StageConnect}
 		}
+		d := domainOfAddr(r.Email)
+		byDomain[d] = append(byDomain[d], rr)
 		r.Attempts++
-		r.Code, r.Enhanced, r.Message, r.temporary = rr.Code, rr.Enhanced, rr.Message, rr.Temporary
+		r.Code, r.Enhanced, r.Message, r.temporary, r.Stage = rr.Code, rr.Enhanced, rr.Message, rr.Temporary, rr.Stage
 		switch {
 		case rr.OK:
 			r.Status = RcptDelivered
@@ -160,8 +188,15 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 		}
 		changed = append(changed, *r)
 	}
+	for d, rrs := range byDomain {
+		if h := s.backoff.observe(d, rrs, now); h != nil {
+			s.holds.WithLabelValues(h.Reason).Inc()
+			s.log.Warn("holding back a receiving domain", "domain", d, "reason", h.Reason,
+				"for", h.Until.Sub(now).String(), "holds_in_a_row", h.Trips, "reply", h.Last)
+		}
+	}
 	var keep []byte
-	next := time.Duration(0)
+	next := holdWait
 	for _, r := range changed {
 		if r.Status == RcptDeferred {
 			if d := s.retry[r.Attempts-1]; next == 0 || d < next {
@@ -202,7 +237,7 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 			return raw, nil
 		}
 	}
-	m, err := e.build(now)
+	m, err := e.build(now, s.svcDomain)
 	if err != nil {
 		return nil, permanentError{err}
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"mailroom/internal/dnsresolve"
 	"mailroom/internal/domains"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
@@ -42,6 +44,7 @@ type apiRecord struct {
 	Priority *int   `json:"priority"`
 	Status   string `json:"status"`
 	Found    *bool  `json:"found"`
+	Detail   string `json:"detail"`
 }
 
 type apiDomain struct {
@@ -80,10 +83,16 @@ func (b *bundle) verify(t *testing.T, key, id string) apiDomain {
 }
 
 // publish copies records from an API answer into DNS, as a domain owner would.
+// A TXT value already published at the name is not added twice: DNS holds
+// a record set, so the same record published again is still one.
 func (b *bundle) publish(recs []apiRecord) {
+	res := dnsresolve.New(b.dns.Addr())
 	for _, r := range recs {
 		switch r.Type {
 		case "TXT":
+			if have, _ := res.LookupTXT(context.Background(), r.Name); slices.Contains(have, r.Value) {
+				continue
+			}
 			b.dns.AddTXT(r.Name, r.Value)
 		case "MX":
 			b.dns.AddMX(r.Name, r.Value, uint16(*r.Priority))

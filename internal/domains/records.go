@@ -1,5 +1,7 @@
 package domains
 
+import "strings"
+
 // Record kinds, as the spec names them in records[].record.
 const (
 	RecordMX        = "MX"
@@ -29,12 +31,18 @@ type Record struct {
 	Value    string `json:"value"`  // exactly what to publish
 	Priority *int   `json:"priority,omitempty"`
 	Status   string `json:"status"`
+	// Detail says why a record failed or what to know about it (an SPF
+	// evaluation result, a DMARC note); empty when there is nothing to say.
+	Detail string `json:"detail,omitempty"`
 }
 
 // RecordConfig is the installation-wide part of every domain's records.
 type RecordConfig struct {
 	InboundHost string // host name domains point their MX at
 	SPFInclude  string // SPF mechanisms authorising our senders, e.g. "ip4:192.0.2.1" or "a:mx.example"
+	// DMARCRua is the aggregate-report address the suggested DMARC record
+	// names (rua=mailto:...); empty: none.
+	DMARCRua string
 }
 
 // KeySet is one DKIM selector and the TXT value publishing its public key.
@@ -54,7 +62,7 @@ func BuildRecords(domain string, cfg RecordConfig, dkim []KeySet, ownershipToken
 	}
 	recs = append(recs,
 		Record{Record: RecordSPF, Type: "TXT", Name: domain, Value: "v=spf1 " + cfg.SPFInclude + " ~all"},
-		Record{Record: RecordDMARC, Type: "TXT", Name: "_dmarc." + domain, Value: "v=DMARC1; p=none;"},
+		Record{Record: RecordDMARC, Type: "TXT", Name: "_dmarc." + domain, Value: dmarcValue(cfg.DMARCRua)},
 		Record{Record: RecordOwnership, Type: "TXT", Name: "_mailroom." + domain, Value: OwnershipPrefix + ownershipToken},
 	)
 	for i := range recs {
@@ -65,3 +73,13 @@ func BuildRecords(domain string, cfg RecordConfig, dkim []KeySet, ownershipToken
 
 // OwnershipPrefix starts the ownership TXT value.
 const OwnershipPrefix = "mailroom-verification="
+
+func dmarcValue(rua string) string {
+	if rua == "" {
+		return "v=DMARC1; p=none;"
+	}
+	if !strings.HasPrefix(strings.ToLower(rua), "mailto:") {
+		rua = "mailto:" + rua
+	}
+	return "v=DMARC1; p=none; rua=" + rua + ";"
+}

@@ -32,6 +32,9 @@ const (
 type Config struct {
 	ServiceDomain string       // shared domain; workspace subdomains live under it
 	Records       RecordConfig // MX target and SPF mechanisms published for every domain
+	// SPF, when set, evaluates a found SPF record for the outbound
+	// addresses (see SPFEvaluator); nil checks the mechanisms only.
+	SPF *SPFEvaluator
 	// TrackingTargets are the host names a custom tracking host's CNAME may
 	// point at (track.<service domain>, and the public URL's host).
 	TrackingTargets []string
@@ -309,11 +312,16 @@ func (s *Service) records(d *Domain, keys []KeySet) []Record {
 		if st, ok := d.statuses[statusKey(recs[i])]; ok {
 			recs[i].Status = st
 		}
+		recs[i].Detail = d.statuses[statusKey(recs[i])+detailSuffix]
 	}
 	return recs
 }
 
 func statusKey(r Record) string { return r.Record + "|" + r.Name + "|" + r.Value }
+
+// detailSuffix marks, in the stored status map, a record's detail (why it
+// failed) beside its status.
+const detailSuffix = "|detail"
 
 // SendingStatus tells sending whether the workspace may send from domain:
 // "verified", "pending" (added but not, or no longer, verified) or "" when

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/events"
@@ -77,6 +80,8 @@ func (s *Service) Verify(ctx context.Context, workspaceID, id string) (*Verifica
 func (s *Service) check(ctx context.Context, d *Domain, nightly bool) (checked []Checked, lookErr, err error) {
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	checked, lookErr = CheckAll(cctx, s.resolver, d.Records)
+	s.evaluateSPF(cctx, d.Name, checked)
+	s.noteDMARCOverride(cctx, d.Name, checked)
 	cancel()
 	ok := true
 	for _, c := range checked {
@@ -87,6 +92,9 @@ func (s *Service) check(ctx context.Context, d *Domain, nightly bool) (checked [
 	statuses := make(map[string]string, len(checked))
 	for _, c := range checked {
 		statuses[statusKey(c.Record)] = c.Status
+		if c.Detail != "" {
+			statuses[statusKey(c.Record)+detailSuffix] = c.Detail
+		}
 	}
 	statusJSON, _ := json.Marshal(statuses)
 	now := s.clock.Now()
@@ -151,4 +159,68 @@ func (s *Service) RecheckAll(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(all), errors.Join(errs...)
+}
+
+// evaluateSPF runs the SPF evaluator on a found SPF record: anything but
+// pass for an outbound address makes it failed, the result and reason in
+// its detail. A DNS timeout (temperror) changes nothing.
+func (s *Service) evaluateSPF(ctx context.Context, domain string, checked []Checked) {
+	if s.cfg.SPF == nil {
+		return
+	}
+	for i := range checked {
+		c := &checked[i]
+		if c.Record.Record != RecordSPF || c.Status == "" {
+			continue
+		}
+		res, detail := s.cfg.SPF.Evaluate(ctx, domain)
+		switch res {
+		case "", SPFTempError:
+		case SPFPass:
+			c.Detail = ""
+		default:
+			c.Status, c.Found, c.Detail = StatusFailed, false, "spf "+res+": "+detail
+		}
+	}
+}
+
+// noteDMARCOverride adds a note to the DMARC record of a subdomain when
+// publishing it would replace a stricter policy of the organisational
+// domain (its sp=, else p=, RFC 7489 section 6.6.3): a record at the
+// subdomain wins over the parent's for mail from the subdomain.
+func (s *Service) noteDMARCOverride(ctx context.Context, domain string, checked []Checked) {
+	org, err := publicsuffix.EffectiveTLDPlusOne(domain)
+	if err != nil || org == domain {
+		return
+	}
+	txts, err := s.resolver.LookupTXT(ctx, "_dmarc."+org)
+	if err != nil {
+		return
+	}
+	parent := ""
+	for _, t := range txts {
+		if !isDMARC(t) {
+			continue
+		}
+		tg := tags(t)
+		parent = strings.ToLower(tg["p"])
+		if sp := strings.ToLower(tg["sp"]); sp != "" {
+			parent = sp
+		}
+	}
+	if parent != "quarantine" && parent != "reject" {
+		return
+	}
+	for i := range checked {
+		c := &checked[i]
+		if c.Record.Record != RecordDMARC {
+			continue
+		}
+		ours := strings.ToLower(tags(c.Record.Value)["p"])
+		if ours == parent || ours == "reject" || (ours == "quarantine" && parent == "quarantine") {
+			continue
+		}
+		c.Detail = "this record at " + domain + " overrides " + org + "'s DMARC policy (" + parent + ") with p=" + ours +
+			" for mail from " + domain + "; publish p=" + parent + " here instead, or no record to keep the parent's"
+	}
 }

@@ -114,3 +114,64 @@ func containsAny(s string, subs ...string) bool {
 	}
 	return false
 }
+
+// Suppresses reports whether a failure says the address itself can never
+// receive mail, which is the only case that puts it on the suppression
+// list: a permanent refusal at RCPT (or in a later delivery status
+// notification, StageReport) classified as mailbox_unavailable (5.1.x
+// other than the sender-side 5.1.7/5.1.8, 5.2.1, user-unknown texts) or a
+// permanent DNS failure of the recipient domain (no such domain, null MX,
+// 5.1.2/5.1.10). Policy and reputation refusals (5.7.x, blocklists, spam
+// verdicts, DMARC), refusals at MAIL FROM or DATA, and every connection
+// failure say something about the sender or the path, not the recipient:
+// they bounce the email but never suppress, so one blocklisting cannot
+// permanently cut a sender off from valid recipients.
+func Suppresses(stage string, code int, enhanced, message string, temporary bool) bool {
+	if temporary {
+		return false
+	}
+	switch stage {
+	case StageConnect:
+		// No server spoke and the transport called it permanent: the
+		// domain does not exist or publishes a null MX (RFC 7505).
+		return code == 0 && containsAny(strings.ToLower(message), "no such host", "nxdomain", "null mx", "accepts no mail", "has no domain")
+	case StageRcpt, StageReport:
+	default:
+		return false
+	}
+	typ, sub := Classify(code, enhanced, message)
+	if typ != BounceHard {
+		return false
+	}
+	return sub == SubtypeMailboxUnavailable || sub == SubtypeDNSFailure
+}
+
+// IsPolicyRefusal reports whether a classified bounce is a refusal for
+// policy or reputation (blocklist, spam verdict, authentication, DMARC):
+// the kind of answer a per-destination circuit breaker counts.
+func IsPolicyRefusal(bounceType, subtype string) bool {
+	return subtype == SubtypePolicy || subtype == SubtypeSpam
+}
+
+// IsRateLimited reports whether a reply asks the sender to slow down: the
+// temporary "too much mail from you" answers of the large receivers, for
+// example Gmail's "421-4.7.28 ... unusual rate of unsolicited mail" and
+// "4.7.0 ... rate limited", Microsoft's "451 4.7.500 Server busy" and
+// "4.7.650 ... temporarily rate limited", Yahoo's "421 4.7.0 [TSS04]
+// Messages ... temporarily deferred due to unexpected volume or user
+// complaints", and the generic "too many connections / messages" and
+// "throttled" texts. Greylisting ("try again later" alone) is not one.
+// code 0 is a failure before any transaction (the greeting or EHLO), whose
+// text message carries.
+func IsRateLimited(code int, enhanced, message string) bool {
+	if code >= 500 || strings.HasPrefix(enhanced, "5.") {
+		return false
+	}
+	msg := strings.ToLower(message)
+	if containsAny(msg, "too many recipients") {
+		return false
+	}
+	return containsAny(msg, "rate limit", "ratelimit", "rate-limit", "rate limited", "unusual rate", "too many connections",
+		"too many messages", "too many concurrent", "too much mail", "throttl", "server busy", "tss04", "ts04",
+		"unexpected volume", "sending rate", "4.7.28", "4.7.500", "4.7.650", "exceeded the rate", "slow down")
+}

@@ -8,18 +8,61 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/emersion/go-msgauth/dkim"
 )
 
-// signedHeaders are the fields a DKIM signature covers (RFC 6376 section
-// 5.4.1 recommendations plus the MIME fields, so a relay cannot swap the
-// body structure). Fields absent from a message are listed too: a verifier
-// then fails if someone adds one later (RFC 6376 section 5.4.2).
-var signedHeaders = []string{
-	"From", "To", "Cc", "Subject", "Date", "Message-ID", "Reply-To",
-	"MIME-Version", "Content-Type", "In-Reply-To", "References",
-	"List-Unsubscribe", "List-Unsubscribe-Post", // RFC 8058 section 4: both must be signed
+// overSigned are the fields a signature covers once more than the message
+// has them (RFC 6376 section 8.15): a verifier then fails when anyone adds
+// a second From, Subject, Date, To or Message-ID above the signed one,
+// which is what a display-name or subject spoof needs.
+var overSigned = []string{"From", "Subject", "Date", "To", "Message-ID"}
+
+// signedWhenPresent are covered as often as they appear: the unsubscribe
+// headers (RFC 8058 section 4 requires List-Unsubscribe and
+// List-Unsubscribe-Post to be signed), Gmail's Feedback-ID, the addressing
+// fields and the MIME fields, so a relay cannot swap the body structure.
+var signedWhenPresent = []string{
+	"Sender", "Reply-To", "Cc", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id",
+	"Feedback-ID", "MIME-Version", "Content-Type", "Content-Transfer-Encoding",
+	"In-Reply-To", "References",
+}
+
+// headerKeys is the h= list for raw: every over-signed field one time more
+// than present, every other listed field as many times as present.
+func headerKeys(raw []byte) []string {
+	counts := map[string]int{}
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(line) == 0 {
+			break // end of the header
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			continue
+		}
+		if k, _, ok := bytes.Cut(line, []byte(":")); ok {
+			counts[strings.ToLower(string(bytes.TrimSpace(k)))]++
+		}
+	}
+	var keys []string
+	for _, k := range overSigned {
+		for range counts[strings.ToLower(k)] + 1 {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range signedWhenPresent {
+		for range counts[strings.ToLower(k)] {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // Signer adds a DKIM-Signature for one domain and selector.
@@ -43,7 +86,7 @@ func (s *Signer) Sign(raw []byte) ([]byte, error) {
 		Hash:                   crypto.SHA256,
 		HeaderCanonicalization: dkim.CanonicalizationRelaxed,
 		BodyCanonicalization:   dkim.CanonicalizationRelaxed,
-		HeaderKeys:             signedHeaders,
+		HeaderKeys:             headerKeys(raw),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("outbound: dkim: %w", err)

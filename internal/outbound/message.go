@@ -51,6 +51,9 @@ type Message struct {
 	MessageID string
 	// Date is required: Build never reads the clock.
 	Date time.Time
+	// FeedbackID is written as the Feedback-ID header (Gmail's feedback
+	// loop: "a:b:c:SenderId", see FeedbackID) when set.
+	FeedbackID string
 }
 
 // ErrHeaderInjection is returned when a header value would end the field
@@ -59,10 +62,12 @@ var ErrHeaderInjection = errors.New("outbound: header value contains CR or LF")
 
 // reservedHeaders are written by Build; letting Headers set them would allow
 // spoofing or a message whose structure contradicts its Content-Type.
+// Sender is the caller's to set (the sending API allows it), and so is a
+// Feedback-ID of their own, which then replaces Message.FeedbackID.
 var reservedHeaders = []string{
 	"message-id", "date", "from", "to", "cc", "bcc", "reply-to", "subject",
 	"dkim-signature", "mime-version", "content-type", "content-transfer-encoding",
-	"content-disposition", "sender", "return-path",
+	"content-disposition", "return-path",
 }
 
 // MessageIDFor is the Message-ID of a stored email: "<email id@domain>".
@@ -178,23 +183,26 @@ func Build(m *Message) ([]byte, error) {
 func header(m *Message) (mail.Header, error) {
 	var h mail.Header
 	h.SetDate(m.Date)
-	h.SetAddressList("From", toMail([]Address{m.From}))
+	setField(&h, "From", addressList("From", []Address{m.From}))
 	if len(m.To) > 0 {
-		h.SetAddressList("To", toMail(m.To))
+		setField(&h, "To", addressList("To", m.To))
 	}
 	if len(m.Cc) > 0 {
-		h.SetAddressList("Cc", toMail(m.Cc))
+		setField(&h, "Cc", addressList("Cc", m.Cc))
 	}
 	if len(m.ReplyTo) > 0 {
-		h.SetAddressList("Reply-To", toMail(m.ReplyTo))
+		setField(&h, "Reply-To", addressList("Reply-To", m.ReplyTo))
 	}
-	h.SetSubject(m.Subject)
+	setField(&h, "Subject", encodedWords("Subject", m.Subject))
 	id := strings.TrimSuffix(strings.TrimPrefix(m.MessageID, "<"), ">")
 	if id == "" {
 		id = strings.Trim(NewMessageID(domainOf(m.From.Address)), "<>")
 	}
 	h.SetMessageID(id)
 	h.Set("MIME-Version", "1.0")
+	if m.FeedbackID != "" && !hasKey(m.Headers, "Feedback-ID") {
+		h.Set("Feedback-ID", m.FeedbackID)
+	}
 	// Sorted so that the same Message always yields the same bytes.
 	keys := make([]string, 0, len(m.Headers))
 	for k := range m.Headers {
@@ -202,9 +210,26 @@ func header(m *Message) (mail.Header, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		h.SetText(k, m.Headers[k])
+		setField(&h, k, encodedWords(k, m.Headers[k]))
 	}
 	return h, nil
+}
+
+// FeedbackID is the Feedback-ID value for Gmail's feedback loop
+// ("CustomerID:MailType:SenderId"): complaint rates are then reported per
+// workspace and per mail class (transactional or marketing) under the
+// installation's sender id, so one workspace's bad list is visible as its
+// own. Colons would shift the fields, so they are dropped from the parts.
+func FeedbackID(workspaceID, mailClass, senderID string) string {
+	clean := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == ':' || r <= ' ' || r > '~' {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return clean(workspaceID) + ":" + clean(mailClass) + ":" + clean(senderID)
 }
 
 func validate(m *Message) error {
@@ -294,12 +319,12 @@ func writeAttachment(mw *mail.Writer, a Attachment) error {
 		return fmt.Errorf("outbound: attachment %q: content type %q: %w", a.Filename, ct, err)
 	}
 	var ah mail.AttachmentHeader
+	delete(params, "name")
+	setField(&ah, "Content-Type", attachmentParams(typ, params, "name", a.Filename))
 	if a.Filename != "" {
-		params["name"] = a.Filename
-	}
-	ah.SetContentType(typ, params)
-	if a.Filename != "" {
-		ah.SetFilename(a.Filename)
+		setField(&ah, "Content-Disposition", attachmentParams("attachment", nil, "filename", a.Filename))
+	} else {
+		ah.Set("Content-Disposition", "attachment")
 	}
 	w, err := mw.CreateAttachment(ah)
 	if err != nil {
@@ -339,4 +364,13 @@ func domainOf(addr string) string {
 		return strings.ToLower(addr[i+1:])
 	}
 	return ""
+}
+
+func hasKey(m map[string]string, k string) bool {
+	for key := range m {
+		if strings.EqualFold(key, k) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package outbound
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,18 @@ type MXOptions struct {
 	CommandTimeout time.Duration
 	// Clock times idle sessions. Default clock.Real.
 	Clock clock.Clock
+	// STSResolver turns MTA-STS (RFC 8461) on: policies are discovered
+	// and fetched through it. Nil: no MTA-STS.
+	STSResolver STSResolver
+	// RootCAs verifies MTA-STS policy hosts and the MX hosts of enforce
+	// and testing policies. Default: the system roots.
+	RootCAs *x509.CertPool
+	// STSPort is the HTTPS port policies are fetched from. Default 443;
+	// tests point it at a local server.
+	STSPort int
+	// OnTLSResult receives each MTA-STS session's outcome (TLS-RPT, RFC
+	// 8460): success or the failure type. May be nil.
+	OnTLSResult func(TLSResult)
 }
 
 // MXTransport delivers straight to each recipient domain's exchangers.
@@ -62,6 +75,9 @@ type MXTransport struct {
 	resolver MXResolver
 	port     string
 	sess     *session
+	strict   *session // MTA-STS: verified TLS or nothing
+	sts      *mtaSTS
+	onTLS    func(TLSResult)
 	pool     *pool
 }
 
@@ -86,7 +102,19 @@ func NewMX(resolver MXResolver, opts MXOptions) *MXTransport {
 	if s.dialTimeout == 0 {
 		s.dialTimeout = 30 * time.Second
 	}
-	t := &MXTransport{resolver: resolver, port: strconv.Itoa(port), sess: s}
+	t := &MXTransport{resolver: resolver, port: strconv.Itoa(port), sess: s, onTLS: opts.OnTLSResult}
+	if opts.STSResolver != nil {
+		c := opts.Clock
+		if c == nil {
+			c = clock.Real{}
+		}
+		t.sts = newMTASTS(opts.STSResolver, opts.RootCAs, opts.STSPort, c)
+		t.strict = &session{
+			helo: s.helo, tls: &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
+			requireTLS:  func(string) bool { return true },
+			dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
+		}
+	}
 	t.pool = newPool(t.dial, poolConfig{
 		maxConns: opts.MaxConnsPerHost, idleTimeout: opts.IdleTimeout,
 		maxMsgs: opts.MaxMessagesPerConn, clock: opts.Clock,
@@ -95,8 +123,30 @@ func NewMX(resolver MXResolver, opts MXOptions) *MXTransport {
 }
 
 // dial opens a session to exchanger addr (name:port), trying each of its
-// addresses in turn.
-func (t *MXTransport) dial(ctx context.Context, addr string) (*conn, error) {
+// addresses in turn. A key "sts|<domain>|<addr>" asks for a session under
+// the domain's MTA-STS policy: authenticated TLS or none, its outcome
+// reported.
+func (t *MXTransport) dial(ctx context.Context, key string) (*conn, error) {
+	addr, sess, domain := key, t.sess, ""
+	if rest, ok := strings.CutPrefix(key, "sts|"); ok && t.strict != nil {
+		domain, addr, _ = strings.Cut(rest, "|")
+		sess = t.strict
+	}
+	c, err := t.dialWith(ctx, sess, addr)
+	if domain != "" && t.onTLS != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		r := TLSResult{PolicyDomain: domain, PolicyType: "sts", MXHost: host, Result: TLSSuccess}
+		if err != nil {
+			r.Result, r.Detail = tlsFailure(err), err.Error()
+		}
+		if r.Result != "" {
+			t.onTLS(r)
+		}
+	}
+	return c, err
+}
+
+func (t *MXTransport) dialWith(ctx context.Context, sess *session, addr string) (*conn, error) {
 	host, port, _ := net.SplitHostPort(addr)
 	ips := []string{host}
 	if net.ParseIP(host) == nil {
@@ -107,7 +157,7 @@ func (t *MXTransport) dial(ctx context.Context, addr string) (*conn, error) {
 	}
 	var errs []error
 	for _, ip := range ips {
-		c, err := t.sess.open(ctx, addr, ip, port, host)
+		c, err := sess.open(ctx, addr, ip, port, host)
 		if err == nil {
 			return &conn{c: c, host: addr}, nil
 		}
@@ -189,16 +239,42 @@ func (t *MXTransport) sendDomain(ctx context.Context, domain string, env Envelop
 		}
 		return &Result{Rcpts: failAll(env.To, "", se.Err, se.Temporary)}, se
 	}
+	pol := t.stsPolicy(ctx, domain)
+	if pol != nil && pol.Mode == STSEnforce {
+		kept := hosts[:0:0]
+		for _, h := range hosts {
+			if pol.Matches(h) {
+				kept = append(kept, h)
+			}
+		}
+		if len(kept) == 0 {
+			err := fmt.Errorf("no MX host of %s matches its MTA-STS policy (%s)", domain, strings.Join(pol.MX, ", "))
+			t.report(TLSResult{PolicyDomain: domain, PolicyType: "sts", MXHost: strings.Join(hosts, ","), Result: TLSValidationFailure, Detail: err.Error()})
+			return &Result{Rcpts: failAll(env.To, "", err, true)}, &SendError{Temporary: true, Err: err}
+		}
+		hosts = kept
+	}
 	var lastRes *Result
 	var lastErr error
 	for _, h := range hosts {
 		addr := net.JoinHostPort(h, t.port)
 		res := &Result{Host: addr}
-		err := t.pool.do(ctx, addr, func(cn *conn) error {
+		run := func(cn *conn) error {
 			rcpts, err := transact(cn.c, addr, env, data)
 			res.Rcpts = rcpts
 			return err
-		})
+		}
+		var err error
+		if pol != nil && pol.Matches(h) {
+			err = t.pool.do(ctx, "sts|"+domain+"|"+addr, run)
+			if err != nil && pol.Mode == STSTesting && tlsFailure(err) != "" {
+				// Testing mode: the failure is reported, the mail goes
+				// as it would without a policy.
+				err = t.pool.do(ctx, addr, run)
+			}
+		} else {
+			err = t.pool.do(ctx, addr, run)
+		}
 		if err == nil {
 			return res, nil
 		}
@@ -210,6 +286,29 @@ func (t *MXTransport) sendDomain(ctx context.Context, domain string, env Envelop
 		}
 	}
 	return lastRes, lastErr
+}
+
+// stsPolicy is the domain's MTA-STS policy in force (enforce or testing),
+// nil when it has none or MTA-STS is off. A policy that cannot be fetched
+// and is not cached counts as none, and is reported.
+func (t *MXTransport) stsPolicy(ctx context.Context, domain string) *STSPolicy {
+	if t.sts == nil {
+		return nil
+	}
+	p, err := t.sts.policy(ctx, domain)
+	if err != nil {
+		t.report(TLSResult{PolicyDomain: domain, PolicyType: "sts", Result: TLSPolicyFetchError, Detail: err.Error()})
+	}
+	if p == nil || p.Mode == STSNone {
+		return nil
+	}
+	return p
+}
+
+func (t *MXTransport) report(r TLSResult) {
+	if t.onTLS != nil {
+		t.onTLS(r)
+	}
 }
 
 // exchangers lists the hosts to try: MX records by preference (RFC 5321

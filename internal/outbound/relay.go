@@ -145,6 +145,7 @@ func finishFailed(res *Result, rcpts []string, host string, err error) (*Result,
 		if res.Rcpts[i].Code == 0 {
 			res.Rcpts[i].Message = err.Error()
 			res.Rcpts[i].Temporary = temporary
+			res.Rcpts[i].Stage = StageConnect
 		} else {
 			answered = true
 		}

@@ -29,7 +29,22 @@ type RcptResult struct {
 	Temporary bool
 	OK        bool   // accepted for delivery (250 after DATA)
 	Host      string // the server that answered, host:port
+	// Stage is where the transaction ended for this recipient: StageConnect
+	// (no server answered a command: DNS, TCP, greeting, EHLO, TLS),
+	// StageMail, StageRcpt or StageData. Only a refusal at RCPT speaks
+	// about the recipient itself (see Suppresses).
+	Stage string
 }
+
+// Transaction stages (RcptResult.Stage). StageReport marks a failure that
+// came back later in a delivery status notification.
+const (
+	StageConnect = "connect"
+	StageMail    = "mail"
+	StageRcpt    = "rcpt"
+	StageData    = "data"
+	StageReport  = "report"
+)
 
 // Result gathers per-recipient outcomes of one Send.
 type Result struct {
@@ -92,7 +107,7 @@ func (e errBroken) Unwrap() error { return e.err }
 func transact(c *smtp.Client, host string, env Envelope, data []byte) ([]RcptResult, error) {
 	out := make([]RcptResult, len(env.To))
 	for i, r := range env.To {
-		out[i] = RcptResult{Rcpt: r, Host: host}
+		out[i] = RcptResult{Rcpt: r, Host: host, Stage: StageMail}
 	}
 	opts := &smtp.MailOptions{Size: int64(len(data))}
 	if err := c.Mail(env.From, opts); err != nil {
@@ -104,6 +119,7 @@ func transact(c *smtp.Client, host string, env Envelope, data []byte) ([]RcptRes
 	}
 	accepted := make([]int, 0, len(env.To))
 	for i, r := range env.To {
+		out[i].Stage = StageRcpt
 		if err := c.Rcpt(r, nil); err != nil {
 			if !applyReply(out[i:i+1], nil, err) {
 				return out, errBroken{err}
@@ -117,6 +133,9 @@ func transact(c *smtp.Client, host string, env Envelope, data []byte) ([]RcptRes
 			return out, errBroken{err}
 		}
 		return out, nil
+	}
+	for _, i := range accepted {
+		out[i].Stage = StageData
 	}
 	w, err := c.Data()
 	if err != nil {
@@ -174,7 +193,7 @@ func applyReply(out []RcptResult, idx []int, err error) bool {
 func failAll(rcpts []string, host string, err error, temporary bool) []RcptResult {
 	out := make([]RcptResult, len(rcpts))
 	for i, r := range rcpts {
-		out[i] = RcptResult{Rcpt: r, Host: host, Message: err.Error(), Temporary: temporary}
+		out[i] = RcptResult{Rcpt: r, Host: host, Message: err.Error(), Temporary: temporary, Stage: StageConnect}
 	}
 	return out
 }

@@ -45,6 +45,27 @@ type config struct {
 	tls         *tls.Config
 	implicitTLS bool
 	handler     func(from string, to []string, data []byte) error
+	mailRule    func(from string) error
+	rcptRule    func(to string) error
+}
+
+// WithMailRule answers MAIL FROM: a non-nil error (an *smtp.SMTPError
+// keeps its code) refuses the sender.
+func WithMailRule(f func(from string) error) Option {
+	return func(c *config) { c.mailRule = f }
+}
+
+// WithRcptRule is asked first at RCPT TO: a non-nil error refuses the
+// recipient with it; nil falls through to the local-part rules.
+func WithRcptRule(f func(to string) error) Option {
+	return func(c *config) { c.rcptRule = f }
+}
+
+// Helo is one EHLO or HELO the sink answered.
+type Helo struct {
+	Name   string
+	TLS    bool // said inside TLS (after STARTTLS, or implicit TLS)
+	Remote string
 }
 
 // WithAuth makes the sink require AUTH PLAIN with these credentials before
@@ -82,6 +103,7 @@ type Sink struct {
 
 	mu      sync.Mutex
 	msgs    []Message
+	helos   []Helo
 	changed chan struct{} // closed and replaced on every new message
 }
 
@@ -173,7 +195,21 @@ func (s *Sink) record(m Message) {
 	s.mu.Unlock()
 }
 
+// Helos returns the greetings seen so far, in order. go-smtp opens a
+// session at the first EHLO and again at the first EHLO after STARTTLS,
+// so this lists exactly those (a repeated EHLO inside one session is not
+// listed).
+func (s *Sink) Helos() []Helo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Helo(nil), s.helos...)
+}
+
 func (s *Sink) newSession(c *smtp.Conn) (smtp.Session, error) {
+	_, isTLS := c.TLSConnectionState()
+	s.mu.Lock()
+	s.helos = append(s.helos, Helo{Name: c.Hostname(), TLS: isTLS, Remote: c.Conn().RemoteAddr().String()})
+	s.mu.Unlock()
 	return &session{sink: s, conn: c}, nil
 }
 
@@ -211,12 +247,22 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 	if ss.sink.cfg.user != "" && !ss.authed {
 		return smtp.ErrAuthRequired
 	}
+	if r := ss.sink.cfg.mailRule; r != nil {
+		if err := r(from); err != nil {
+			return err
+		}
+	}
 	ss.from = from
 	ss.to = ss.to[:0]
 	return nil
 }
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if r := ss.sink.cfg.rcptRule; r != nil {
+		if err := r(to); err != nil {
+			return err
+		}
+	}
 	local := strings.ToLower(to)
 	if i := strings.LastIndexByte(local, '@'); i >= 0 {
 		local = local[:i]

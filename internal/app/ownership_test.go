@@ -37,6 +37,9 @@ var owners = map[string]string{
 	"audiences":          "contacts",
 	"memberships":        "contacts",
 	"automation_events":  "contacts",
+	"analytics_daily":    "analytics",
+	"analytics_tags":     "analytics",
+	"email_tracking":     "tracking",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

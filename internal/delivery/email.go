@@ -16,6 +16,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/tracking"
 )
 
 // Recipient statuses kept in emails.recipients.
@@ -87,10 +88,12 @@ type email struct {
 	TestMode             bool
 	MessageID            string
 	Recipients           []Recipient
+	TemplateID           string // for analytics
+	Track                int    // tracking.TrackOpens | TrackClicks
 }
 
 const emailColumns = `id, workspace_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,
-	html, text_body, headers, attachments, tags, test_mode, message_id, recipients`
+	html, text_body, headers, attachments, tags, test_mode, message_id, recipients, template_id, ` + tracking.FlagsColumn
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -100,7 +103,7 @@ func scanEmail(row scanner) (*email, error) {
 	var html, text sql.NullString
 	var testMode int
 	err := row.Scan(&e.ID, &e.WorkspaceID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo, &e.Subject,
-		&html, &text, &headers, &atts, &tags, &testMode, &e.MessageID, &rcpts)
+		&html, &text, &headers, &atts, &tags, &testMode, &e.MessageID, &rcpts, &e.TemplateID, &e.Track)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
@@ -231,6 +234,12 @@ func parseAddresses(l []string) []outbound.Address {
 		out = append(out, parseAddress(s))
 	}
 	return out
+}
+
+// event is an email.* event of e with its analytics dimensions.
+func (e *email) event(kind string, now time.Time, data map[string]any) events.Event {
+	return events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: now, Data: data,
+		TemplateID: e.TemplateID, MailClass: sending.MailClass(e.Headers)}
 }
 
 // eventData is the common part of every email.* event's data.

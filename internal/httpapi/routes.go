@@ -5,12 +5,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
+	"mailroom/internal/tracking"
 	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
@@ -23,6 +25,8 @@ type Services struct {
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
 	Contacts     *contacts.Service
+	Analytics    *analytics.Service
+	Tracking     *tracking.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -45,6 +49,8 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(h.d.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /confirm/{token}", h.confirmPage) // double opt-in
 	mux.HandleFunc("POST /confirm/{token}", h.confirmSubmit)
+	mux.HandleFunc("GET /t/c/{token}", h.trackClick) // tracked link: 302 to the signed URL only
+	mux.HandleFunc("GET /t/o/{token}", h.trackOpen)  // open pixel (1×1 GIF)
 	mux.HandleFunc("/", h.noRoute)
 }
 
@@ -113,6 +119,9 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/audiences/{id}/contacts/{member}", ws, nested, h.patchMember)
 	t.handle("DELETE /v1/audiences/{id}/contacts/{member}", ws, nested, h.deleteMember) // records no unsubscribe
 	t.handle("POST /v1/audiences/{id}/contacts/{member}/confirm", ws, nested, h.sendConfirmation)
+
+	t.handle("GET /v1/analytics", ws, nested, h.getAnalytics)
+	t.handle("GET /v1/analytics/tags", ws, nested, h.getAnalyticsTags)
 
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)

@@ -315,3 +315,11 @@ func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStat
 	}
 	return err
 }
+
+// AddEngagement adds human opens and clicks to an email's counters (the
+// tracking area's recorder, inside its transaction).
+func (s *Service) AddEngagement(ctx context.Context, tx *store.Tx, workspaceID, emailID string, opens, clicks int64) error {
+	_, err := tx.Exec(ctx, `UPDATE emails SET opens = opens + ?, clicks = clicks + ? WHERE workspace_id = ? AND id = ?`,
+		opens, clicks, workspaceID, emailID)
+	return err
+}

@@ -26,3 +26,6 @@ func (a *App) wireTracking(w *wiring) error {
 	a.background = append(a.background, svc)
 	return nil
 }
+
+// Tracking is the node's open and click recorder.
+func (a *App) Tracking() *tracking.Service { return a.services.Tracking }

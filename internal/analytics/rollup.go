@@ -180,6 +180,31 @@ func (p *pending) flush(ctx context.Context, tx *store.Tx) error {
 			return err
 		}
 	}
+	// The same per tag without the other dimensions (analytics_tag_days).
+	days := map[tagKey]*Counts{}
+	var dk2 []tagKey
+	for _, k := range tk {
+		short := tagKey{dailyKey: dailyKey{ws: k.ws, day: k.day}, key: k.key, value: k.value}
+		if days[short] == nil {
+			days[short] = &Counts{}
+			dk2 = append(dk2, short) // tk is sorted by ws, day first: so is dk2
+		}
+		days[short].add(*tags[k])
+	}
+	slices.SortFunc(dk2, func(a, b tagKey) int {
+		if c := compareDaily(a.dailyKey, b.dailyKey); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	for _, k := range dk2 {
+		if err := upsertTagDay(ctx, tx, k, *days[k]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

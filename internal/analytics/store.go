@@ -28,6 +28,9 @@ var (
 	upsertTagSQL = `INSERT INTO analytics_tags (workspace_id, tag_key, day, tag_value, domain, mail_class, template_id, ` + counterColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (workspace_id, tag_key, day, tag_value, domain, mail_class, template_id) DO UPDATE SET ` + updates("analytics_tags")
+	upsertTagDaySQL = `INSERT INTO analytics_tag_days (workspace_id, tag_key, day, tag_value, ` + counterColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (workspace_id, tag_key, day, tag_value) DO UPDATE SET ` + updates("analytics_tag_days")
 )
 
 func (c Counts) args() []any {
@@ -41,6 +44,11 @@ func upsertDaily(ctx context.Context, tx *store.Tx, k dailyKey, c Counts) error 
 
 func upsertTag(ctx context.Context, tx *store.Tx, k tagKey, c Counts) error {
 	_, err := tx.Exec(ctx, upsertTagSQL, append([]any{k.ws, k.key, k.day, k.value, k.domain, k.class, k.templateID}, c.args()...)...)
+	return err
+}
+
+func upsertTagDay(ctx context.Context, tx *store.Tx, k tagKey, c Counts) error {
+	_, err := tx.Exec(ctx, upsertTagDaySQL, append([]any{k.ws, k.key, k.day, k.value}, c.args()...)...)
 	return err
 }
 
@@ -68,7 +76,7 @@ func (c *Counts) dest() []any {
 type source struct {
 	where string
 	args  []any
-	tags  bool // reading analytics_tags
+	table string
 }
 
 // sourceFor builds the WHERE clause of q over the days [from, to]. tagKey
@@ -77,9 +85,14 @@ func sourceFor(q *Query, from, to int64, tagKey string, tagValue *string) source
 	var b strings.Builder
 	args := []any{q.WorkspaceID}
 	b.WriteString(`workspace_id = ?`)
-	s := source{}
+	s := source{table: "analytics_daily"}
 	if tagKey != "" {
-		s.tags = true
+		// Without a filter or breakdown on the other dimensions, the
+		// per-tag table without them has a row per day and value.
+		s.table = "analytics_tag_days"
+		if q.Domain != "" || q.MailClass != "" || q.TemplateID != "" || (q.Breakdown != "" && q.Breakdown != BreakdownTag) {
+			s.table = "analytics_tags"
+		}
 		b.WriteString(` AND tag_key = ?`)
 		args = append(args, tagKey)
 	}
@@ -105,20 +118,13 @@ func sourceFor(q *Query, from, to int64, tagKey string, tagValue *string) source
 	return s
 }
 
-func (s source) table() string {
-	if s.tags {
-		return "analytics_tags"
-	}
-	return "analytics_daily"
-}
-
 // byDay sums the source's rows per day.
 func byDay(ctx context.Context, db store.Querier, s source) ([]group, error) {
 	return store.QueryAll(ctx, db, func(sc store.Scanner) (group, error) {
 		var g group
 		err := sc.Scan(append([]any{&g.day}, g.counts.dest()...)...)
 		return g, err
-	}, `SELECT day, `+sums+` FROM `+s.table()+` WHERE `+s.where+` GROUP BY day ORDER BY day`, s.args...)
+	}, `SELECT day, `+sums+` FROM `+s.table+` WHERE `+s.where+` GROUP BY day ORDER BY day`, s.args...)
 }
 
 // breakdownColumns are the columns a breakdown groups by.
@@ -133,7 +139,7 @@ func byValue(ctx context.Context, db store.Querier, s source, breakdown string) 
 		var g group
 		err := sc.Scan(append([]any{&g.value}, g.counts.dest()...)...)
 		return g, err
-	}, `SELECT `+col+`, `+sums+` FROM `+s.table()+` WHERE `+s.where+` GROUP BY `+col, s.args...)
+	}, `SELECT `+col+`, `+sums+` FROM `+s.table+` WHERE `+s.where+` GROUP BY `+col, s.args...)
 }
 
 // TagKey is a tag key and the sends that carried it.
@@ -148,7 +154,7 @@ func topTagKeys(ctx context.Context, db store.Querier, workspaceID string, from,
 		var k TagKey
 		err := sc.Scan(&k.Key, &k.Sent)
 		return k, err
-	}, `SELECT tag_key, CAST(SUM(sent) AS BIGINT) AS s FROM analytics_tags
+	}, `SELECT tag_key, CAST(SUM(sent) AS BIGINT) AS s FROM analytics_tag_days
 		WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY tag_key ORDER BY s DESC, tag_key LIMIT ?`,
 		workspaceID, from, to, limit)
 }

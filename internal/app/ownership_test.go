@@ -39,6 +39,7 @@ var owners = map[string]string{
 	"automation_events":  "contacts",
 	"analytics_daily":    "analytics",
 	"analytics_tags":     "analytics",
+	"analytics_tag_days": "analytics",
 	"email_tracking":     "tracking",
 }
 

@@ -46,6 +46,27 @@ CREATE TABLE analytics_tags (
 );
 CREATE INDEX analytics_tags_day ON analytics_tags (workspace_id, day);
 
+-- The tag rows once more without the other dimensions: a tag breakdown or
+-- filter with no domain, class or template filter (the common case) reads
+-- a row per day and value here instead of one per combination.
+CREATE TABLE analytics_tag_days (
+    workspace_id   TEXT NOT NULL,
+    tag_key        TEXT NOT NULL,
+    day            INTEGER NOT NULL,
+    tag_value      TEXT NOT NULL,
+    sent           BIGINT NOT NULL DEFAULT 0,
+    delivered      BIGINT NOT NULL DEFAULT 0,
+    bounced        BIGINT NOT NULL DEFAULT 0,
+    complained     BIGINT NOT NULL DEFAULT 0,
+    opens          BIGINT NOT NULL DEFAULT 0,
+    unique_opens   BIGINT NOT NULL DEFAULT 0,
+    clicks         BIGINT NOT NULL DEFAULT 0,
+    unique_clicks  BIGINT NOT NULL DEFAULT 0,
+    machine_opens  BIGINT NOT NULL DEFAULT 0,
+    machine_clicks BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace_id, tag_key, day, tag_value)
+);
+
 -- Tracking (issue 25): one row per email sent with track_opens or
 -- track_clicks (flags: 1 opens, 2 clicks), written with the email; the
 -- email's analytics dimensions ride along so that counting an open needs
@@ -67,6 +88,7 @@ CREATE TABLE email_tracking (
 
 -- +goose Down
 DROP TABLE email_tracking;
+DROP TABLE analytics_tag_days;
 DROP INDEX analytics_tags_day;
 DROP TABLE analytics_tags;
 DROP TABLE analytics_daily;

@@ -24,6 +24,7 @@ import (
 	"mailroom/internal/ratelimit"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
+	"mailroom/internal/tracking"
 	"mailroom/internal/workspaces"
 )
 
@@ -131,7 +132,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
 	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
-	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireSending, a.wireDelivery, a.wireWebhooks, a.wireContacts} {
+	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts} {
 		if err := wire(w); err != nil {
 			return nil, err
 		}
@@ -286,4 +287,5 @@ type wiring struct {
 	periodic []*river.PeriodicJob
 	queues   map[string]river.QueueConfig    // extra named queues beside the default one
 	dkimKeys func() (*rsa.PrivateKey, error) // Options.DKIMKeys
+	links    *tracking.Links                 // wireTracking, for the deliver job
 }

@@ -41,6 +41,10 @@ var owners = map[string]string{
 	"contacts_search":    "contacts", // SQLite's FTS5 trigram index of contacts.search (store.DB.ContainsIndexed)
 	"topics":             "topics",
 	"topic_preferences":  "topics",
+	"analytics_daily":    "analytics",
+	"analytics_tags":     "analytics",
+	"analytics_tag_days": "analytics",
+	"email_tracking":     "tracking",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

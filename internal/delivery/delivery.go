@@ -22,6 +22,7 @@ import (
 	"mailroom/internal/clock"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
+	"mailroom/internal/tracking"
 )
 
 // Keys gives the DKIM key to sign with; *domains.Service implements it.
@@ -62,6 +63,9 @@ type Config struct {
 	Retry []time.Duration
 	// Registry receives the group committer's metrics; nil keeps none.
 	Registry prometheus.Registerer
+	// Links rewrites the html of tracked emails (track_opens,
+	// track_clicks); nil sends them untouched.
+	Links *tracking.Links
 }
 
 // Service is the delivery engine of one node.
@@ -78,6 +82,7 @@ type Service struct {
 	slots     chan struct{} // bounds concurrent deliveries of batch jobs
 	backoff   *backoff      // receiving domains held back (per-destination shaping)
 	holds     *prometheus.CounterVec
+	links     *tracking.Links
 }
 
 // New returns the engine.
@@ -92,7 +97,7 @@ func New(cfg Config) *Service {
 		cfg.Retry = DefaultRetrySchedule()
 	}
 	s := &Service{
-		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport,
+		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{

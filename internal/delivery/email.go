@@ -87,6 +87,8 @@ type email struct {
 	TestMode             bool
 	MessageID            string
 	Recipients           []Recipient
+	TemplateID           string // for analytics
+	Track                int    // tracking.TrackOpens | TrackClicks
 }
 
 // loadEmail reads an email by id from the sending area (the id is the
@@ -98,7 +100,8 @@ func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) 
 		return nil, err
 	}
 	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
-		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID}
+		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID,
+		TemplateID: o.TemplateID, Track: o.Track}
 	for _, f := range []struct {
 		src string
 		dst any
@@ -227,6 +230,12 @@ func parseAddresses(l []string) []outbound.Address {
 		out = append(out, parseAddress(s))
 	}
 	return out
+}
+
+// event is an email.* event of e with its analytics dimensions.
+func (e *email) event(kind string, now time.Time, data map[string]any) events.Event {
+	return events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: now, Data: data,
+		TemplateID: e.TemplateID, MailClass: sending.MailClass(e.Headers)}
 }
 
 // eventData is the common part of every email.* event's data.

@@ -48,9 +48,7 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 			// One transaction answered 2xx: the message is sent and, as far
 			// as Mailroom can ever know, delivered (see docs/decisions.md).
 			for _, kind := range []string{events.EmailSent, events.EmailDelivered} {
-				if _, err := events.Raise(ctx, tx, events.Event{
-					WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: now, Data: e.eventData(delivered),
-				}); err != nil {
+				if _, err := events.Raise(ctx, tx, e.event(kind, now, e.eventData(delivered))); err != nil {
 					return err
 				}
 			}
@@ -108,9 +106,7 @@ func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipien
 	}
 	d := e.eventData([]string{r.Email})
 	d["bounce_type"], d["bounce_subtype"], d["diagnostic"] = typ, sub, diagnostic(r)
-	if _, err := events.Raise(ctx, tx, events.Event{
-		WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: events.EmailBounced, CreatedAt: now, Data: d,
-	}); err != nil {
+	if _, err := events.Raise(ctx, tx, e.event(events.EmailBounced, now, d)); err != nil {
 		return err
 	}
 	stage := r.Stage

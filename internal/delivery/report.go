@@ -113,6 +113,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 				continue
 			}
 			r := &rcpts[i]
+			wasDelivered := r.Status == RcptDelivered || r.Status == RcptComplained
 			r.Status, r.Code, r.Enhanced = RcptBounced, dr.SMTPCode(), dr.Status
 			r.Message = dr.DiagnosticCode
 			if r.Message == "" {
@@ -124,9 +125,9 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 			}
 			data := e.eventData([]string{r.Email})
 			data["bounce_type"], data["bounce_subtype"], data["diagnostic"] = typ, sub, r.Message
-			if _, err := events.Raise(ctx, tx, events.Event{
-				WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: events.EmailBounced, CreatedAt: now, Data: data,
-			}); err != nil {
+			ev := e.event(events.EmailBounced, now, data)
+			ev.AfterDelivery = wasDelivered // counted as sent when it was delivered
+			if _, err := events.Raise(ctx, tx, ev); err != nil {
 				return err
 			}
 			if outbound.Suppresses(outbound.StageReport, r.Code, r.Enhanced, r.Message, typ != outbound.BounceHard) {
@@ -198,9 +199,7 @@ func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) e
 		}
 		data := e.eventData(addrs)
 		data["feedback_type"] = a.FeedbackType
-		if _, err := events.Raise(ctx, tx, events.Event{
-			WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: events.EmailComplained, CreatedAt: now, Data: data,
-		}); err != nil {
+		if _, err := events.Raise(ctx, tx, e.event(events.EmailComplained, now, data)); err != nil {
 			return err
 		}
 		return writeRecipients(ctx, tx, e.ID, sending.StatusComplained, rcpts, "", now)

@@ -241,6 +241,11 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 	if err != nil {
 		return nil, permanentError{err}
 	}
+	if e.Track != 0 && s.links != nil {
+		if m.HTML, err = s.links.Apply(ctx, e.WorkspaceID, e.ID, e.fromDomain(), e.Track, now, m.HTML); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := outbound.Build(m)
 	if err != nil {
 		return nil, permanentError{err}

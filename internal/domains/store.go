@@ -350,3 +350,15 @@ func countFailure(ctx context.Context, tx *store.Tx, id string, failAfter int) e
 		WHERE id = ? AND verification_status = 'verified'`, failAfter, id)
 	return err
 }
+
+// TrackingHost returns the custom tracking host of the workspace's
+// sending domain, or "" when it has none (links then use the shared host
+// under MAILROOM_PUBLIC_URL). The deliver job asks it for tracked mail only.
+func (s *Service) TrackingHost(ctx context.Context, workspaceID, domain string) (string, error) {
+	var host sql.NullString
+	err := s.db.QueryRow(ctx, `SELECT tracking_host FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, strings.ToLower(domain)).Scan(&host)
+	if isNoRows(err) {
+		return "", nil
+	}
+	return host.String, err
+}

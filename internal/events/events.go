@@ -77,6 +77,14 @@ type Event struct {
 	// RawData, when set, is Data already encoded: a caller raising several
 	// events with the same data encodes it once, outside its transaction.
 	RawData json.RawMessage
+
+	// What the analytics rollups need beyond Data (never stored with the
+	// event, never in a webhook): the email's template and mail class, and
+	// whether a bounce or complaint is a report after hand-over (a DSN or
+	// ARF), which counts no new send. See countEvent.
+	TemplateID    string
+	MailClass     string
+	AfterDelivery bool
 }
 
 // EmailData is the data every email.* event carries: email_id, from, to
@@ -161,6 +169,7 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	if ev.EmailID != "" {
 		emailID = ev.EmailID
 	}
+	countEvent(tx, ev)
 	// Events are only read back after commit (timeline, dispatcher), so
 	// they go in the transaction's multi-row inserts.
 	if !IsWebhookEvent(ev.Type) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
@@ -12,6 +13,7 @@ import (
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
 	"mailroom/internal/topics"
+	"mailroom/internal/tracking"
 	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
@@ -25,6 +27,8 @@ type Services struct {
 	Templates    *templates.Service
 	Topics       *topics.Service
 	Contacts     *contacts.Service
+	Analytics    *analytics.Service
+	Tracking     *tracking.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -51,6 +55,8 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.HandleFunc("POST /preferences/{token}", h.pageLimit(h.preferenceSubmit))
 	mux.HandleFunc("GET /unsubscribe/{token}", h.pageLimit(h.unsubscribePage)) // RFC 8058: a GET only shows a button
 	mux.HandleFunc("POST /unsubscribe/{token}", h.unsubscribeOneClick)
+	mux.HandleFunc("GET /t/c/{token}", h.trackClick) // tracked link: 302 to the signed URL only
+	mux.HandleFunc("GET /t/o/{token}", h.trackOpen)  // open pixel (1×1 GIF)
 	mux.HandleFunc("/", h.noRoute)
 }
 
@@ -127,6 +133,9 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/audiences/{id}/contacts/{member}", ws, nested, h.patchMember)
 	t.handle("DELETE /v1/audiences/{id}/contacts/{member}", ws, nested, h.deleteMember) // records no unsubscribe
 	t.handle("POST /v1/audiences/{id}/contacts/{member}/confirm", ws, nested, h.sendConfirmation)
+
+	t.handle("GET /v1/analytics", ws, nested, h.getAnalytics)
+	t.handle("GET /v1/analytics/tags", ws, nested, h.getAnalyticsTags)
 
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)

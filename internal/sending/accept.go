@@ -382,6 +382,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		// Nothing in the commit reads the row back, so it joins the
 		// batch's multi-row insert.
 		deferInsertEmail(tx, b.args)
+		bookTracking(tx, b)
 		// The first timeline entry (accepted or scheduled) is not written:
 		// it is read back from the row itself (see acceptedEntry), which
 		// saves the busiest transaction one insert per send.

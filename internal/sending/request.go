@@ -51,6 +51,8 @@ type Request struct {
 	IdempotencyKey *string
 	Template       json.RawMessage // nil when absent or null
 	Topic          *string         // topic key or id
+	TrackOpens     *bool           // track_opens (default off)
+	TrackClicks    *bool           // track_clicks (default off)
 }
 
 // DecodeRequest reads a send request body. A body that is not JSON answers
@@ -107,6 +109,8 @@ func decodeRequest(raw []byte) (*Request, error) {
 		SendAt:         d.str("send_at"),
 		IdempotencyKey: d.str("idempotency_key"),
 		Topic:          d.str("topic"),
+		TrackOpens:     d.boolean("track_opens"),
+		TrackClicks:    d.boolean("track_clicks"),
 	}
 	if t, ok := fields["template"]; ok && !isNull(t) {
 		r.Template = t
@@ -119,7 +123,7 @@ func decodeRequest(raw []byte) (*Request, error) {
 
 // requestFields are the send request's fields (the spec's table).
 var requestFields = []string{"from", "to", "subject", "html", "text", "cc", "bcc", "reply_to", "headers",
-	"attachments", "tags", "send_at", "idempotency_key", "template", "topic"}
+	"attachments", "tags", "send_at", "idempotency_key", "template", "topic", "track_opens", "track_clicks"}
 
 // decoder reads typed fields out of a JSON object and keeps the first error,
 // so DecodeRequest reads as a list of fields.
@@ -273,6 +277,10 @@ type Validated struct {
 	// TestMode is true when every recipient is a reserved test address; such a
 	// send never reaches the outbound provider.
 	TestMode bool
+
+	// TrackOpens and TrackClicks ask for the open pixel and the rewritten
+	// links (internal/tracking).
+	TrackOpens, TrackClicks bool
 }
 
 // Recipients lists to, cc and bcc in that order.
@@ -372,6 +380,7 @@ func (rules Rules) Validate(r *Request, now time.Time) (*Validated, error) {
 		return nil, err
 	}
 	v.Tags = r.Tags
+	v.TrackOpens, v.TrackClicks = r.TrackOpens != nil && *r.TrackOpens, r.TrackClicks != nil && *r.TrackClicks
 
 	if r.SendAt != nil {
 		t, err := ParseSendAt(*r.SendAt, now)

@@ -60,6 +60,10 @@ func decodePlain(raw []byte) (*Request, bool) {
 			r.Headers, ok = plainMap(v)
 		case "tags":
 			r.Tags, ok = plainMap(v)
+		case "track_opens":
+			ok = setBool(&r.TrackOpens, v)
+		case "track_clicks":
+			ok = setBool(&r.TrackClicks, v)
 		default: // attachments, template, unknown fields
 			ok = false
 		}

@@ -13,6 +13,7 @@ import (
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/tracking"
 	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
@@ -317,10 +318,6 @@ func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStat
 	return err
 }
 
-type keyQuerier interface {
-	QueryRow(ctx context.Context, q string, args ...any) *store.Row
-}
-
 // lookupKey reads a live (younger than 24 hours) key, or nil.
 func lookupKey(ctx context.Context, q store.Querier, ws, key string, now time.Time) (*storedKey, error) {
 	var k storedKey
@@ -510,6 +507,8 @@ type Outgoing struct {
 	Recipients                 string // JSON array of addresses or outcomes
 	TestMode                   bool
 	MessageID                  string
+	TemplateID                 string // for analytics
+	Track                      int    // tracking.TrackOpens | TrackClicks
 }
 
 // LoadOutgoing reads the email id (random, so it names one workspace's row)
@@ -519,12 +518,21 @@ func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, e
 	var html, text sql.NullString
 	var testMode int
 	err := q.QueryRow(ctx, `SELECT id, workspace_id, status, from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,
-		html, text_body, headers, attachments, tags, test_mode, message_id, recipients FROM emails WHERE id = ?`, id).
+		html, text_body, headers, attachments, tags, test_mode, message_id, recipients, template_id, `+tracking.FlagsColumn+`
+		FROM emails WHERE id = ?`, id).
 		Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
-			&html, &text, &o.Headers, &o.Attachments, &o.Tags, &testMode, &o.MessageID, &o.Recipients)
+			&html, &text, &o.Headers, &o.Attachments, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.Track)
 	if err != nil {
 		return nil, err
 	}
 	o.HTML, o.Text, o.TestMode = html.String, text.String, testMode != 0
 	return &o, nil
+}
+
+// AddEngagement adds human opens and clicks to an email's counters (the
+// tracking area's recorder, inside its transaction).
+func (s *Service) AddEngagement(ctx context.Context, tx *store.Tx, workspaceID, emailID string, opens, clicks int64) error {
+	_, err := tx.Exec(ctx, `UPDATE emails SET opens = opens + ?, clicks = clicks + ? WHERE workspace_id = ? AND id = ?`,
+		opens, clicks, workspaceID, emailID)
+	return err
 }

@@ -44,7 +44,9 @@ func Run(conns int, d time.Duration, want int, mk Request) Result {
 		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext, DisableCompression: true,
 	}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	// Redirects are answers to measure, not to follow.
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	var reqs, errs atomic.Int64
 	lat := make([][]time.Duration, conns)
 	stop := time.Now().Add(d)

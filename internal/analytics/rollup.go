@@ -1,0 +1,228 @@
+// Package analytics keeps the counters behind GET /v1/analytics and
+// /v1/analytics/tags and answers those reads. Counters are rollups: one row
+// per workspace, UTC day and combination of the email's single-valued
+// dimensions (sending domain, mail class, template) in analytics_daily, and
+// the same once more per tag in analytics_tags. Whoever raises what a
+// counter counts (an email.* event, an open, a click) calls Add inside its
+// own transaction, so a counter moves exactly when the change it counts
+// commits; reads sum rollup rows and never scan the emails table, so a
+// 400-day window costs about as much as a day. Test addresses never count:
+// callers do not Add for them.
+package analytics
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"mailroom/internal/store"
+)
+
+// Mail classes (the spec's mail_class filter and breakdown).
+const (
+	Transactional = "transactional"
+	Marketing     = "marketing"
+)
+
+// Dims are the dimensions of the email behind a count.
+type Dims struct {
+	Domain     string            // the sending domain (From's), lowercased
+	MailClass  string            // Transactional (default) or Marketing
+	TemplateID string            // "" when the email used no template
+	Tags       map[string]string // the email's tags
+}
+
+// Counts are the counters of one rollup row (or a delta to add to one).
+type Counts struct {
+	Sent, Delivered, Bounced, Complained int64
+	Opens, UniqueOpens                   int64 // human opens; the first per email is unique
+	Clicks, UniqueClicks                 int64 // human clicks
+	MachineOpens, MachineClicks          int64 // proxies, scanners, bots (see docs/decisions.md)
+}
+
+func (c *Counts) add(o Counts) {
+	c.Sent += o.Sent
+	c.Delivered += o.Delivered
+	c.Bounced += o.Bounced
+	c.Complained += o.Complained
+	c.Opens += o.Opens
+	c.UniqueOpens += o.UniqueOpens
+	c.Clicks += o.Clicks
+	c.UniqueClicks += o.UniqueClicks
+	c.MachineOpens += o.MachineOpens
+	c.MachineClicks += o.MachineClicks
+}
+
+func (c Counts) zero() bool { return c == Counts{} }
+
+// Day is the rollup day of t: whole days since 1970-01-01 UTC.
+func Day(t time.Time) int64 {
+	s := t.Unix()
+	d := s / 86400
+	if s < 0 && s%86400 != 0 {
+		d--
+	}
+	return d
+}
+
+// DayTime is the start (UTC) of rollup day d.
+func DayTime(d int64) time.Time { return time.Unix(d*86400, 0).UTC() }
+
+// Add counts c against the email's dimensions on the day of at, inside tx.
+// Nothing is written until the transaction flushes: every Add of one
+// transaction is summed per row first, and each row then costs one upsert.
+func Add(tx *store.Tx, workspaceID string, at time.Time, d Dims, c Counts) {
+	if c.zero() || workspaceID == "" {
+		return
+	}
+	if d.MailClass == "" {
+		d.MailClass = Transactional
+	}
+	d.Domain = strings.ToLower(d.Domain)
+	p := pendingOf(tx)
+	p.adds = append(p.adds, pendingAdd{ws: workspaceID, day: Day(at), dims: d, counts: c})
+}
+
+type pendingAdd struct {
+	ws     string
+	day    int64
+	dims   Dims
+	counts Counts
+}
+
+// pending is a transaction's counts not yet written. It is
+// store.Rewindable: a group-committed write that fails (SAVEPOINT rolled
+// back) takes its counts back with it.
+type pending struct{ adds []pendingAdd }
+
+func (p *pending) Mark() int    { return len(p.adds) }
+func (p *pending) Rewind(n int) { p.adds = p.adds[:min(n, len(p.adds))] }
+func (p *pending) empty() bool  { return len(p.adds) == 0 }
+func (p *pending) reset()       { p.adds = p.adds[:0] }
+func (p *pending) each(f func(pendingAdd)) {
+	for _, a := range p.adds {
+		f(a)
+	}
+}
+
+type pendingKey struct{}
+
+func pendingOf(tx *store.Tx) *pending {
+	return tx.Local(pendingKey{}, func() any {
+		p := &pending{}
+		tx.BeforeFlush(p.flush)
+		return p
+	}).(*pending)
+}
+
+// dailyKey and tagKey name one rollup row.
+type dailyKey struct {
+	ws                        string
+	day                       int64
+	domain, class, templateID string
+}
+
+type tagKey struct {
+	dailyKey
+	key, value string
+}
+
+// flush writes the transaction's counts: one upsert per row, in key order
+// so that two concurrent transactions (PostgreSQL) lock shared rows in the
+// same order and never deadlock.
+func (p *pending) flush(ctx context.Context, tx *store.Tx) error {
+	if p.empty() {
+		return nil
+	}
+	daily := map[dailyKey]*Counts{}
+	tags := map[tagKey]*Counts{}
+	p.each(func(a pendingAdd) {
+		k := dailyKey{ws: a.ws, day: a.day, domain: a.dims.Domain, class: a.dims.MailClass, templateID: a.dims.TemplateID}
+		if daily[k] == nil {
+			daily[k] = &Counts{}
+		}
+		daily[k].add(a.counts)
+		for tk, tv := range a.dims.Tags {
+			t := tagKey{dailyKey: k, key: tk, value: tv}
+			if tags[t] == nil {
+				tags[t] = &Counts{}
+			}
+			tags[t].add(a.counts)
+		}
+	})
+	p.reset()
+	dk := make([]dailyKey, 0, len(daily))
+	for k := range daily {
+		dk = append(dk, k)
+	}
+	slices.SortFunc(dk, compareDaily)
+	for _, k := range dk {
+		if err := upsertDaily(ctx, tx, k, *daily[k]); err != nil {
+			return err
+		}
+	}
+	tk := make([]tagKey, 0, len(tags))
+	for k := range tags {
+		tk = append(tk, k)
+	}
+	slices.SortFunc(tk, func(a, b tagKey) int {
+		if c := compareDaily(a.dailyKey, b.dailyKey); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	for _, k := range tk {
+		if err := upsertTag(ctx, tx, k, *tags[k]); err != nil {
+			return err
+		}
+	}
+	// The same per tag without the other dimensions (analytics_tag_days).
+	days := map[tagKey]*Counts{}
+	var dk2 []tagKey
+	for _, k := range tk {
+		short := tagKey{dailyKey: dailyKey{ws: k.ws, day: k.day}, key: k.key, value: k.value}
+		if days[short] == nil {
+			days[short] = &Counts{}
+			dk2 = append(dk2, short) // tk is sorted by ws, day first: so is dk2
+		}
+		days[short].add(*tags[k])
+	}
+	slices.SortFunc(dk2, func(a, b tagKey) int {
+		if c := compareDaily(a.dailyKey, b.dailyKey); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	for _, k := range dk2 {
+		if err := upsertTagDay(ctx, tx, k, *days[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func compareDaily(a, b dailyKey) int {
+	if c := strings.Compare(a.ws, b.ws); c != 0 {
+		return c
+	}
+	if a.day != b.day {
+		if a.day < b.day {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(a.domain, b.domain); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.class, b.class); c != 0 {
+		return c
+	}
+	return strings.Compare(a.templateID, b.templateID)
+}

@@ -1,0 +1,74 @@
+package sending
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"mailroom/internal/analytics"
+	"mailroom/internal/store"
+	"mailroom/internal/tracking"
+)
+
+// boolean reads an optional boolean field; null is absent.
+func (d *decoder) boolean(name string) *bool {
+	raw, ok := d.fields[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	switch strings.TrimSpace(string(raw)) {
+	case "true":
+		t := true
+		return &t
+	case "false":
+		f := false
+		return &f
+	}
+	d.fail("%s must be true or false.", name)
+	return nil
+}
+
+// setBool is decoder.boolean for plain input.
+func setBool(dst **bool, v gjson.Result) bool {
+	switch v.Type {
+	case gjson.Null:
+		*dst = nil
+		return true
+	case gjson.True, gjson.False:
+		b := v.Bool()
+		*dst = &b
+		return true
+	}
+	return false // the general decoder answers the error
+}
+
+// MailClass is the analytics class of an email: marketing when it carries
+// List-Unsubscribe (the header of bulk and topic mail, RFC 8058), else
+// transactional.
+func MailClass(headers map[string]string) string {
+	for k := range headers {
+		if strings.EqualFold(k, "List-Unsubscribe") {
+			return analytics.Marketing
+		}
+	}
+	return analytics.Transactional
+}
+
+// bookTracking books the tracking row of a send that asked for it (never
+// for a test send, which no person receives). A send without tracking pays
+// one branch.
+func bookTracking(tx *store.Tx, b *booking) {
+	if !b.v.TrackOpens && !b.v.TrackClicks || b.row.TestMode {
+		return
+	}
+	flags := 0
+	if b.v.TrackOpens {
+		flags |= tracking.TrackOpens
+	}
+	if b.v.TrackClicks {
+		flags |= tracking.TrackClicks
+	}
+	e := b.row
+	tracking.Book(tx, tracking.Booking{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Flags: flags,
+		Domain: domainOf(b.v.From.Email), MailClass: MailClass(e.Headers), TemplateID: e.TemplateID, Tags: e.Tags, At: e.CreatedAt})
+}

@@ -1,0 +1,180 @@
+package tracking
+
+import (
+	"bytes"
+	"html"
+	"net/url"
+	"strings"
+
+	xhtml "golang.org/x/net/html"
+)
+
+// Paths of the tracking routes (served at the root of the node, and of
+// every custom tracking host whose CNAME points at it).
+const (
+	ClickPath = "/t/c/"
+	OpenPath  = "/t/o/"
+)
+
+// maxTarget bounds a URL the click route redirects to.
+const maxTarget = 8 << 10
+
+// Rewriter rewrites the html of tracked messages.
+type Rewriter struct {
+	Signer Signer
+	// PublicURL is MAILROOM_PUBLIC_URL: links to the node's own pages
+	// (unsubscribe, preferences, confirmation, anything under it) are never
+	// rewritten.
+	PublicURL string
+}
+
+// Rewrite returns body with, when flags has TrackClicks, every http(s)
+// link of an <a> or <area> tag sent through base+ClickPath (except the
+// node's own pages and links already on base) and, when flags has
+// TrackOpens, a 1×1 pixel from base+OpenPath added before </body> (or at
+// the end). base is the tracking host's origin (scheme and host, no slash).
+// Everything else in the markup is kept byte for byte.
+func (r Rewriter) Rewrite(body, base string, l Link, flags int) string {
+	if body == "" || flags&(TrackOpens|TrackClicks) == 0 {
+		return body
+	}
+	out := body
+	if flags&TrackClicks != 0 && containsFold(body, "href") {
+		out = r.links(body, base, l)
+	}
+	if flags&TrackOpens != 0 {
+		pixel := `<img src="` + html.EscapeString(base+OpenPath+r.Signer.OpenToken(l)) +
+			`" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0;margin:0;padding:0">`
+		if i := lastIndexFold(out, "</body"); i >= 0 {
+			out = out[:i] + pixel + out[i:]
+		} else {
+			out += pixel
+		}
+	}
+	return out
+}
+
+// links rewrites the link tags, copying every other token's bytes as they
+// were.
+func (r Rewriter) links(body, base string, l Link) string {
+	z := xhtml.NewTokenizer(strings.NewReader(body))
+	var b bytes.Buffer
+	b.Grow(len(body) + len(body)/4)
+	for {
+		tt := z.Next()
+		if tt == xhtml.ErrorToken {
+			// io.EOF, or input the tokenizer gave up on: keep the rest.
+			b.Write(z.Raw())
+			return b.String()
+		}
+		raw := z.Raw()
+		if tt != xhtml.StartTagToken && tt != xhtml.SelfClosingTagToken {
+			b.Write(raw)
+			continue
+		}
+		name, hasAttr := z.TagName()
+		if !hasAttr || (string(name) != "a" && string(name) != "area") {
+			b.Write(raw)
+			continue
+		}
+		raw = append([]byte(nil), raw...) // TagAttr reuses the buffer
+		var attrs []xhtml.Attribute
+		changed := false
+		for {
+			k, v, more := z.TagAttr()
+			a := xhtml.Attribute{Key: string(k), Val: string(v)}
+			if a.Key == "href" && !changed && r.trackable(a.Val, base) {
+				l.URL = strings.TrimSpace(a.Val)
+				a.Val = base + ClickPath + r.Signer.ClickToken(l)
+				changed = true
+			}
+			attrs = append(attrs, a)
+			if !more {
+				break
+			}
+		}
+		if !changed {
+			b.Write(raw)
+			continue
+		}
+		b.WriteByte('<')
+		b.Write(name)
+		for _, a := range attrs {
+			b.WriteByte(' ')
+			b.WriteString(a.Key)
+			b.WriteString(`="`)
+			b.WriteString(html.EscapeString(a.Val))
+			b.WriteByte('"')
+		}
+		if tt == xhtml.SelfClosingTagToken {
+			b.WriteString(" /")
+		}
+		b.WriteByte('>')
+	}
+}
+
+// trackable says whether a link goes through the click route: an absolute
+// http(s) URL, not one of the node's own pages (unsubscribe, preferences,
+// confirmation: anything under MAILROOM_PUBLIC_URL), not already on the
+// tracking host, not a template placeholder left unrendered.
+func (r Rewriter) trackable(href, base string) bool {
+	href = strings.TrimSpace(href)
+	if !safeTarget(href) || strings.Contains(href, "{{") {
+		return false
+	}
+	if under(href, r.PublicURL) || under(href, base) {
+		return false
+	}
+	return true
+}
+
+// under reports whether u is prefix itself or a URL below it (same
+// scheme and host, case-insensitive).
+func under(u, prefix string) bool {
+	if prefix == "" || len(u) < len(prefix) || !strings.EqualFold(u[:len(prefix)], prefix) {
+		return false
+	}
+	if len(u) == len(prefix) {
+		return true
+	}
+	switch u[len(prefix)] {
+	case '/', '?', '#':
+		return true
+	}
+	return strings.HasSuffix(prefix, "/")
+}
+
+// safeTarget: an absolute http or https URL with a host, no control
+// characters, of sane length: the only URLs a click may redirect to.
+func safeTarget(s string) bool {
+	if s == "" || len(s) > maxTarget {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return false
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil {
+		return false
+	}
+	return strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")
+}
+
+func containsFold(s, sub string) bool { return indexFold(s, sub, false) >= 0 }
+
+func lastIndexFold(s, sub string) int { return indexFold(s, sub, true) }
+
+func indexFold(s, sub string, last bool) int {
+	found := -1
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			if !last {
+				return i
+			}
+			found = i
+		}
+	}
+	return found
+}

@@ -1,0 +1,82 @@
+package tracking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"mailroom/internal/store"
+)
+
+// All of the tracking area's SQL (table email_tracking).
+
+var bookColumns = []string{"email_id", "workspace_id", "flags", "domain", "mail_class", "template_id", "tags", "created_at"}
+
+// Booking is a tracked email as the sending area accepts it.
+type Booking struct {
+	WorkspaceID, EmailID string
+	Flags                int
+	Domain               string // the sending domain
+	MailClass            string
+	TemplateID           string
+	Tags                 map[string]string
+	At                   time.Time
+}
+
+// Book records, inside the accepting transaction, that an email is
+// tracked (its row rides in the commit's multi-row insert). A send without
+// tracking books nothing and costs nothing.
+func Book(tx *store.Tx, b Booking) {
+	if b.Flags&(TrackOpens|TrackClicks) == 0 {
+		return
+	}
+	tags := "{}"
+	if len(b.Tags) > 0 {
+		if j, err := json.Marshal(b.Tags); err == nil {
+			tags = string(j)
+		}
+	}
+	class := b.MailClass
+	if class == "" {
+		class = "transactional"
+	}
+	tx.DeferInsert("email_tracking", bookColumns, b.EmailID, b.WorkspaceID, b.Flags, strings.ToLower(b.Domain), class, b.TemplateID, tags, store.Millis(b.At))
+}
+
+// FlagsColumn is a column expression for a query over the emails table
+// (unaliased): the email's tracking flags, 0 when it is not tracked. The
+// deliver job folds it into the read it makes anyway.
+const FlagsColumn = `COALESCE((SELECT t.flags FROM email_tracking t WHERE t.email_id = emails.id), 0)`
+
+type trackedRow struct {
+	opens, clicks             int64
+	domain, class, templateID string
+	tags                      string
+}
+
+// bump adds d to an email's tracking row and returns the row after it.
+func bump(ctx context.Context, tx *store.Tx, ws, id string, d delta) (trackedRow, error) {
+	var r trackedRow
+	err := tx.QueryRow(ctx, `UPDATE email_tracking SET opens = opens + ?, clicks = clicks + ?,
+		machine_opens = machine_opens + ?, machine_clicks = machine_clicks + ?
+		WHERE workspace_id = ? AND email_id = ? RETURNING opens, clicks, domain, mail_class, template_id, tags`,
+		d.opens, d.clicks, d.machineOpens, d.machineClicks, ws, id).
+		Scan(&r.opens, &r.clicks, &r.domain, &r.class, &r.templateID, &r.tags)
+	return r, err
+}
+
+// Machine are an email's machine opens and clicks.
+type Machine struct{ Opens, Clicks int64 }
+
+// MachineCounts reads an email's machine counters (zero when untracked).
+func MachineCounts(ctx context.Context, db store.Querier, ws, id string) (Machine, error) {
+	var m Machine
+	err := db.QueryRow(ctx, `SELECT machine_opens, machine_clicks FROM email_tracking WHERE workspace_id = ? AND email_id = ?`, ws, id).
+		Scan(&m.Opens, &m.Clicks)
+	if errors.Is(err, store.ErrNotFound) {
+		return Machine{}, nil
+	}
+	return m, err
+}

@@ -37,6 +37,9 @@ var owners = map[string]string{
 	"audiences":          "contacts",
 	"memberships":        "contacts",
 	"automation_events":  "contacts",
+	"policy_counters":    "policy",
+	"policy_holds":       "policy",
+	"policy_version":     "policy",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

@@ -21,6 +21,7 @@ func (a *App) wireSending(w *wiring) error {
 		Logger:        a.Log.With("component", "sending"),
 		Registry:      a.Registry,
 		Templates:     a.services.Templates,
+		Policy:        a.services.Policy,
 	})
 	if a.services.Domains != nil {
 		svc.SetDomains(a.services.Domains)

@@ -48,6 +48,9 @@ type Config struct {
 	// leases (MAILROOM_NODE_TIMEOUT, a Go duration; default 15s). Nodes beat
 	// every fifth of it.
 	NodeTimeout time.Duration
+	// Policy is the sending policy: quotas, caps, throttles, pauses and
+	// the dedicated IP inventory (policy.go).
+	Policy Policy
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -127,6 +130,8 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 			}
 		}
 	}
+	policy, perrs := loadPolicy(get)
+	c.Policy, errs = policy, append(errs, perrs...)
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""

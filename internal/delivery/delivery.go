@@ -62,6 +62,22 @@ type Config struct {
 	Retry []time.Duration
 	// Registry receives the group committer's metrics; nil keeps none.
 	Registry prometheus.Registerer
+	// Reputation counts bounces and complaints for the sending policy's
+	// pause rule (internal/policy); nil counts nothing.
+	Reputation Reputation
+}
+
+// Reputation is what delivery tells the policy area: a real send bounced or
+// complained (told after the transaction that records it commits).
+type Reputation interface {
+	RecordOutcome(workspaceID string, bounced, complained int)
+}
+
+// noteOutcome tells the Reputation, once tx commits.
+func (s *Service) noteOutcome(tx *store.Tx, workspaceID string, bounced, complained int) {
+	if s.rep != nil {
+		tx.AfterCommit(func() { s.rep.RecordOutcome(workspaceID, bounced, complained) })
+	}
 }
 
 // Service is the delivery engine of one node.
@@ -72,6 +88,7 @@ type Service struct {
 	transport Transport
 	keys      atomic.Pointer[keysHolder]
 	svcDomain string
+	rep       Reputation
 	retry     []time.Duration
 	writes    *groupCommit
 	signers   signerCache
@@ -91,7 +108,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport,
-		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
+		svcDomain: strings.ToLower(cfg.ServiceDomain), rep: cfg.Reputation, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64

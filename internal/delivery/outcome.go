@@ -113,6 +113,7 @@ func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipien
 	}); err != nil {
 		return err
 	}
+	s.noteOutcome(tx, e.WorkspaceID, 1, 0)
 	if typ != outbound.BounceHard {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
+	"mailroom/internal/policy"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
@@ -23,6 +24,7 @@ type Services struct {
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
 	Contacts     *contacts.Service
+	Policy       *policy.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:

@@ -11,6 +11,7 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
+	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -42,12 +43,13 @@ type booking struct {
 	caller  Caller
 	v       *Validated
 	row     *emailRow
-	args    []any     // row.insertArgs(), encoded before the commit
-	sim     string    // test-mode outcome played out in the accepting commit
-	simData []byte    // its events' data (eventData), encoded before the commit
-	check   *supCheck // suppressions (sends going now) and a key taken on trust, read in the commit
-	fp      string    // fingerprint, when an idempotency key is given
-	key     string    // idempotency key reserved in memory ("" if none)
+	args    []any          // row.insertArgs(), encoded before the commit
+	sim     string         // test-mode outcome played out in the accepting commit
+	simData []byte         // its events' data (eventData), encoded before the commit
+	check   *supCheck      // suppressions (sends going now) and a key taken on trust, read in the commit
+	fp      string         // fingerprint, when an idempotency key is given
+	key     string         // idempotency key reserved in memory ("" if none)
+	ticket  *policy.Ticket // what the policy counted, undone if not booked
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -155,6 +157,9 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) ([
 		default:
 			out[i].Outcome = b.outcome
 		}
+		if b.ticket != nil && ctx.Err() == nil && (out[i].Err != nil || out[i].Outcome.ID != b.row.ID) {
+			b.ticket.Undo() // refused in the commit, or a replay: not a new send
+		}
 	}
 	return s.confirmKey(ctx, c, bookings, out)
 }
@@ -235,6 +240,12 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 	if err := checkSize(v, row, now); err != nil {
 		release()
 		return nil, nil, err
+	}
+	if s.pol != nil {
+		if b.ticket, err = s.pol.Admit(ctx, policySend(c.WorkspaceID, v.From.Email, row, v.SendAt != nil, now)); err != nil {
+			release()
+			return nil, nil, err
+		}
 	}
 	if row.TestMode && row.Status == StatusQueued {
 		// A test send going now is played out in its accepting transaction
@@ -459,4 +470,20 @@ func formatted(as []Address) []string {
 
 func domainOf(email string) string {
 	return strings.ToLower(email[strings.LastIndexByte(email, '@')+1:])
+}
+
+// policySend is what the policy area needs to know about a send; booking
+// says a scheduled send is being booked (checked, counted when it goes).
+func policySend(ws, from string, e *emailRow, booking bool, now time.Time) policy.Send {
+	m := policy.Send{WorkspaceID: ws, From: strings.ToLower(from), Recipients: e.Recipients, HTML: e.HTML, Text: e.Text,
+		Test: e.TestMode, At: now, Booking: booking}
+	if booking && e.ScheduledAt != nil {
+		m.At = *e.ScheduledAt
+	}
+	for k := range e.Headers {
+		if strings.EqualFold(k, "List-Unsubscribe") {
+			m.Marketing = true
+		}
+	}
+	return m
 }

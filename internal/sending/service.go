@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
 	"mailroom/internal/workspaces"
@@ -46,6 +47,15 @@ type Config struct {
 	Templates Templates
 	// Registry receives the group committer's metrics; nil keeps none.
 	Registry prometheus.Registerer
+	// Policy admits each send (quotas, caps, throttles, pauses; see
+	// internal/policy); nil admits every send.
+	Policy Policy
+}
+
+// Policy is what sending asks the policy area about each send: at
+// acceptance, and again for a scheduled send when its time comes.
+type Policy interface {
+	Admit(ctx context.Context, m policy.Send) (*policy.Ticket, error)
 }
 
 // Templates is what sending needs from the templates area: the published
@@ -84,6 +94,7 @@ type Service struct {
 	workspaces    Workspaces
 	templates     Templates
 	writer        *groupWriter
+	pol           Policy
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight
@@ -112,6 +123,7 @@ func New(cfg Config) *Service {
 		workspaces:    cfg.Workspaces,
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
+		pol:           cfg.Policy,
 	}
 	s.SetDomains(cfg.Domains)
 	return s

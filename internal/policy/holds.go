@@ -139,6 +139,11 @@ func (s *Service) Resume(ctx context.Context, workspaceID string) (bool, error) 
 		if err != nil || !changed {
 			return err
 		}
+		// The rates start afresh: the bounces and complaints that paused it
+		// would pause it again at the next one.
+		if err := forgetOutcomes(ctx, tx, workspaceID); err != nil {
+			return err
+		}
 		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: workspaceID, Type: events.WorkspaceResumed, CreatedAt: now,
 			Data: map[string]any{"workspace_id": workspaceID, "reason": "released by the operator", "resumed_at": now.Format(time.RFC3339)}})
 		return err

@@ -92,3 +92,10 @@ func bumpIf(ctx context.Context, tx *store.Tx, res rowsAffected) (bool, error) {
 	_, err := tx.Exec(ctx, `UPDATE policy_version SET version = version + 1 WHERE id = 1`)
 	return err == nil, err
 }
+
+// forgetOutcomes clears a workspace's counted bounces and complaints (a
+// resume), keeping its sends (the quotas count them).
+func forgetOutcomes(ctx context.Context, tx *store.Tx, ws string) error {
+	_, err := tx.Exec(ctx, `UPDATE policy_counters SET bounces = 0, complaints = 0 WHERE workspace_id = ? AND subject = ''`, ws)
+	return err
+}

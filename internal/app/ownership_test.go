@@ -40,6 +40,7 @@ var owners = map[string]string{
 	"policy_counters":    "policy",
 	"policy_holds":       "policy",
 	"policy_version":     "policy",
+	"ips":                "policy",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

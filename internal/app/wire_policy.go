@@ -1,6 +1,7 @@
 package app
 
 import (
+	"mailroom/internal/dnsresolve"
 	"mailroom/internal/policy"
 )
 
@@ -11,6 +12,7 @@ import (
 func (a *App) wirePolicy(w *wiring) error {
 	svc := policy.New(policy.Config{
 		DB: a.DB, Clock: a.Clock, Logger: a.Log.With("component", "policy"), Settings: a.Config.Policy,
+		Resolver: dnsresolve.New(a.Config.DNSResolver), HeloName: a.Config.HeloName, SharedIPs: a.Config.OutboundIPs,
 	})
 	a.services.Policy = svc
 	a.background = append(a.background, svc)

@@ -40,6 +40,13 @@ type Config struct {
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	Settings config.Policy
+	// Resolver answers the dedicated IPs' reverse DNS checks
+	// (MAILROOM_DNS_RESOLVER); nil answers no names.
+	Resolver Resolver
+	// HeloName is what an IP's PTR record should name (MAILROOM_HELO_NAME).
+	HeloName string
+	// SharedIPs is the shared pool (MAILROOM_OUTBOUND_IPS).
+	SharedIPs []string
 }
 
 // Service is one node's policy: its counters, throttles and holds.
@@ -49,6 +56,10 @@ type Service struct {
 	log   *slog.Logger
 	set   config.Policy
 	seed  maphash.Seed
+
+	resolver Resolver
+	helo     string
+	shared   []string
 
 	mu       sync.Mutex
 	counters map[ckey]*counter
@@ -71,6 +82,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Logger, set: cfg.Settings, seed: maphash.MakeSeed(),
+		resolver: cfg.Resolver, helo: cfg.HeloName, shared: cfg.SharedIPs,
 		counters: map[ckey]*counter{}, spaces: map[string]*wsThrottle{}, dirty: map[string]bool{},
 	}
 	s.holds.Store(&holds{version: -1})

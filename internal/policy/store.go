@@ -5,6 +5,7 @@ package policy
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 
@@ -98,4 +99,80 @@ func bumpIf(ctx context.Context, tx *store.Tx, res rowsAffected) (bool, error) {
 func forgetOutcomes(ctx context.Context, tx *store.Tx, ws string) error {
 	_, err := tx.Exec(ctx, `UPDATE policy_counters SET bounces = 0, complaints = 0 WHERE workspace_id = ? AND subject = ''`, ws)
 	return err
+}
+
+const ipColumns = `id, workspace_id, ip, paused, daily_cap, created_at`
+
+func scanIP(r store.Scanner) (IP, error) {
+	var x IP
+	var paused int
+	var cp sql.NullInt64
+	var at int64
+	err := r.Scan(&x.ID, &x.WorkspaceID, &x.IP, &paused, &cp, &at)
+	x.Paused, x.CreatedAt = paused == 1, store.FromMillis(at)
+	if cp.Valid {
+		x.DailyCap = &cp.Int64
+	}
+	return x, err
+}
+
+// listIPs lists a workspace's dedicated IPs, oldest first.
+func listIPs(ctx context.Context, db *store.DB, ws string) ([]IP, error) {
+	return store.QueryAll(ctx, db, scanIP, `SELECT `+ipColumns+` FROM ips WHERE workspace_id = ? ORDER BY created_at, id`, ws)
+}
+
+// takenIPs lists every address taken by any workspace.
+func takenIPs(ctx context.Context, db *store.DB) ([]string, error) {
+	return store.QueryAll(ctx, db, func(r store.Scanner) (string, error) {
+		var s string
+		return s, r.Scan(&s)
+	}, `SELECT ip FROM ips`)
+}
+
+// getIP reads one of a workspace's IPs (store.ErrNotFound when absent).
+func getIP(ctx context.Context, q store.Querier, ws, id string) (IP, error) {
+	return scanIP(q.QueryRow(ctx, `SELECT `+ipColumns+` FROM ips WHERE workspace_id = ? AND id = ?`, ws, id))
+}
+
+// ipByAddr reads the row holding address ip (store.ErrNotFound when free).
+func ipByAddr(ctx context.Context, tx *store.Tx, ip string) (IP, error) {
+	return scanIP(tx.QueryRow(ctx, `SELECT `+ipColumns+` FROM ips WHERE ip = ?`, ip))
+}
+
+// insertIP stores a taken IP.
+func insertIP(ctx context.Context, tx *store.Tx, x IP) error {
+	_, err := tx.Exec(ctx, `INSERT INTO ips (`+ipColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		x.ID, x.WorkspaceID, x.IP, boolInt(x.Paused), nullInt(x.DailyCap), store.Millis(x.CreatedAt))
+	return err
+}
+
+// updateIP writes paused and daily_cap.
+func updateIP(ctx context.Context, db *store.DB, x IP) error {
+	_, err := db.Exec(ctx, `UPDATE ips SET paused = ?, daily_cap = ? WHERE workspace_id = ? AND id = ?`,
+		boolInt(x.Paused), nullInt(x.DailyCap), x.WorkspaceID, x.ID)
+	return err
+}
+
+// deleteIP hands an IP back; it answers whether the workspace had it.
+func deleteIP(ctx context.Context, db *store.DB, ws, id string) (bool, error) {
+	res, err := db.Exec(ctx, `DELETE FROM ips WHERE workspace_id = ? AND id = ?`, ws, id)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func nullInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

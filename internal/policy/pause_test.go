@@ -73,14 +73,13 @@ func TestReputationPause(t *testing.T) {
 		m := want(t, a.DoKey(key, "POST", "/v1/emails", map[string]any{"from": sandbox, "to": "reject-me@example.org", "subject": "s", "text": "t"}), 200, "")
 		ids = append(ids, m["id"].(string))
 	}
-	for _, id := range ids {
-		testapp.Eventually(t, 10*time.Second, func() bool {
-			return a.DoKey(key, "GET", "/v1/emails/"+id, nil).JSON()["status"] == "bounced"
-		}, "email %s never bounced", id)
+	// Delivery tells the policy of each bounce after its commit; the next
+	// flush (every second) pauses the workspace: the first bounce of the
+	// four sends is over the threshold already.
+	testapp.Eventually(t, 30*time.Second, func() bool { return a.Policy().Paused(ws) }, "the workspace was never paused")
+	if st := a.DoKey(key, "GET", "/v1/emails/"+ids[0], nil).JSON()["status"]; st != "bounced" && st != "sending" && st != "queued" {
+		t.Fatalf("first email %v", st)
 	}
-	// Delivery tells the policy after its commit; the next flush (every
-	// second) pauses the workspace.
-	testapp.Eventually(t, 5*time.Second, func() bool { return a.Policy().Paused(ws) }, "the workspace was never paused")
 	r := a.DoKey(key, "POST", "/v1/emails", map[string]any{"from": sandbox, "to": "delivered@mailroom.test", "subject": "s", "text": "t"})
 	want(t, r, 403, "workspace_paused")
 	// The other node honours it at its next poll of the holds.
@@ -92,7 +91,9 @@ func TestReputationPause(t *testing.T) {
 
 	testapp.Eventually(t, 10*time.Second, func() bool { return recv.find("workspace.paused") != nil }, "no workspace.paused webhook")
 	data := recv.find("workspace.paused")["data"].(map[string]any)
-	if data["workspace_id"] != ws || data["bounce_rate"] != 1.0 || data["sends"] != 4.0 {
+	// The flush may come between two bounces: the first that crosses the
+	// line pauses.
+	if br, _ := data["bounce_rate"].(float64); data["workspace_id"] != ws || br < 0.08 || data["sends"] != 4.0 || data["reason"] == nil {
 		t.Fatalf("workspace.paused data %v", data)
 	}
 

@@ -471,19 +471,3 @@ func formatted(as []Address) []string {
 func domainOf(email string) string {
 	return strings.ToLower(email[strings.LastIndexByte(email, '@')+1:])
 }
-
-// policySend is what the policy area needs to know about a send; booking
-// says a scheduled send is being booked (checked, counted when it goes).
-func policySend(ws, from string, e *emailRow, booking bool, now time.Time) policy.Send {
-	m := policy.Send{WorkspaceID: ws, From: strings.ToLower(from), Recipients: e.Recipients, HTML: e.HTML, Text: e.Text,
-		Test: e.TestMode, At: now, Booking: booking}
-	if booking && e.ScheduledAt != nil {
-		m.At = *e.ScheduledAt
-	}
-	for k := range e.Headers {
-		if strings.EqualFold(k, "List-Unsubscribe") {
-			m.Marketing = true
-		}
-	}
-	return m
-}

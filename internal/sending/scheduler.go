@@ -10,7 +10,6 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/events"
-	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -194,6 +193,9 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 	if e.Status != StatusScheduled {
 		return nil
 	}
+	if refused, err := s.admitDue(ctx, tx, ws, e, now); err != nil || refused {
+		return err
+	}
 	if !e.TestMode {
 		sup, err := suppressions.Suppressed(ctx, tx, ws, e.Recipients)
 		if err != nil {
@@ -212,24 +214,6 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 			return err
 		}
 	}
-	var ticket *policy.Ticket
-	if s.pol != nil {
-		// Quotas, caps and holds are checked (and counted) now, not at booking.
-		m := policySend(ws, "", e, false, now)
-		if a, err := ParseAddress(e.From); err == nil {
-			m.From = strings.ToLower(a.Email)
-		}
-		m.Due = true
-		if ticket, err = s.pol.Admit(ctx, m); err != nil {
-			ae, ok := apierr.As(err)
-			if !ok {
-				return err
-			}
-			_, err = tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
-				ae.Code+": "+ae.Message, store.Millis(now), id)
-			return err
-		}
-	}
 	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled' AND scheduled_at <= ?`,
 		store.Millis(now), id, store.Millis(now))
 	if err != nil {
@@ -238,7 +222,6 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 	if n, _ := res.RowsAffected(); n == 1 {
 		return s.enqueueWork(ctx, tx, e)
 	}
-	ticket.Undo()
 	return nil
 }
 

@@ -315,3 +315,15 @@ func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStat
 	}
 	return err
 }
+
+// failScheduled fails a scheduled email that may not go (the policy refused
+// it when due); false when it has moved meanwhile.
+func failScheduled(ctx context.Context, tx *store.Tx, id, reason string, now time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
+		reason, store.Millis(now), id)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}

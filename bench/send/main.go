@@ -64,6 +64,8 @@ type options struct {
 	skipLite   bool
 	cpuProfile string
 	real       bool
+	policy     bool // -policy: measure each database with the sending policy off and on
+	policyOn   bool // this measurement's node runs every policy (set per measurement)
 }
 
 // to is the recipient of the measured sends.
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&o.pg, "pg", "", "PostgreSQL URL to measure as well (a scratch schema is created and dropped)")
 	fs.BoolVar(&o.skipLite, "no-sqlite", false, "skip the SQLite measurement")
 	fs.BoolVar(&o.real, "real", false, "send to a real recipient (the workspace owner, whom the sandbox sender may reach) instead of delivered@: each email gets its delivery job in the accepting commit, as a user's sends do; the relay is a closed loopback port and one delivery worker runs, so deliveries fail and wait for their retry, off the measurement")
+	fs.BoolVar(&o.policy, "policy", false, "measure each database four times, the sending policy off, on, on, off (a fresh database each): every policy on with quotas too high to fire (internal/policy), against every rule off; use with -real, since test addresses skip the counters")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measurements, load each node alone for -d more and write a CPU profile of that to this file (one file per database, the name suffixed with it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -98,21 +101,56 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer stop()
 
 	var headline []string
-	measure := func(name, dbURL string) error {
+	ratios := map[string][]float64{} // label -> ratio to ceiling of each measurement
+	measure := func(name, label, dbURL string, policyOn bool) error {
+		o := o
+		o.policyOn = policyOn
 		m, err := measureNode(ctx, o, ceiling, dbURL, name)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", label, err)
 		}
 		c, r, noWrite := m.ceiling, m.sends, m.refused
 		ratio := r.rate() / c.rate()
+		ratios[label] = append(ratios[label], ratio)
 		fmt.Fprintf(out, "%-10s bare net/http JSON ceiling: %8.0f req/s  p50 %v  p99 %v  CPU %v per request\n",
-			name, c.rate(), c.p(50), c.p(99), c.perRequest())
+			label, c.rate(), c.p(50), c.p(99), c.perRequest())
 		fmt.Fprintf(out, "%-10s POST /v1/emails to %s: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f%s\n",
-			name, o.to(), r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio, spread(m.ratios))
-		fmt.Fprintf(out, "%-10s group commit: %s\n", name, m.commits.line(r.elapsed))
+			label, o.to(), r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio, spread(m.ratios))
+		fmt.Fprintf(out, "%-10s group commit: %s\n", label, m.commits.line(r.elapsed))
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
-			name, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
-		headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, c.rate()))
+			label, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
+		if !o.policy {
+			headline = append(headline, fmt.Sprintf("%s %.0f sends/s p99 %v (%.2f of %.0f ceiling)", name, r.rate(), r.p(99), ratio, c.rate()))
+		}
+		return nil
+	}
+	// each measures one database, or with -policy four times (policy off,
+	// on, on, off: each side sees the early and the late machine alike), a
+	// fresh database each time, and sums up the policy's cost.
+	each := func(name string, fresh func() (string, func(), error)) error {
+		runs := []bool{false}
+		if o.policy {
+			runs = []bool{false, true, true, false}
+		}
+		for _, on := range runs {
+			u, drop, err := fresh()
+			if err != nil {
+				return err
+			}
+			label := name
+			if o.policy {
+				label = name + map[bool]string{false: " off", true: " on"}[on]
+			}
+			err = measure(name, label, u, on)
+			drop()
+			if err != nil {
+				return err
+			}
+		}
+		if o.policy {
+			off, on := mean(ratios[name+" off"]), mean(ratios[name+" on"])
+			headline = append(headline, fmt.Sprintf("%s policy on/off %.3f (ratio to ceiling %.3f on, %.3f off; ceiling 0.95)", name, on/off, on, off))
+		}
 		return nil
 	}
 	if !o.skipLite {
@@ -121,17 +159,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if err := measure("sqlite", filepath.Join(dir, "mailroom.db")); err != nil {
+		n := 0
+		if err := each("sqlite", func() (string, func(), error) {
+			n++
+			return filepath.Join(dir, fmt.Sprintf("mailroom%d.db", n)), func() {}, nil
+		}); err != nil {
 			return err
 		}
 	}
 	if o.pg != "" {
-		u, drop, err := scratchSchema(ctx, o.pg)
-		if err != nil {
-			return err
-		}
-		defer drop()
-		if err := measure("postgres", u); err != nil {
+		if err := each("postgres", func() (string, func(), error) { return scratchSchema(ctx, o.pg) }); err != nil {
 			return err
 		}
 	}
@@ -457,6 +494,11 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 		"MAILROOM_DATA_DIR":       os.TempDir(),
 		"MAILROOM_LOG_LEVEL":      "error",
 	}
+	if o.policy {
+		for k, v := range policyEnv(o.policyOn) {
+			env[k] = v
+		}
+	}
 	if o.real {
 		relay, err := closedPort()
 		if err != nil {
@@ -563,4 +605,26 @@ func closedPort() (string, error) {
 	}
 	addr := l.Addr().String()
 	return addr, l.Close()
+}
+
+// policyEnv is the sending policy of a -policy measurement: every rule on
+// with limits too high to fire, or every rule off (the pause rates are on
+// by default, so off sets them to 0).
+func policyEnv(on bool) map[string]string {
+	if !on {
+		return map[string]string{"MAILROOM_PAUSE_BOUNCE_RATE": "0", "MAILROOM_PAUSE_COMPLAINT_RATE": "0"}
+	}
+	return map[string]string{
+		"MAILROOM_DAILY_QUOTA": "1000000000", "MAILROOM_MONTHLY_QUOTA": "1000000000", "MAILROOM_ADDRESS_DAILY_CAP": "1000000000",
+		"MAILROOM_DUPLICATE_BURST": "1000000000", "MAILROOM_VELOCITY_FACTOR": "1000",
+		"MAILROOM_PAUSE_BOUNCE_RATE": "0.08", "MAILROOM_PAUSE_COMPLAINT_RATE": "0.003",
+	}
+}
+
+func mean(xs []float64) float64 {
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(max(len(xs), 1))
 }

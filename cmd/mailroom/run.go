@@ -24,7 +24,7 @@ const usage = `usage:
   mailroom migrate                    apply database migrations and exit
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
-  mailroom help                       print this text (so do -h and --help, after any command)
+` + policyUsage + `  mailroom help                       print this text (so do -h and --help, after any command)
 
 Configuration comes from MAILROOM_* environment variables; see README.md.
 `
@@ -76,9 +76,14 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	switch args[1] {
 	case "serve", "migrate":
 	case "workspace":
-		if len(args) < 3 || args[2] != "create" {
+		if len(args) < 3 || (args[2] != "create" && !workspacePolicyCommands[args[2]]) {
 			fmt.Fprint(stderr, usage)
 			return usageError{"unknown workspace command"}
+		}
+	case "address":
+		if len(args) < 3 || args[2] != "set" {
+			fmt.Fprint(stderr, usage)
+			return usageError{"unknown address command"}
 		}
 	case "suppression":
 		if len(args) < 3 || args[2] != "add-global" {
@@ -106,7 +111,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		fmt.Fprintln(stdout, `{"migrated": true}`)
 		return nil
 	case "workspace":
+		if args[2] != "create" {
+			return policyCommand(ctx, cfg, "workspace "+args[2], args[3:], stdout, stderr)
+		}
 		return workspaceCreate(ctx, cfg, args[3:], stdout, stderr)
+	case "address":
+		return policyCommand(ctx, cfg, "address set", args[3:], stdout, stderr)
 	default: // "suppression", checked above
 		return suppressionAddGlobal(ctx, cfg, args[3:], stdout, stderr)
 	}

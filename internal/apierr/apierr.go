@@ -35,6 +35,10 @@ type Error struct {
 	// Extra holds additional members written inside the error object of the
 	// nested shape (e.g. "mailboxes" on domain_in_use) or beside it in the flat one.
 	Extra map[string]any
+	// RetryAfter, when positive, is the seconds after which the same
+	// request may succeed (a quota's reset): the HTTP layer writes it as
+	// Retry-After.
+	RetryAfter int
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -48,6 +52,13 @@ func New(status int, code, format string, args ...any) *Error {
 func (e *Error) WithNext(next string) *Error {
 	c := *e
 	c.Next = next
+	return &c
+}
+
+// WithRetryAfter returns a copy telling the caller to wait seconds (at least 1).
+func (e *Error) WithRetryAfter(seconds int) *Error {
+	c := *e
+	c.RetryAfter = max(seconds, 1)
 	return &c
 }
 

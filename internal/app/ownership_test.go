@@ -45,6 +45,10 @@ var owners = map[string]string{
 	"analytics_tags":     "analytics",
 	"analytics_tag_days": "analytics",
 	"email_tracking":     "tracking",
+	"policy_counters":    "policy",
+	"policy_holds":       "policy",
+	"policy_version":     "policy",
+	"ips":                "policy",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

@@ -22,6 +22,7 @@ func (a *App) wireSending(w *wiring) error {
 		Registry:      a.Registry,
 		Templates:     a.services.Templates,
 		Topics:        a.services.Topics,
+		Policy:        a.services.Policy,
 	})
 	if a.services.Domains != nil {
 		svc.SetDomains(a.services.Domains)

@@ -56,6 +56,9 @@ type Config struct {
 	// DMARCRua is the rua= address suggested DMARC records name
 	// (MAILROOM_DMARC_RUA, an address or mailto: URI; empty: none).
 	DMARCRua string
+	// Policy is the sending policy: quotas, caps, throttles, pauses and
+	// the dedicated IP inventory (policy.go).
+	Policy Policy
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -159,6 +162,8 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 			c.SPFAuthorize = append(c.SPFAuthorize, norm)
 		}
 	}
+	policy, perrs := loadPolicy(get)
+	c.Policy, errs = policy, append(errs, perrs...)
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""

@@ -66,6 +66,22 @@ type Config struct {
 	// Links rewrites the html of tracked emails (track_opens,
 	// track_clicks); nil sends them untouched.
 	Links *tracking.Links
+	// Reputation counts bounces and complaints for the sending policy's
+	// pause rule (internal/policy); nil counts nothing.
+	Reputation Reputation
+}
+
+// Reputation is what delivery tells the policy area: a real send bounced or
+// complained (told after the transaction that records it commits).
+type Reputation interface {
+	RecordOutcome(workspaceID string, bounced, complained int)
+}
+
+// noteOutcome tells the Reputation, once tx commits.
+func (s *Service) noteOutcome(tx *store.Tx, workspaceID string, bounced, complained int) {
+	if s.rep != nil {
+		tx.AfterCommit(func() { s.rep.RecordOutcome(workspaceID, bounced, complained) })
+	}
 }
 
 // Service is the delivery engine of one node.
@@ -76,6 +92,7 @@ type Service struct {
 	transport Transport
 	keys      atomic.Pointer[keysHolder]
 	svcDomain string
+	rep       Reputation
 	retry     []time.Duration
 	writes    *groupCommit
 	signers   signerCache
@@ -97,7 +114,7 @@ func New(cfg Config) *Service {
 		cfg.Retry = DefaultRetrySchedule()
 	}
 	s := &Service{
-		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links,
+		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -109,6 +109,7 @@ func (s *Service) bounce(ctx context.Context, tx *store.Tx, e *email, r Recipien
 	if _, err := events.Raise(ctx, tx, e.event(events.EmailBounced, now, d)); err != nil {
 		return err
 	}
+	s.noteOutcome(tx, e.WorkspaceID, 1, 0)
 	stage := r.Stage
 	if stage == "" && r.Code == 0 {
 		stage = outbound.StageConnect

@@ -130,6 +130,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 			if _, err := events.Raise(ctx, tx, ev); err != nil {
 				return err
 			}
+			s.noteOutcome(tx, e.WorkspaceID, 1, 0)
 			if outbound.Suppresses(outbound.StageReport, r.Code, r.Enhanced, r.Message, typ != outbound.BounceHard) {
 				if _, err := suppressions.AddTx(ctx, tx, e.WorkspaceID, r.Email, suppressions.ReasonBounce, e.ID, now); err != nil {
 					return err
@@ -202,6 +203,7 @@ func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) e
 		if _, err := events.Raise(ctx, tx, e.event(events.EmailComplained, now, data)); err != nil {
 			return err
 		}
+		s.noteOutcome(tx, e.WorkspaceID, 0, len(addrs))
 		return writeRecipients(ctx, tx, e.ID, sending.StatusComplained, rcpts, "", now)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"mailroom/internal/apierr"
 )
@@ -29,6 +30,13 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if errors.Is(err, errTooLarge) {
 		e, _ = apierr.As(errTooLarge)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+		if e.Status == http.StatusTooManyRequests { // the spec: on a 429 it is always 0
+			w.Header().Set("RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+		}
 	}
 	shape := routeShape(r)
 	if e.Code == "rate_limited" {

@@ -9,6 +9,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
+	"mailroom/internal/policy"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
@@ -29,6 +30,7 @@ type Services struct {
 	Contacts     *contacts.Service
 	Analytics    *analytics.Service
 	Tracking     *tracking.Service
+	Policy       *policy.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -150,6 +152,12 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
 	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
+
+	t.handle("GET /v1/ips", ws, nested, h.listIPs)
+	t.handle("POST /v1/ips", ws, nested, h.takeIP) // { ip? } from the MAILROOM_IPS inventory
+	t.handle("GET /v1/ips/{id}", ws, nested, h.getIP)
+	t.handle("PATCH /v1/ips/{id}", ws, nested, h.patchIP) // { paused?, daily_cap? } and nothing else
+	t.handle("DELETE /v1/ips/{id}", ws, nested, h.deleteIP)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

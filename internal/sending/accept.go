@@ -11,6 +11,7 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
+	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -42,12 +43,13 @@ type booking struct {
 	caller  Caller
 	v       *Validated
 	row     *emailRow
-	args    []any     // row.insertArgs(), encoded before the commit
-	sim     string    // test-mode outcome played out in the accepting commit
-	simData []byte    // its events' data (eventData), encoded before the commit
-	check   *supCheck // suppressions (sends going now) and a key taken on trust, read in the commit
-	fp      string    // fingerprint, when an idempotency key is given
-	key     string    // idempotency key reserved in memory ("" if none)
+	args    []any          // row.insertArgs(), encoded before the commit
+	sim     string         // test-mode outcome played out in the accepting commit
+	simData []byte         // its events' data (eventData), encoded before the commit
+	check   *supCheck      // suppressions (sends going now) and a key taken on trust, read in the commit
+	fp      string         // fingerprint, when an idempotency key is given
+	key     string         // idempotency key reserved in memory ("" if none)
+	ticket  *policy.Ticket // what the policy counted, undone if not booked
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -155,6 +157,9 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) ([
 		default:
 			out[i].Outcome = b.outcome
 		}
+		if b.ticket != nil && ctx.Err() == nil && (out[i].Err != nil || out[i].Outcome.ID != b.row.ID) {
+			b.ticket.Undo() // refused in the commit, or a replay: not a new send
+		}
 	}
 	return s.confirmKey(ctx, c, bookings, out)
 }
@@ -241,6 +246,12 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 	if err := checkSize(v, row, now); err != nil {
 		release()
 		return nil, nil, err
+	}
+	if s.pol != nil {
+		if b.ticket, err = s.pol.Admit(ctx, policySend(c.WorkspaceID, v.From.Email, row, v.SendAt != nil, now)); err != nil {
+			release()
+			return nil, nil, err
+		}
 	}
 	if row.TestMode && row.Status == StatusQueued {
 		// A test send going now is played out in its accepting transaction

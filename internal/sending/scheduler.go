@@ -173,6 +173,9 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 	if e.Status != StatusScheduled {
 		return nil
 	}
+	if refused, err := s.admitDue(ctx, tx, ws, e, now); err != nil || refused {
+		return err
+	}
 	if !e.TestMode {
 		sup, err := suppressions.Suppressed(ctx, tx, ws, e.Recipients)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
 	"mailroom/internal/workspaces"
@@ -49,6 +50,15 @@ type Config struct {
 	Topics Topics
 	// Registry receives the group committer's metrics; nil keeps none.
 	Registry prometheus.Registerer
+	// Policy admits each send (quotas, caps, throttles, pauses; see
+	// internal/policy); nil admits every send.
+	Policy Policy
+}
+
+// Policy is what sending asks the policy area about each send: at
+// acceptance, and again for a scheduled send when its time comes.
+type Policy interface {
+	Admit(ctx context.Context, m policy.Send) (*policy.Ticket, error)
 }
 
 // Templates is what sending needs from the templates area: the published
@@ -88,6 +98,7 @@ type Service struct {
 	templates     Templates
 	topics        Topics
 	writer        *groupWriter
+	pol           Policy
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight
@@ -117,6 +128,7 @@ func New(cfg Config) *Service {
 		workspaces:    cfg.Workspaces,
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
+		pol:           cfg.Policy,
 	}
 	s.SetDomains(cfg.Domains)
 	return s

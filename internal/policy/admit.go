@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"mailroom/internal/apierr"
+)
+
+// Send is what Admit needs to know about one send.
+type Send struct {
+	WorkspaceID string
+	From        string   // the sending address, lowercased
+	Recipients  []string // every recipient, lowercased
+	HTML, Text  string   // the bodies as they will go (after a template)
+	// Marketing marks bulk mail (a topic, or List-Unsubscribe among its
+	// headers): only transactional sends with html are exempt from the
+	// duplicate-content rule.
+	Marketing bool
+	Test      bool // every recipient a reserved test address: holds apply, counters and throttles never
+	// At is when the send goes: now, or its send_at.
+	At time.Time
+	// Booking marks a scheduled send being booked: the holds and the
+	// throttles apply and the quotas are checked for the period of At, but
+	// nothing is counted until it goes (Due).
+	Booking bool
+	// Due marks a scheduled send whose time has come: holds and quotas are
+	// checked again and counted; the throttles, applied at booking, are not.
+	Due bool
+}
+
+// Ticket is what an admitted send counted; Undo gives it back when the send
+// was not booked after all (refused by a later rule, a replayed idempotency
+// key, a failed commit). A nil Ticket counted nothing.
+type Ticket struct {
+	s      *Service
+	keys   []ckey
+	ws     string
+	minute int64
+	n      int64
+}
+
+// Undo returns what the ticket counted; a second call does nothing.
+func (t *Ticket) Undo() {
+	if t == nil || t.s == nil {
+		return
+	}
+	s := t.s
+	t.s = nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range t.keys {
+		if c := s.counters[k]; c != nil {
+			c.total--
+			c.pending.sends--
+		}
+	}
+	if w := s.spaces[t.ws]; w != nil && t.minute != 0 {
+		w.unsend(t.minute, t.n)
+	}
+}
+
+// Admit applies the policy to one send: the holds (a paused workspace, a
+// paused or receive-only address, a blocked recipient domain), the
+// throttles, and the quotas and caps, in that order. An admitted real send
+// is counted; its Ticket undoes that if it is not booked after all.
+func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
+	if err := s.checkHolds(m); err != nil {
+		return nil, err
+	}
+	if m.Test {
+		return nil, nil
+	}
+	at := m.At.UTC()
+	now := s.clock.Now().UTC()
+	day, month := dayKey(at), monthKey(at)
+	var keys []ckey
+	type limit struct {
+		k     ckey
+		max   int
+		fail  func() error
+		count bool
+	}
+	limits := make([]limit, 0, 3)
+	count := !m.Booking
+	// The workspace's day row is kept whenever a rule reads it: the daily
+	// quota, and the reputation rule's 7 days of sends.
+	if s.set.DailyQuota > 0 || s.reputationOn() {
+		limits = append(limits, limit{k: ckey{m.WorkspaceID, "", day}, max: s.set.DailyQuota, count: count, fail: func() error {
+			return quotaErr("daily", s.set.DailyQuota, nextDay(at), now)
+		}})
+	}
+	if s.set.MonthlyQuota > 0 {
+		limits = append(limits, limit{k: ckey{m.WorkspaceID, "", month}, max: s.set.MonthlyQuota, count: count, fail: func() error {
+			return quotaErr("monthly", s.set.MonthlyQuota, nextMonth(at), now)
+		}})
+	}
+	if s.set.AddressDailyCap > 0 {
+		limits = append(limits, limit{k: ckey{m.WorkspaceID, m.From, day}, max: s.set.AddressDailyCap, count: count, fail: func() error {
+			reset := nextDay(at)
+			return withReset(apierr.New(429, "address_daily_cap_reached", "%s has sent its %d emails for today (UTC); the cap resets at %s.", m.From, s.set.AddressDailyCap, reset.Format(time.RFC3339)), reset, now)
+		}})
+	}
+	for _, l := range limits {
+		if err := s.ensure(ctx, l.k); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range limits {
+		if c := s.get(l.k, now); l.max > 0 && c.loaded && c.total >= int64(l.max) {
+			return nil, l.fail()
+		}
+	}
+	t := &Ticket{s: s, ws: m.WorkspaceID}
+	if !m.Due {
+		minute, err := s.throttle(m, now)
+		if err != nil {
+			return nil, err
+		}
+		t.minute, t.n = minute, 1
+	}
+	if count {
+		for _, l := range limits {
+			c := s.get(l.k, now)
+			c.total++
+			c.pending.sends++
+			c.used = now
+			keys = append(keys, l.k)
+		}
+	}
+	t.keys = keys
+	return t, nil
+}
+
+// reputationOn says whether the pause rule reads the sends of the last days.
+func (s *Service) reputationOn() bool {
+	return s.set.PauseBounceRate > 0 || s.set.PauseComplaintRate > 0
+}
+
+func quotaErr(which string, max int, reset, now time.Time) error {
+	return withReset(apierr.New(429, "quota_exhausted", "The workspace has used its %s allowance of %d emails; it resets at %s.", which, max, reset.Format(time.RFC3339)), reset, now)
+}
+
+// withReset tells when a refused send may succeed: resets_at in the error
+// object (a batch entry has no headers of its own), the same in next, and
+// Retry-After in seconds on a single send.
+func withReset(e *apierr.Error, reset, now time.Time) *apierr.Error {
+	at := reset.UTC().Format(time.RFC3339)
+	return e.WithNext(fmt.Sprintf("Retry after %s.", at)).
+		With("resets_at", at).WithRetryAfter(int(math.Ceil(reset.Sub(now).Seconds())))
+}
+
+// dayKey and monthKey name a counter's period.
+func dayKey(t time.Time) string   { return "d:" + t.Format("2006-01-02") }
+func monthKey(t time.Time) string { return "m:" + t.Format("2006-01") }
+
+func nextDay(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
+}
+
+func nextMonth(t time.Time) time.Time {
+	y, m, _ := t.Date()
+	return time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+// domainOf is the part of an address after its last @.
+func domainOf(addr string) string { return addr[strings.LastIndexByte(addr, '@')+1:] }

@@ -5,6 +5,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
+	"mailroom/internal/segments"
 )
 
 // wireContacts builds the contacts and audiences service. It has no workers
@@ -14,6 +15,7 @@ func (a *App) wireContacts(w *wiring) error {
 	c := contacts.New(a.DB, a.Clock)
 	c.SetConfirm(contacts.ConfirmConfig{Mailer: a.services.Sending, Box: a.Box, PublicURL: a.Config.PublicURL, From: a.confirmationSender})
 	a.services.Contacts = c
+	a.services.Segments = segments.New(a.DB, a.Clock, c)
 	return nil
 }
 

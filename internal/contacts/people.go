@@ -55,3 +55,16 @@ func (s *Service) People(ctx context.Context, sel Selection, after string, limit
 // DB is the service's database, for callers that run PeopleQuery in their
 // own statement.
 func (s *Service) DB() *store.DB { return s.db }
+
+// Merged is the person's attributes with the membership's merge fields
+// over the contact's, as rules and templates read them.
+func (p Person) Merged() map[string]string {
+	out := make(map[string]string, len(p.Attributes)+len(p.MemberAttributes))
+	for k, v := range p.Attributes {
+		out[k] = v
+	}
+	for k, v := range p.MemberAttributes {
+		out[k] = v
+	}
+	return out
+}

@@ -11,8 +11,8 @@ import (
 
 	"mailroom/internal/ids"
 	"mailroom/internal/rules"
-	"mailroom/internal/suppressions"
 	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
 )
 
 // This file holds every statement on the contacts, audiences, memberships
@@ -498,11 +498,12 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 // contact, m the membership within an audience).
 func peopleCols(inAudience bool) rules.Columns {
 	cols := rules.Columns{
-		Email: "c.email", Attributes: "c.attributes", Tags: "c.tags", CreatedAt: "c.created_at",
+		Email: "c.email", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
 		Suppressed: store.Expr{SQL: "(" + suppressions.SuppressedSQL("c.email", "c.workspace_id") + ")"},
 	}
 	if inAudience {
 		cols.Status, cols.JoinedAt = "m.status", "m.created_at"
+		cols.Attributes = []string{"m.attributes", "c.attributes"}
 	}
 	return cols
 }

@@ -8,6 +8,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
+	"mailroom/internal/segments"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
@@ -23,6 +24,7 @@ type Services struct {
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
 	Contacts     *contacts.Service
+	Segments     *segments.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -127,6 +129,13 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
 	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
+
+	t.handle("GET /v1/segments", ws, nested, h.listSegments)
+	t.handle("POST /v1/segments", ws, nested, h.createSegment)
+	t.handle("GET /v1/segments/{id}", ws, nested, h.getSegment) // ?count=live recounts
+	t.handle("PATCH /v1/segments/{id}", ws, nested, h.patchSegment)
+	t.handle("DELETE /v1/segments/{id}", ws, nested, h.deleteSegment) // contacts untouched
+	t.handle("GET /v1/segments/{id}/members", ws, nested, h.listSegmentMembers)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

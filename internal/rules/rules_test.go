@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -110,6 +111,15 @@ func TestSQLAndGoAgree(t *testing.T) {
 				attrs[k] = pick(r, attrVals)
 			}
 		}
+		mattrs := map[string]string{}
+		for _, k := range attrKeys {
+			if r.IntN(4) == 0 {
+				mattrs[k] = pick(r, attrVals)
+			}
+		}
+		merged := map[string]string{}
+		maps.Copy(merged, attrs)
+		maps.Copy(merged, mattrs)
 		var tags []string
 		for _, tg := range tagPool {
 			if r.IntN(3) == 0 {
@@ -128,8 +138,9 @@ func TestSQLAndGoAgree(t *testing.T) {
 			id, ws, email, string(aj), string(tj), created.UnixMilli(), created.UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Exec(ctx, `INSERT INTO memberships (id, workspace_id, audience_id, contact_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			"mem_"+id, ws, aud, id, st, joined.UnixMilli(), joined.UnixMilli()); err != nil {
+		mj, _ := json.Marshal(mattrs)
+		if _, err := db.Exec(ctx, `INSERT INTO memberships (id, workspace_id, audience_id, contact_id, status, attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			"mem_"+id, ws, aud, id, st, string(mj), joined.UnixMilli(), joined.UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
 		if sup {
@@ -141,7 +152,7 @@ func TestSQLAndGoAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		people[id] = rules.Person{Email: email, Attributes: attrs, Tags: tags, CreatedAt: created, Status: st, JoinedAt: joined.Truncate(time.Millisecond), Suppressed: sup}
+		people[id] = rules.Person{Email: email, Attributes: merged, Tags: tags, CreatedAt: created, Status: st, JoinedAt: joined.Truncate(time.Millisecond), Suppressed: sup}
 	}
 	svc := contacts.New(db, clk)
 	checked := 0

@@ -26,7 +26,10 @@ var _ Dialect = (*store.DB)(nil)
 // a table.
 type Columns struct {
 	Email      string // normalized address (lowercase)
-	Attributes string // JSON object of strings, as text
+	// Attributes are JSON objects of strings, as text, read in order: the
+	// first that has a name gives its value (a membership's merge fields
+	// over the contact's attributes).
+	Attributes []string
 	Tags       string // JSON array of lowercase tags, as text
 	CreatedAt  string // unix ms
 	Status     string // membership status ("" outside an audience)
@@ -105,7 +108,14 @@ func (p pred) sql(d Dialect, c Columns, now int64) store.Expr {
 			return endsWith(col(c.Email), "@"+p.str)
 		}
 	case kAttr:
-		x := d.JSONText(c.Attributes, p.attr)
+		x := d.JSONText(c.Attributes[0], p.attr)
+		if len(c.Attributes) > 1 {
+			parts := []any{"COALESCE(", x}
+			for _, a := range c.Attributes[1:] {
+				parts = append(parts, ", ", d.JSONText(a, p.attr))
+			}
+			x = cat(append(parts, ")")...)
+		}
 		switch p.op {
 		case "exists":
 			return cat("(", x, " IS NOT NULL)")

@@ -25,7 +25,7 @@ var _ Dialect = (*store.DB)(nil)
 // area, which holds the tables) supplies them, so this package never names
 // a table.
 type Columns struct {
-	Email      string // normalized address (lowercase)
+	Email string // normalized address (lowercase)
 	// Attributes are JSON objects of strings, as text, read in order: the
 	// first that has a name gives its value (a membership's merge fields
 	// over the contact's attributes).

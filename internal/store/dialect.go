@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"strings"
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -85,13 +86,17 @@ func Cat(parts ...any) Expr {
 func Val(v any) Expr { return Expr{SQL: "?", Args: []any{v}} }
 
 // JSONText is the text value of key in the JSON object held as text in
-// column col, NULL when the key is absent. SQLite reads it with json_each
-// (the key is a bound value, so no JSON path is built from it: a path
-// would need the key quoted and escaped); PostgreSQL with ->>, after a
-// cast to jsonb since the column is TEXT in both dialects.
+// column col, NULL when the key is absent. PostgreSQL reads it with ->>,
+// after a cast to jsonb since the column is TEXT in both dialects. SQLite
+// reads it with json_extract and a quoted path, itself a bound value; a key
+// holding a quote or a backslash, which a path cannot spell, is looked up
+// with json_each instead (a bound key, but several times slower).
 func (db *DB) JSONText(col, key string) Expr {
 	if db.Dialect == Postgres {
 		return Cat("((", col, ")::jsonb ->> CAST(", Val(key), " AS TEXT))")
+	}
+	if !strings.ContainsAny(key, `"\`) {
+		return Cat("json_extract(", col, ", ", Val(`$."`+key+`"`), ")")
 	}
 	return Cat("(SELECT value FROM json_each(", col, ") WHERE key = ", Val(key), ")")
 }

@@ -585,14 +585,21 @@ func listPeople(ctx context.Context, q store.Querier, sel Selection, after strin
 }
 
 // PeopleQuery is a selection as a SELECT of (contact_id, email,
-// first_name, last_name, attributes, member_attributes) in contact id
-// order, for a caller that snapshots it with INSERT ... SELECT in its own
-// statement (broadcast recipients). It is the one place that says who a
-// selection holds.
+// first_name, last_name, attributes, member_attributes, reason) for a
+// caller that snapshots it with INSERT ... SELECT in its own statement
+// (broadcast recipients). It is the one place that says who a broadcast
+// may reach: reason is '' for a person mail may go to, else why not
+// (suppressed, unsubscribed). Topic opt-outs add their WHEN here.
 func PeopleQuery(sel Selection) store.Expr {
-	mattrs := `'{}'`
+	sel.Mailable = false // the reason column tells them apart
+	mattrs, notSubscribed := `'{}'`, `NOT EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
+				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`
 	if sel.AudienceID != "" {
-		mattrs = `m.attributes`
+		mattrs, notSubscribed = `m.attributes`, `m.status <> 'subscribed'`
 	}
-	return store.Cat(`SELECT c.id, c.email, c.first_name, c.last_name, c.attributes, `+mattrs, peopleFrom(sel))
+	return store.Cat(`SELECT c.id AS contact_id, c.email AS email, c.first_name AS first_name, c.last_name AS last_name,
+		c.attributes AS attributes, `+mattrs+` AS member_attributes,
+		CASE WHEN `+suppressions.SuppressedSQL("c.email", "c.workspace_id")+` THEN 'suppressed'
+		     WHEN `+notSubscribed+` THEN 'unsubscribed'
+		     ELSE '' END AS reason`, peopleFrom(sel))
 }

@@ -18,3 +18,6 @@ func (a *App) wireBroadcasts(w *wiring) error {
 	river.AddWorker(w.workers, &broadcasts.Worker{Service: svc})
 	return nil
 }
+
+// Broadcasts is the node's broadcasts service (tests run a fan-out directly).
+func (a *App) Broadcasts() *broadcasts.Service { return a.services.Broadcasts }

@@ -102,7 +102,14 @@ func vars(email, first, last, contactID string, attrs ...map[string]string) map[
 			v[k] = x
 		}
 	}
-	v["email"], v["first_name"], v["last_name"], v["contact_id"] = email, first, last, contactID
+	v["email"], v["contact_id"] = email, contactID
+	// The contact's names, unless empty and a merge field of the same name
+	// is set (an import's first_name lands among the membership's fields).
+	for k, x := range map[string]string{"first_name": first, "last_name": last} {
+		if _, ok := v[k]; !ok || x != "" {
+			v[k] = x
+		}
+	}
 	return v
 }
 

@@ -107,7 +107,7 @@ func snapshot(ctx context.Context, tx *store.Tx, b Broadcast, sel contacts.Selec
 // pendingRow is a recipient still to hand over, with its merge fields.
 type pendingRow struct {
 	ID, ContactID, Email, First, Last string
-	Attrs, MemberAttrs               map[string]string
+	Attrs, MemberAttrs                map[string]string
 }
 
 func decodeMap(s string) map[string]string {

@@ -588,7 +588,7 @@ func listPeople(ctx context.Context, q store.Querier, sel Selection, after strin
 // first_name, last_name, attributes, member_attributes, reason) for a
 // caller that snapshots it with INSERT ... SELECT in its own statement
 // (broadcast recipients). It is the one place that says who a broadcast
-// may reach: reason is '' for a person mail may go to, else why not
+// may reach: reason is ” for a person mail may go to, else why not
 // (suppressed, unsubscribed). Topic opt-outs add their WHEN here.
 func PeopleQuery(sel Selection) store.Expr {
 	sel.Mailable = false // the reason column tells them apart

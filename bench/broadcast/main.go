@@ -160,7 +160,7 @@ func run() error {
 	}
 	fmt.Printf("html body %d bytes\n", len(html))
 	start := time.Now()
-	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", nil); err != nil {
+	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
 	}
 	// Transactional sends every 100 ms while the broadcast runs.

@@ -225,3 +225,41 @@ func bodyHas(field string, subs ...string) func(t testing.TB, r *testapp.Respons
 		}
 	}
 }
+
+// TestCancelMidBroadcast: once a cancel is answered, only the messages
+// delivery was already sending reach the server; every other recipient is
+// skipped (cancelled).
+func TestCancelMidBroadcast(t *testing.T) {
+	sink := smtpsink.Start(t, smtpsink.WithHandler(func(string, []string, []byte) error {
+		time.Sleep(5 * time.Millisecond)
+		return nil
+	}))
+	a := start(t, sink)
+	aud := audience(t, a, 1000)
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "S", "text": "T"}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	testapp.Eventually(t, 20*time.Second, func() bool { return sink.Count() >= 50 }, "the broadcast never got going")
+	r := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/cancel", nil), 200)
+	atCancel := sink.Count()
+	if r["status"] != "cancelled" {
+		t.Fatalf("cancel answered %v", r)
+	}
+	var st map[string]any
+	testapp.Eventually(t, 10*time.Second, func() bool {
+		st = mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc, nil), 200)["stats"].(map[string]any)
+		return st["sent"] == float64(0) && st["pending"] == float64(0)
+	}, "recipients still in flight after the cancel")
+	after := sink.Count()
+	t.Logf("%d at the sink when the cancel was answered, %d in the end; stats %v", atCancel, after, st)
+	// At most the marketing lane's slots (a quarter of the default 64) were mid-send.
+	if after-atCancel > 16 {
+		t.Fatalf("%d messages reached the server after the cancel was answered", after-atCancel)
+	}
+	if int(st["delivered"].(float64)) != after || int(st["delivered"].(float64)+st["skipped"].(float64)) != 1000 {
+		t.Fatalf("stats %v do not add up with %d at the sink", st, after)
+	}
+	r = mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc+"/recipients?status=skipped&limit=1", nil), 200)
+	if rs := r["recipients"].([]any); len(rs) != 1 || rs[0].(map[string]any)["reason"] != "cancelled" {
+		t.Fatalf("skipped recipient %v", rs)
+	}
+}

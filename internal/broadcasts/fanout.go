@@ -3,6 +3,7 @@ package broadcasts
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -20,6 +21,10 @@ type Worker struct {
 	river.WorkerDefaults[jobs.BroadcastArgs]
 	Service *Service
 }
+
+// Timeout lets a fan-out run as long as its delivery does (it ends when
+// every handed-over email is final); a rerun continues where it stopped.
+func (w *Worker) Timeout(*river.Job[jobs.BroadcastArgs]) time.Duration { return time.Hour }
 
 // Work fans the broadcast out.
 func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.BroadcastArgs]) error {
@@ -60,6 +65,9 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 		if len(batch) == 0 {
 			return s.finish(ctx, b)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := s.handOver(ctx, b, r, batch); err != nil {
 			if errors.Is(err, errStopped) {
 				return nil
@@ -94,7 +102,24 @@ func (s *Service) start(ctx context.Context, b Broadcast) (Broadcast, error) {
 	return b, err
 }
 
+// finish waits until every handed-over email is final (delivered, bounced,
+// failed, cancelled), so that a cancel can still stop what delivery has
+// not taken up, then marks the broadcast sent.
 func (s *Service) finish(ctx context.Context, b Broadcast) error {
+	for {
+		st, err := recipientStats(ctx, s.c.DB, b.ID)
+		if err != nil {
+			return err
+		}
+		if st.Sent == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 	return s.c.DB.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := lockBroadcast(ctx, tx, b.WorkspaceID, b.ID)
 		if err != nil || cur.Status != StatusSending {

@@ -197,8 +197,10 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, in Input) 
 }
 
 // Cancel stops a scheduled or sending broadcast: no batch commits after
-// this returns (each batch re-reads the status under the row's lock), and
-// the recipients not yet handed over are skipped. A draft is cancelled
+// this returns (each batch re-reads the status under the row's lock), the
+// recipients not yet handed over are skipped, and so are those whose
+// emails delivery had not yet taken up (cancelled); only messages already
+// being sent go. A draft is cancelled
 // too (nothing was sent); a sent or cancelled one answers 409.
 func (s *Service) Cancel(ctx context.Context, workspaceID, id string) (Broadcast, error) {
 	var b Broadcast
@@ -217,7 +219,19 @@ func (s *Service) Cancel(ctx context.Context, workspaceID, id string) (Broadcast
 		if err := updateBroadcast(ctx, tx, b); err != nil {
 			return err
 		}
-		return skipPending(ctx, tx, b.ID, "cancelled", now)
+		if err := skipPending(ctx, tx, b.ID, "cancelled", now); err != nil {
+			return err
+		}
+		// What delivery has not taken up yet does not go either.
+		handed, err := handedOver(ctx, tx, b.ID)
+		if err != nil {
+			return err
+		}
+		stopped, err := sending.CancelQueued(ctx, tx, b.WorkspaceID, handed)
+		if err != nil {
+			return err
+		}
+		return unsend(ctx, tx, b.ID, stopped, now)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return b, errNotFound()

@@ -153,7 +153,7 @@ func skipPending(ctx context.Context, tx *store.Tx, broadcastID, reason string, 
 var effective = `CASE WHEN r.status <> 'sent' THEN r.status ELSE
 	CASE ` + sending.StatusOfSQL("r.email_id") + `
 		WHEN 'delivered' THEN 'delivered' WHEN 'bounced' THEN 'bounced' WHEN 'complained' THEN 'complained'
-		WHEN 'failed' THEN 'failed' ELSE 'sent' END END`
+		WHEN 'failed' THEN 'failed' WHEN 'cancelled' THEN 'skipped' ELSE 'sent' END END`
 
 func recipientStats(ctx context.Context, q store.Querier, broadcastID string) (Stats, error) {
 	var s Stats
@@ -221,4 +221,29 @@ func countRecipients(ctx context.Context, q store.Querier, broadcastID string) (
 	err = q.QueryRow(ctx, `SELECT COALESCE(SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN status = 'skipped' THEN 1 ELSE 0 END), 0)
 		FROM broadcast_recipients WHERE broadcast_id = ?`, broadcastID).Scan(&pending, &skipped)
 	return
+}
+
+// handedOver are the email ids of the recipients already handed to delivery.
+func handedOver(ctx context.Context, tx *store.Tx, broadcastID string) ([]string, error) {
+	return store.QueryAll(ctx, tx, func(sc store.Scanner) (string, error) {
+		var id string
+		return id, sc.Scan(&id)
+	}, `SELECT email_id FROM broadcast_recipients WHERE broadcast_id = ? AND status = 'sent'`, broadcastID)
+}
+
+// unsend marks the recipients whose emails a cancel stopped as skipped.
+func unsend(ctx context.Context, tx *store.Tx, broadcastID string, emailIDs []string, now time.Time) error {
+	for len(emailIDs) > 0 {
+		chunk := emailIDs[:min(len(emailIDs), 500)]
+		emailIDs = emailIDs[len(chunk):]
+		args := []any{store.Millis(now), broadcastID}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'skipped', reason = 'cancelled', updated_at = ?
+			WHERE broadcast_id = ? AND email_id IN (`+store.Placeholders(len(chunk))+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
+	"mailroom/internal/segments"
 )
 
 // wireContacts builds the contacts and audiences service. It has no workers
@@ -15,6 +16,7 @@ func (a *App) wireContacts(w *wiring) error {
 	c.SetConfirm(contacts.ConfirmConfig{Mailer: a.services.Sending, Box: a.Box, PublicURL: a.Config.PublicURL, From: a.confirmationSender})
 	c.SetTopics(a.services.Topics.SubscribedKeys)
 	a.services.Contacts = c
+	a.services.Segments = segments.New(a.DB, a.Clock, c)
 	return nil
 }
 

@@ -71,10 +71,15 @@ func (a *App) wireDelivery(w *wiring) error {
 	})
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})
+	river.AddWorker(w.workers, &delivery.MarketingBatchWorker{Service: svc})
 	if w.queues == nil {
 		w.queues = map[string]river.QueueConfig{}
 	}
 	w.queues[jobs.QueueDeliver] = river.QueueConfig{MaxWorkers: max(1, cfg.DeliveryConcurrency)}
+	// Marketing has its own lane: a few batch jobs (each delivering up to
+	// MaxDeliverBatch emails on the marketing slots) and the fan-outs, so a
+	// broadcast never fills the transactional queue or its slots.
+	w.queues[jobs.QueueMarketing] = river.QueueConfig{MaxWorkers: 8}
 
 	in := smtpin.New(smtpin.Options{
 		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, Log: a.Log.With("component", "smtpin"),

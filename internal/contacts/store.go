@@ -11,7 +11,9 @@ import (
 	"unicode/utf8"
 
 	"mailroom/internal/ids"
+	"mailroom/internal/rules"
 	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
 )
 
 // This file holds every statement on the contacts, audiences, memberships
@@ -520,4 +522,116 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 		return
 	}
 	_, _ = db.Exec(ctx, `ANALYZE contacts, memberships`)
+}
+
+// --- people: the rows segments and broadcasts select by rules
+
+// peopleCols are the rule columns over the aliases of peopleFrom (c the
+// contact, m the membership within an audience).
+func peopleCols(inAudience bool) rules.Columns {
+	cols := rules.Columns{
+		Email: "c.email", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
+		Suppressed: store.Expr{SQL: "(" + suppressions.SuppressedSQL("c.email", "c.workspace_id") + ")"},
+	}
+	if inAudience {
+		cols.Status, cols.JoinedAt = "m.status", "m.created_at"
+		cols.Attributes = []string{"m.attributes", "c.attributes"}
+	}
+	return cols
+}
+
+// peopleFrom is the FROM and WHERE of a selection: the audience's
+// memberships with their contacts, or every contact of the workspace.
+// Mailable keeps those mail may go to: subscribed (to the audience, or to
+// some live audience for a workspace-wide selection) and not suppressed.
+// Topic opt-outs join here when topics exist. The rule condition follows.
+func peopleFrom(sel Selection) store.Expr {
+	var e store.Expr
+	if sel.AudienceID != "" {
+		e = store.Cat(` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.workspace_id = `, store.Val(sel.WorkspaceID),
+			` AND m.audience_id = `, store.Val(sel.AudienceID))
+		if sel.Mailable {
+			e = store.Cat(e, ` AND m.status = 'subscribed'`)
+		}
+	} else {
+		e = store.Cat(` FROM contacts c WHERE c.workspace_id = `, store.Val(sel.WorkspaceID))
+		if sel.Mailable {
+			e = store.Cat(e, ` AND EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
+				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`)
+		}
+	}
+	if sel.Mailable {
+		e = store.Cat(e, ` AND NOT `+suppressions.SuppressedSQL("c.email", "c.workspace_id"))
+	}
+	if sel.Rules != nil {
+		e = store.Cat(e, " AND ", sel.Rules.SQL(sel.dialect, peopleCols(sel.AudienceID != ""), sel.Now))
+	}
+	return e
+}
+
+func countPeople(ctx context.Context, q store.Querier, sel Selection) (int, error) {
+	e := store.Cat(`SELECT COUNT(*)`, peopleFrom(sel))
+	var n int
+	if err := q.QueryRow(ctx, e.SQL, e.Args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting people: %w", err)
+	}
+	return n, nil
+}
+
+const personColumns = `c.id, c.email, c.first_name, c.last_name, c.attributes, c.tags, c.created_at`
+
+func scanPerson(inAudience bool) func(sc scanner) (Person, error) {
+	return func(sc scanner) (Person, error) {
+		var p Person
+		var attrs, tags, mattrs string
+		var created, joined int64
+		dest := []any{&p.ContactID, &p.Email, &p.FirstName, &p.LastName, &attrs, &tags, &created}
+		if inAudience {
+			dest = append(dest, &p.MemberID, &p.Status, &mattrs, &joined)
+		}
+		if err := sc.Scan(dest...); err != nil {
+			return p, err
+		}
+		p.Attributes, p.Tags, p.CreatedAt = decodeAttrs(attrs), decodeTags(tags), store.FromMillis(created)
+		if inAudience {
+			p.MemberAttributes, p.JoinedAt = decodeAttrs(mattrs), store.FromMillis(joined)
+		}
+		return p, nil
+	}
+}
+
+// listPeople reads a page of a selection in contact id order, after the
+// contact id after ("" from the start).
+func listPeople(ctx context.Context, q store.Querier, sel Selection, after string, limit int) ([]Person, error) {
+	cols := personColumns
+	in := sel.AudienceID != ""
+	if in {
+		cols += `, m.id, m.status, m.attributes, m.created_at`
+	}
+	e := store.Cat(`SELECT `+cols, peopleFrom(sel))
+	if after != "" {
+		e = store.Cat(e, ` AND c.id > `, store.Val(after))
+	}
+	e = store.Cat(e, ` ORDER BY c.id LIMIT `, store.Val(limit))
+	return store.QueryAll(ctx, q, scanPerson(in), e.SQL, e.Args...)
+}
+
+// PeopleQuery is a selection as a SELECT of (contact_id, email,
+// first_name, last_name, attributes, member_attributes, reason) for a
+// caller that snapshots it with INSERT ... SELECT in its own statement
+// (broadcast recipients). It is the one place that says who a broadcast
+// may reach: reason is ” for a person mail may go to, else why not
+// (suppressed, unsubscribed). Topic opt-outs add their WHEN here.
+func PeopleQuery(sel Selection) store.Expr {
+	sel.Mailable = false // the reason column tells them apart
+	mattrs, notSubscribed := `'{}'`, `NOT EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
+				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`
+	if sel.AudienceID != "" {
+		mattrs, notSubscribed = `m.attributes`, `m.status <> 'subscribed'`
+	}
+	return store.Cat(`SELECT c.id AS contact_id, c.email AS email, c.first_name AS first_name, c.last_name AS last_name,
+		c.attributes AS attributes, `+mattrs+` AS member_attributes,
+		CASE WHEN `+suppressions.SuppressedSQL("c.email", "c.workspace_id")+` THEN 'suppressed'
+		     WHEN `+notSubscribed+` THEN 'unsubscribed'
+		     ELSE '' END AS reason`, peopleFrom(sel))
 }

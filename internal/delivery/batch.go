@@ -25,7 +25,24 @@ type BatchWorker struct {
 
 // Work delivers the batch.
 func (w *BatchWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverBatchArgs]) error {
-	s := w.Service
+	return w.Service.deliverBatch(ctx, job.Args.Emails, w.Service.slots)
+}
+
+// MarketingBatchWorker runs jobs.MarketingBatchArgs like BatchWorker, on
+// the marketing lane's own delivery slots, so that marketing mail never
+// holds the slots transactional batches need.
+type MarketingBatchWorker struct {
+	river.WorkerDefaults[jobs.MarketingBatchArgs]
+	Service *Service
+}
+
+// Work delivers the batch.
+func (w *MarketingBatchWorker) Work(ctx context.Context, job *river.Job[jobs.MarketingBatchArgs]) error {
+	return w.Service.deliverBatch(ctx, job.Args.Emails, w.Service.marketingSlots)
+}
+
+// deliverBatch delivers emails concurrently, bounded by slots.
+func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, slots chan struct{}) error {
 	type retry struct {
 		ref  jobs.EmailRef
 		wait int64 // nanoseconds
@@ -36,9 +53,9 @@ func (w *BatchWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverBatch
 		errs    []error
 		wg      sync.WaitGroup
 	)
-	for _, ref := range job.Args.Emails {
+	for _, ref := range emails {
 		select {
-		case s.slots <- struct{}{}:
+		case slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
 			return ctx.Err()
@@ -46,7 +63,7 @@ func (w *BatchWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverBatch
 		wg.Add(1)
 		go func(ref jobs.EmailRef) {
 			defer wg.Done()
-			defer func() { <-s.slots }()
+			defer func() { <-slots }()
 			next, err := s.Deliver(ctx, ref.WorkspaceID, ref.EmailID)
 			mu.Lock()
 			defer mu.Unlock()

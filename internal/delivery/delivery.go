@@ -57,6 +57,10 @@ type Config struct {
 	// Concurrency bounds the emails of batch jobs delivered at once on this
 	// node (default 64).
 	Concurrency int
+	// MarketingConcurrency bounds the marketing emails delivered at once
+	// on this node, apart from Concurrency (default a quarter of it, at
+	// least 1).
+	MarketingConcurrency int
 	// Retry is the wait before each new attempt for recipients that got a
 	// temporary failure; nil means DefaultRetrySchedule. After the last wait
 	// the next temporary failure bounces them as soft.
@@ -100,6 +104,8 @@ type Service struct {
 	backoff   *backoff      // receiving domains held back (per-destination shaping)
 	holds     *prometheus.CounterVec
 	links     *tracking.Links
+	// marketingSlots bounds the marketing lane's deliveries apart.
+	marketingSlots chan struct{}
 }
 
 // New returns the engine.
@@ -129,6 +135,10 @@ func New(cfg Config) *Service {
 		cfg.Concurrency = 64
 	}
 	s.slots = make(chan struct{}, cfg.Concurrency)
+	if cfg.MarketingConcurrency <= 0 {
+		cfg.MarketingConcurrency = max(1, cfg.Concurrency/4)
+	}
+	s.marketingSlots = make(chan struct{}, cfg.MarketingConcurrency)
 	s.SetKeys(cfg.Keys)
 	return s
 }

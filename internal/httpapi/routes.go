@@ -7,9 +7,11 @@ import (
 
 	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"
+	"mailroom/internal/broadcasts"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/policy"
+	"mailroom/internal/segments"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
@@ -31,6 +33,8 @@ type Services struct {
 	Analytics    *analytics.Service
 	Tracking     *tracking.Service
 	Policy       *policy.Service
+	Segments     *segments.Service
+	Broadcasts   *broadcasts.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -158,6 +162,24 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/ips/{id}", ws, nested, h.getIP)
 	t.handle("PATCH /v1/ips/{id}", ws, nested, h.patchIP) // { paused?, daily_cap? } and nothing else
 	t.handle("DELETE /v1/ips/{id}", ws, nested, h.deleteIP)
+	t.handle("GET /v1/segments", ws, nested, h.listSegments)
+	t.handle("POST /v1/segments", ws, nested, h.createSegment)
+	t.handle("GET /v1/segments/{id}", ws, nested, h.getSegment) // ?count=live recounts
+	t.handle("PATCH /v1/segments/{id}", ws, nested, h.patchSegment)
+	t.handle("DELETE /v1/segments/{id}", ws, nested, h.deleteSegment) // contacts untouched
+	t.handle("GET /v1/segments/{id}/members", ws, nested, h.listSegmentMembers)
+
+	t.handle("GET /v1/broadcasts", ws, nested, h.listBroadcasts)
+	t.handle("POST /v1/broadcasts", ws, nested, h.createBroadcast)
+	t.handle("POST /v1/broadcasts/preview", ws, nested, h.previewDraftBroadcast) // writes nothing
+	t.handle("GET /v1/broadcasts/{id}", ws, nested, h.getBroadcast)
+	t.handle("PATCH /v1/broadcasts/{id}", ws, nested, h.patchBroadcast) // drafts only
+	t.handle("DELETE /v1/broadcasts/{id}", ws, nested, h.cancelBroadcast)
+	t.handle("POST /v1/broadcasts/{id}/cancel", ws, nested, h.cancelBroadcast)
+	t.handle("POST /v1/broadcasts/{id}/send", ws, nested, h.sendBroadcast)
+	t.handle("POST /v1/broadcasts/{id}/test", ws, nested, h.testBroadcast)
+	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
+	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

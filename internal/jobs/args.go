@@ -43,3 +43,38 @@ func (DeliverBatchArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{
 
 // MaxDeliverBatch bounds the emails one batch job carries.
 const MaxDeliverBatch = 100
+
+// QueueMarketing is the lane marketing mail (broadcasts) is delivered on:
+// its own queue with its own worker share and delivery slots, so that a
+// broadcast of a hundred thousand never queues ahead of a transactional
+// send on QueueDeliver.
+const QueueMarketing = "marketing"
+
+// MarketingBatchArgs asks the delivery engine to send several accepted
+// marketing emails (one broadcast batch) on the marketing lane.
+type MarketingBatchArgs struct {
+	Emails []EmailRef `json:"emails"`
+}
+
+// Kind names the job in the queue.
+func (MarketingBatchArgs) Kind() string { return "deliver_marketing" }
+
+// InsertOpts puts marketing batches on their own queue.
+func (MarketingBatchArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMarketing}
+}
+
+// BroadcastArgs asks the broadcasts area to fan a broadcast out: render
+// and hand over its pending recipients, batch by batch, until none is left
+// or the broadcast is cancelled. Send inserts it (now, or at scheduled_at).
+type BroadcastArgs struct {
+	BroadcastID string `json:"broadcast_id"`
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// Kind names the job in the queue.
+func (BroadcastArgs) Kind() string { return "broadcast_fanout" }
+
+// InsertOpts puts fan-outs on the marketing queue too: the default queue
+// keeps serving everything else.
+func (BroadcastArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueMarketing} }

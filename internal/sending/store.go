@@ -536,3 +536,44 @@ func (s *Service) AddEngagement(ctx context.Context, tx *store.Tx, workspaceID, 
 		opens, clicks, workspaceID, emailID)
 	return err
 }
+
+// StatusOfSQL is the status of the email whose id is in column idCol, for
+// another area's read of what became of emails it handed over (broadcast
+// recipients); NULL when there is no such email.
+func StatusOfSQL(idCol string) string {
+	return `(SELECT em.status FROM emails em WHERE em.id = ` + idCol + `)`
+}
+
+// CancelQueued cancels, of the given emails, those still queued (not yet
+// taken up by delivery: an email being sent goes), in the caller's
+// transaction, and returns their ids. A broadcast's cancel uses it so that
+// nothing it handed over leaves after the cancel is answered.
+func CancelQueued(ctx context.Context, tx *store.Tx, workspaceID string, ids []string) ([]string, error) {
+	var out []string
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := []any{store.Millis(time.Now()), workspaceID}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := tx.Query(ctx, `UPDATE emails SET status = 'cancelled', updated_at = ? WHERE workspace_id = ? AND id IN (`+store.Placeholders(len(chunk))+`)
+			AND status = 'queued' RETURNING id`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

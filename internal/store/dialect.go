@@ -106,3 +106,101 @@ func (db *DB) ContainsIndexed(table, column, term string) (string, []any) {
 }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// The expressions below serve the segment rules (internal/rules), which
+// compile to one query for both dialects. An Expr is SQL with ?
+// placeholders and their arguments in order, so a method that uses an
+// expression twice repeats its arguments too; no value is ever spliced.
+
+// Expr is a piece of SQL and the arguments of its placeholders.
+type Expr struct {
+	SQL  string
+	Args []any
+}
+
+// Cat joins pieces: a string is raw SQL, an Expr brings its arguments.
+func Cat(parts ...any) Expr {
+	var e Expr
+	for _, p := range parts {
+		switch v := p.(type) {
+		case string:
+			e.SQL += v
+		case Expr:
+			e.SQL += v.SQL
+			e.Args = append(e.Args, v.Args...)
+		}
+	}
+	return e
+}
+
+// Val is one bound value.
+func Val(v any) Expr { return Expr{SQL: "?", Args: []any{v}} }
+
+// JSONText is the text value of key in the JSON object held as text in
+// column col, NULL when the key is absent. PostgreSQL reads it with ->>,
+// after a cast to jsonb since the column is TEXT in both dialects. SQLite
+// reads it with json_extract and a quoted path, itself a bound value; a key
+// holding a quote or a backslash, which a path cannot spell, is looked up
+// with json_each instead (a bound key, but several times slower).
+func (db *DB) JSONText(col, key string) Expr {
+	if db.Dialect == Postgres {
+		return Cat("((", col, ")::jsonb ->> CAST(", Val(key), " AS TEXT))")
+	}
+	if !strings.ContainsAny(key, `"\`) {
+		return Cat("json_extract(", col, ", ", Val(`$."`+key+`"`), ")")
+	}
+	return Cat("(SELECT value FROM json_each(", col, ") WHERE key = ", Val(key), ")")
+}
+
+// JSONArrayHas is true when the JSON array of strings held as text in col
+// contains value: json_each on SQLite, jsonb_exists (the ? operator,
+// which would read as a placeholder) on PostgreSQL.
+func (db *DB) JSONArrayHas(col, value string) Expr {
+	if db.Dialect == Postgres {
+		return Cat("jsonb_exists((", col, ")::jsonb, CAST(", Val(value), " AS TEXT))")
+	}
+	return Cat("EXISTS (SELECT 1 FROM json_each(", col, ") WHERE value = ", Val(value), ")")
+}
+
+// HasSubstring is true when text x holds needle as a substring, case
+// sensitive: instr on SQLite, strpos on PostgreSQL (LIKE would need its
+// wildcards escaped, and SQLite's LIKE ignores ASCII case). Contains is the
+// same test for a column and a term.
+func (db *DB) HasSubstring(x Expr, needle string) Expr {
+	if db.Dialect == Postgres {
+		return Cat("(strpos(", x, ", CAST(", Val(needle), " AS TEXT)) > 0)")
+	}
+	return Cat("(instr(", x, ", ", Val(needle), ") > 0)")
+}
+
+// IsDecimal is true when text x is a decimal number as the rules read
+// one: an optional minus, digits, and optionally a point and digits. A
+// regular expression on PostgreSQL; GLOB patterns on SQLite, which has no
+// regular expressions built in.
+func (db *DB) IsDecimal(x Expr) Expr {
+	if db.Dialect == Postgres {
+		return Cat("(", x, " ~ '^-?[0-9]+(\\.[0-9]+)?$')")
+	}
+	// Without its minus the text starts and ends with a digit and holds
+	// only digits and at most one point.
+	u := Cat("(CASE WHEN substr(", x, ", 1, 1) = '-' THEN substr(", x, ", 2) ELSE ", x, " END)")
+	return Cat("(", u, " GLOB '[0-9]*' AND ", u, " GLOB '*[0-9]' AND ", u, " NOT GLOB '*[^0-9.]*' AND ", u, " NOT GLOB '*.*.*')")
+}
+
+// Real casts text x (a decimal, see IsDecimal) to a floating-point number.
+func (db *DB) Real(x Expr) Expr {
+	if db.Dialect == Postgres {
+		return Cat("CAST(", x, " AS DOUBLE PRECISION)")
+	}
+	return Cat("CAST(", x, " AS REAL)")
+}
+
+// Bytewise is the collation that orders text by its bytes, as Go compares
+// strings: BINARY on SQLite (its default), "C" on PostgreSQL, whose
+// database collation may follow a locale.
+func (db *DB) Bytewise() string {
+	if db.Dialect == Postgres {
+		return ` COLLATE "C"`
+	}
+	return " COLLATE BINARY"
+}

@@ -1,0 +1,286 @@
+// Command broadcast measures a broadcast end to end: an in-process node on
+// SQLite (or PostgreSQL with -pg) sends one broadcast to N members (a
+// 15 KB html body with 3 merge fields, RSA-2048 DKIM) through the relay
+// transport to an SMTP sink on loopback, while a transactional send is
+// accepted every 100 ms. It reports recipients at the sink per second
+// from the send call to the last one, the process's peak RSS, and the
+// accept-to-sink p99 of the transactional sends. The last line is the
+// headline.
+//
+//	go run ./bench/broadcast [-n 100000] [-pg postgres://...]
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"mailroom/internal/app"
+	"mailroom/internal/config"
+	"mailroom/internal/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "broadcast:", err)
+		os.Exit(1)
+	}
+}
+
+type benchKeys struct{ key crypto.Signer }
+
+func (k benchKeys) SigningKey(context.Context, string, string) (string, crypto.Signer, error) {
+	return "s1", k.key, nil
+}
+
+func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, error) {
+	return "mailroom.localhost", "s1", k.key, nil
+}
+
+func run() error {
+	n := flag.Int("n", 100000, "audience members")
+	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
+	flag.Parse()
+	ctx := context.Background()
+	s, err := startSink()
+	if err != nil {
+		return err
+	}
+	defer s.srv.Close()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	dir, _ := os.MkdirTemp("", "mailroom-bench-broadcast")
+	defer os.RemoveAll(dir)
+	dbURL := dir + "/mailroom.db"
+	if *pg != "" {
+		dbURL = *pg
+	}
+	env := map[string]string{
+		"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATA_DIR": dir,
+		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789", "MAILROOM_OUTBOUND": "smtp://" + s.addr, "MAILROOM_LOG_LEVEL": "error",
+		"MAILROOM_RATE_LIMIT": "100000000",
+	}
+	cfg, err := config.Load(config.Map(env))
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	if err != nil {
+		return err
+	}
+	a.Delivery().SetKeys(benchKeys{key})
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	defer a.Stop(ctx)
+	ws, apiKey, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@example.com", true)
+	if err != nil {
+		return err
+	}
+	base := "http://" + a.HTTPAddr()
+	call := func(method, path string, body any) (map[string]any, error) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		if resp.StatusCode >= 300 {
+			return m, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+		}
+		return m, nil
+	}
+	aud, err := call("POST", "/v1/audiences", map[string]any{"name": "Everyone"})
+	if err != nil {
+		return err
+	}
+	audID := aud["id"].(string)
+	t0 := time.Now()
+	for start := 0; start < *n; start += 500 {
+		err := a.DB.InTx(ctx, func(tx *store.Tx) error {
+			var cs, ms []string
+			var ca, ma []any
+			now := time.Now().UnixMilli()
+			for i := start; i < min(*n, start+500); i++ {
+				id := fmt.Sprintf("ct_bench%08d", i)
+				attrs, _ := json.Marshal(map[string]string{"first_name": fmt.Sprint("Name", i), "plan": []string{"free", "pro"}[i%2], "city": fmt.Sprint("City", i%97)})
+				cs = append(cs, "(?, ?, ?, ?, ?, ?)")
+				ca = append(ca, id, ws.ID, fmt.Sprintf("m%07d@example.net", i), string(attrs), now, now)
+				ms = append(ms, "(?, ?, ?, ?, 'subscribed', ?, ?)")
+				ma = append(ma, "mem_"+id, ws.ID, audID, id, now, now)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO contacts (id, workspace_id, email, attributes, created_at, updated_at) VALUES `+strings.Join(cs, ","), ca...); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO memberships (id, workspace_id, audience_id, contact_id, status, created_at, updated_at) VALUES `+strings.Join(ms, ","), ma...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Printf("loaded %d members in %v\n", *n, time.Since(t0).Round(time.Millisecond))
+	html := "<html><body><p>Hello {{ first_name }}, news for {{ city }} ({{ plan }} plan).</p>" +
+		strings.Repeat("<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.</p>\n", 180) + "</body></html>"
+	bc, err := call("POST", "/v1/broadcasts", map[string]any{"from": "News <onboarding@mailroom.localhost>", "audience_id": audID,
+		"subject": "News for {{ first_name }}", "html": html})
+	if err != nil {
+		return err
+	}
+	if bc["ready"] != true {
+		return fmt.Errorf("broadcast not ready: %v", bc["problems"])
+	}
+	fmt.Printf("html body %d bytes\n", len(html))
+	start := time.Now()
+	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
+		return err
+	}
+	// Transactional sends every 100 ms while the broadcast runs.
+	var (
+		mu      sync.Mutex
+		accepts = map[int]time.Time{}
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			at := time.Now()
+			if _, err := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": "owner@example.com",
+				"subject": fmt.Sprint("Txn ", i), "text": "your code"}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				continue
+			}
+			mu.Lock()
+			accepts[i] = at
+			mu.Unlock()
+		}
+	}()
+	for s.marketing.Load() < int64(*n) {
+		if time.Since(start) > 30*time.Minute {
+			return fmt.Errorf("only %d of %d after 30 minutes", s.marketing.Load(), *n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	close(stop)
+	wg.Wait()
+	time.Sleep(2 * time.Second) // the last transactional sends
+	var lat []time.Duration
+	mu.Lock()
+	s.mu.Lock()
+	for i, at := range accepts {
+		if got, ok := s.txn[i]; ok {
+			lat = append(lat, got.Sub(at))
+		} else {
+			lat = append(lat, time.Hour) // never arrived: counts as worst
+		}
+	}
+	s.mu.Unlock()
+	mu.Unlock()
+	slices.Sort(lat)
+	p99 := time.Duration(0)
+	if len(lat) > 0 {
+		p99 = lat[min(len(lat)-1, len(lat)*99/100)]
+	}
+	rate := float64(*n) / elapsed.Seconds()
+	fmt.Printf("peak RSS %d MB (ceiling 300 MB)\n", peakRSS()/1024)
+	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", len(lat), p99.Round(time.Millisecond))
+	fmt.Printf("broadcast of %d: %d recipients at the sink in %v: %.0f recipients/s (target 1100/s)\n", *n, *n, elapsed.Round(time.Millisecond), rate)
+	return nil
+}
+
+// peakRSS is the process's peak resident set in kB (VmHWM).
+func peakRSS() int {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			v, _ := strconv.Atoi(f[1])
+			return v
+		}
+	}
+	return 0
+}
+
+var txnSubject = regexp.MustCompile(`(?m)^Subject: Txn (\d+)\r?$`)
+
+// sink is a go-smtp server on loopback that counts broadcast messages and
+// notes when each transactional one arrives.
+type sink struct {
+	srv       *smtp.Server
+	addr      string
+	marketing atomic.Int64
+	mu        sync.Mutex
+	txn       map[int]time.Time
+}
+
+func startSink() (*sink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{addr: ln.Addr().String(), txn: map[int]time.Time{}}
+	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
+	srv.Domain = "sink.localhost"
+	srv.MaxMessageBytes = 64 << 20
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	s.srv = srv
+	go srv.Serve(ln)
+	return s, nil
+}
+
+type sinkSession struct{ s *sink }
+
+func (ss *sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (ss *sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
+func (ss *sinkSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if m := txnSubject.FindSubmatch(b); m != nil {
+		i, _ := strconv.Atoi(string(m[1]))
+		ss.s.mu.Lock()
+		ss.s.txn[i] = time.Now()
+		ss.s.mu.Unlock()
+		return nil
+	}
+	ss.s.marketing.Add(1)
+	return nil
+}
+func (ss *sinkSession) Reset()        {}
+func (ss *sinkSession) Logout() error { return nil }

@@ -1,0 +1,23 @@
+package app
+
+import (
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/broadcasts"
+)
+
+// wireBroadcasts builds the broadcasts service over contacts, segments,
+// templates and sending, and registers its fan-out worker (on the
+// marketing queue, see wireDelivery).
+func (a *App) wireBroadcasts(w *wiring) error {
+	svc := broadcasts.New(broadcasts.Config{
+		DB: a.DB, Clock: a.Clock, Contacts: a.services.Contacts, Segments: a.services.Segments, Templates: a.services.Templates,
+		Sending: a.services.Sending, Domains: a.services.Domains, Box: a.Box, PublicURL: a.Config.PublicURL, ServiceDomain: a.Config.ServiceDomain,
+	})
+	a.services.Broadcasts = svc
+	river.AddWorker(w.workers, &broadcasts.Worker{Service: svc})
+	return nil
+}
+
+// Broadcasts is the node's broadcasts service (tests run a fan-out directly).
+func (a *App) Broadcasts() *broadcasts.Service { return a.services.Broadcasts }

@@ -1,0 +1,148 @@
+package broadcasts_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mailroom/internal/testkit/binary"
+	"mailroom/internal/testkit/smtpsink"
+	"mailroom/internal/testkit/testdb"
+)
+
+// TestCrashMidFanOut runs the real binary, kills it with SIGKILL while a
+// broadcast of 3,000 fans out and is delivered, starts it again, and
+// checks that every recipient got the broadcast at least once, and that
+// repeats stay within what was in flight at the kill (one batch).
+func TestCrashMidFanOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	const n = 2000
+	bin := binary.Build(t)
+	sink := smtpsink.Start(t, smtpsink.WithHandler(func(string, []string, []byte) error {
+		time.Sleep(time.Millisecond) // a receiving server takes a moment
+		return nil
+	}))
+	addr := binary.FreeAddr(t)
+	env := append(os.Environ(),
+		"MAILROOM_DATABASE_URL="+testdb.URL(t),
+		"MAILROOM_HTTP_ADDR="+addr,
+		"MAILROOM_SMTP_ADDR=off",
+		"MAILROOM_SECRET_KEY=test-secret-key-0123456789",
+		"MAILROOM_SERVICE_DOMAIN=mailroom.test",
+		"MAILROOM_DATA_DIR="+t.TempDir(),
+		"MAILROOM_OUTBOUND=smtp://"+sink.Addr(),
+		"MAILROOM_JOB_RESCUE_AFTER=60s", // a marketing batch of 100 may take longer than the 3 s other crash tests use
+		"MAILROOM_RATE_LIMIT=100000",
+		"MAILROOM_NODE_TIMEOUT=2s", // the restarted node takes up the killed one's running jobs within seconds
+		"MAILROOM_LOG_LEVEL=warn",
+	)
+	var logs bytes.Buffer
+	first := binary.Serve(t, bin, env, &logs)
+	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
+	create := exec.Command(bin, "workspace", "create", "--name", "Crash", "--owner-email", "owner@example.com")
+	create.Env = env
+	out, err := create.Output()
+	if err != nil {
+		t.Fatalf("workspace create: %v", err)
+	}
+	var ws struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(out, &ws); err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path string, body any) map[string]any {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, "http://"+addr+path, rd)
+		req.Header.Set("Authorization", "Bearer "+ws.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		raw, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(raw, &m)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+		}
+		return m
+	}
+	aud := call("POST", "/v1/audiences", map[string]any{"name": "Everyone"})["id"].(string)
+	var rows []any
+	for i := range n {
+		rows = append(rows, map[string]any{"email": fmt.Sprintf("r%05d@example.net", i), "attributes": map[string]any{"first_name": fmt.Sprint("R", i)}})
+	}
+	call("POST", "/v1/audiences/"+aud+"/contacts", rows)
+	bc := call("POST", "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Hello {{ first_name }}", "html": "<p>Hi {{ first_name }}</p>"})["id"].(string)
+	call("POST", "/v1/broadcasts/"+bc+"/send", nil)
+
+	deadline := time.Now().Add(30 * time.Second)
+	for sink.Count() < n/3 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	atKill := sink.Count()
+	if atKill >= n {
+		t.Fatal("everything was delivered before the kill; the test proves nothing")
+	}
+
+	second := binary.Serve(t, bin, env, &logs)
+	defer func() { second.Process.Signal(syscall.SIGTERM); second.Wait() }()
+	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
+	deadline = time.Now().Add(90 * time.Second)
+	var b map[string]any
+	for time.Now().Before(deadline) {
+		b = call("GET", "/v1/broadcasts/"+bc, nil)
+		st := b["stats"].(map[string]any)
+		if b["status"] == "sent" && st["pending"] == float64(0) && st["sent"] == float64(0) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	seen := map[string]int{}
+	for _, m := range sink.Messages() {
+		for _, to := range m.To {
+			seen[strings.ToLower(to)]++
+		}
+	}
+	missing, dups := 0, 0
+	for i := range n {
+		switch c := seen[fmt.Sprintf("r%05d@example.net", i)]; {
+		case c == 0:
+			missing++
+		case c > 1:
+			dups += c - 1
+		}
+	}
+	t.Logf("killed with %d of %d at the sink; after the restart: %d messages, %d repeats, %d missing; broadcast %v %v",
+		atKill, n, sink.Count(), dups, missing, b["status"], b["stats"])
+	if missing > 0 {
+		t.Errorf("%d recipients never got the broadcast\n%s", missing, logs.String())
+	}
+	if dups > 100 {
+		t.Errorf("%d repeats: more than the one batch in flight at the kill", dups)
+	}
+	if st := b["stats"].(map[string]any); b["status"] != "sent" || st["delivered"] != float64(n) {
+		t.Errorf("broadcast ended %v with stats %v", b["status"], st)
+	}
+}

@@ -1,0 +1,192 @@
+package broadcasts
+
+import (
+	"context"
+	"strings"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
+	"mailroom/internal/render"
+	"mailroom/internal/sending"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// Recipients reads a page of the broadcast's recipients (in id order,
+// after the id after or from offset) with its stats.
+func (s *Service) Recipients(ctx context.Context, workspaceID, id, status string, limit, offset int, after string) ([]Recipient, Stats, error) {
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	switch status {
+	case "", RcptPending, RcptSent, RcptDelivered, RcptBounced, RcptComplained, RcptFailed, RcptSkipped:
+	default:
+		return nil, Stats{}, apierr.InvalidRequest("status must be one of pending, sent, delivered, bounced, complained, failed, skipped.")
+	}
+	rs, err := listRecipients(ctx, s.c.DB, b.ID, status, limit, offset, after)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	st, err := s.Stats(ctx, b)
+	return rs, st, err
+}
+
+// sampleVars are the merge fields of the member with address email (or
+// the audience's first mailable member when email is ""), and the
+// mailable size of the audience.
+func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (map[string]any, int, error) {
+	v := vars(email, "", "", "", nil)
+	if b.AudienceID == "" {
+		return v, 0, nil
+	}
+	sel, err := s.selection(ctx, b)
+	if err != nil {
+		return v, 0, err
+	}
+	sel.Mailable = true
+	n, err := s.c.Contacts.CountPeople(ctx, sel)
+	if err != nil {
+		return v, 0, err
+	}
+	if email != "" {
+		sel.Mailable = false
+	}
+	after := ""
+	for {
+		ps, err := s.c.Contacts.People(ctx, sel, after, 1000)
+		if err != nil {
+			return v, n, err
+		}
+		for _, p := range ps {
+			if email == "" || strings.EqualFold(p.Email, email) {
+				return personVars(p), n, nil
+			}
+		}
+		if len(ps) < 1000 || email == "" {
+			if email != "" {
+				return v, n, apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
+			}
+			return v, n, nil
+		}
+		after = ps[len(ps)-1].ContactID
+	}
+}
+
+func personVars(p contacts.Person) map[string]any {
+	return vars(p.Email, p.FirstName, p.LastName, p.ContactID, p.Attributes, p.MemberAttributes)
+}
+
+// Preview renders the broadcast for one member (or the first one).
+func (s *Service) Preview(ctx context.Context, workspaceID, id, email string) (Rendered, error) {
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return s.preview(ctx, b, email)
+}
+
+// PreviewDraft renders a broadcast that is not stored; nothing is written.
+func (s *Service) PreviewDraft(ctx context.Context, workspaceID string, in Input, email string) (Rendered, error) {
+	b := Broadcast{WorkspaceID: workspaceID}
+	if in.From != nil && *in.From != "" {
+		a, err := sending.ParseAddress(*in.From)
+		if err != nil {
+			return Rendered{}, apierr.InvalidRequest("from %s.", err.Error())
+		}
+		b.From = a.String()
+	}
+	if err := s.apply(&b, in); err != nil {
+		return Rendered{}, err
+	}
+	if b.AudienceID != "" {
+		if _, err := s.c.Contacts.Audience(ctx, workspaceID, b.AudienceID); err != nil {
+			return Rendered{}, err
+		}
+	}
+	return s.preview(ctx, b, email)
+}
+
+func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rendered, error) {
+	r, err := s.renderer(b)
+	if err != nil {
+		return Rendered{}, err
+	}
+	v, n, err := s.sampleVars(ctx, b, email)
+	if err != nil {
+		return Rendered{}, err
+	}
+	out, err := r.render(ctx, v)
+	if err != nil {
+		return Rendered{}, err
+	}
+	var names []string
+	if r.tpl != nil {
+		names = r.tpl.Names()
+	}
+	if names == nil {
+		names = []string{}
+	}
+	h := map[string]string{"From": b.From}
+	if b.ReplyTo != "" {
+		h["Reply-To"] = b.ReplyTo
+	}
+	for k, x := range s.unsubscribeHeaders(b, "preview") {
+		h[k] = x
+	}
+	return Rendered{Subject: out.Subject, HTML: out.HTML, Text: out.Text, Headers: h, MergeFields: names, SampleSize: n}, nil
+}
+
+// Test sends the draft, rendered with the first member's fields, to up to
+// 5 addresses; the draft is unchanged. Suppressed addresses are skipped.
+func (s *Service) Test(ctx context.Context, workspaceID, id string, to []string) (sent int, skipped []string, err error) {
+	if len(to) == 0 {
+		return 0, nil, apierr.InvalidRequest("to is required: an address or a list of up to %d.", MaxTestTo)
+	}
+	if len(to) > MaxTestTo {
+		return 0, nil, apierr.InvalidRequest("A test goes to at most %d addresses; %d were given.", MaxTestTo, len(to))
+	}
+	addrs := make([]string, 0, len(to))
+	for _, t := range to {
+		a, err := sending.ParseAddress(t)
+		if err != nil {
+			return 0, nil, apierr.InvalidRequest("to %q %s.", t, err.Error())
+		}
+		addrs = append(addrs, strings.ToLower(a.Email))
+	}
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if b.Status != StatusDraft {
+		return 0, nil, errNotDraft(b)
+	}
+	if (b.TemplateID == "" && (b.Subject == "" || (b.HTML == "" && b.Text == ""))) || b.From == "" {
+		return 0, nil, apierr.Invalid422("broadcast_not_ready", "A test needs a subject and a body (or a template).")
+	}
+	out, err := s.preview(ctx, b, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	sup, err := suppressions.Suppressed(ctx, s.c.DB, workspaceID, addrs)
+	if err != nil {
+		return 0, nil, err
+	}
+	var msgs []sending.MarketingEmail
+	skipped = []string{}
+	for _, a := range addrs {
+		if _, ok := sup[a]; ok {
+			skipped = append(skipped, a)
+			continue
+		}
+		msgs = append(msgs, sending.MarketingEmail{From: b.From, To: a, Subject: "[Test] " + out.Subject, HTML: out.HTML, Text: out.Text,
+			Tags: map[string]string{"broadcast_test": b.ID}})
+	}
+	err = s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		_, err := s.c.Sending.AcceptMarketing(ctx, tx, workspaceID, msgs, s.c.Clock.Now())
+		return err
+	})
+	return len(msgs), skipped, err
+}
+
+var _ = render.Parse

@@ -1,0 +1,185 @@
+package broadcasts
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/jobs"
+	"mailroom/internal/sending"
+	"mailroom/internal/store"
+)
+
+// Worker runs jobs.BroadcastArgs: the fan-out of one broadcast. It is
+// safe to run again after a crash: every batch commits its emails and its
+// recipients' 'sent' status together, so a rerun starts from the
+// recipients still pending and repeats nothing that committed.
+type Worker struct {
+	river.WorkerDefaults[jobs.BroadcastArgs]
+	Service *Service
+}
+
+// Timeout lets a fan-out run as long as its delivery does (it ends when
+// every handed-over email is final); a rerun continues where it stopped.
+func (w *Worker) Timeout(*river.Job[jobs.BroadcastArgs]) time.Duration { return time.Hour }
+
+// Work fans the broadcast out.
+func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.BroadcastArgs]) error {
+	return w.Service.FanOut(ctx, job.Args.WorkspaceID, job.Args.BroadcastID)
+}
+
+var errStopped = errors.New("broadcast no longer sending")
+
+// FanOut renders and hands over the broadcast's pending recipients batch
+// by batch until none is left (then the broadcast is sent) or it is
+// cancelled. A scheduled broadcast snapshots its recipients first.
+func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		var ae *apierr.Error
+		if errors.As(err, &ae) {
+			return nil // deleted
+		}
+		return err
+	}
+	if b.Status == StatusScheduled {
+		if b, err = s.start(ctx, b); err != nil {
+			return err
+		}
+	}
+	if b.Status != StatusSending {
+		return nil
+	}
+	r, err := s.renderer(b)
+	if err != nil {
+		return err
+	}
+	for {
+		batch, err := pendingBatch(ctx, s.c.DB, b.ID, BatchSize)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return s.finish(ctx, b)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.handOver(ctx, b, r, batch); err != nil {
+			if errors.Is(err, errStopped) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// start moves a scheduled broadcast to sending and snapshots it.
+func (s *Service) start(ctx context.Context, b Broadcast) (Broadcast, error) {
+	sel, err := s.selection(ctx, b)
+	if err != nil {
+		return b, err
+	}
+	err = s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := lockBroadcast(ctx, tx, b.WorkspaceID, b.ID)
+		if err != nil {
+			return err
+		}
+		b = cur
+		if b.Status != StatusScheduled {
+			return nil
+		}
+		now := s.c.Clock.Now()
+		b.Status, b.StartedAt, b.UpdatedAt = StatusSending, &now, now
+		if err := snapshot(ctx, tx, b, sel, now); err != nil {
+			return err
+		}
+		return updateBroadcast(ctx, tx, b)
+	})
+	return b, err
+}
+
+// finish waits until every handed-over email is final (delivered, bounced,
+// failed, cancelled), so that a cancel can still stop what delivery has
+// not taken up, then marks the broadcast sent.
+func (s *Service) finish(ctx context.Context, b Broadcast) error {
+	for {
+		st, err := recipientStats(ctx, s.c.DB, b.ID)
+		if err != nil {
+			return err
+		}
+		if st.Sent == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := lockBroadcast(ctx, tx, b.WorkspaceID, b.ID)
+		if err != nil || cur.Status != StatusSending {
+			return err
+		}
+		now := s.c.Clock.Now()
+		cur.Status, cur.FinishedAt, cur.UpdatedAt = StatusSent, &now, now
+		return updateBroadcast(ctx, tx, cur)
+	})
+}
+
+// handOver renders a batch and, in one transaction that first checks the
+// broadcast is still sending, stores its emails on the marketing lane and
+// marks its recipients sent.
+func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch []pendingRow) error {
+	type skip struct{ id, reason string }
+	var msgs []sending.MarketingEmail
+	var sent []pendingRow
+	var skips []skip
+	var replyTo []string
+	if b.ReplyTo != "" {
+		replyTo = []string{b.ReplyTo}
+	}
+	for _, p := range batch {
+		out, err := r.render(ctx, vars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs))
+		if err != nil {
+			var ae *apierr.Error
+			if !errors.As(err, &ae) {
+				return err
+			}
+			skips = append(skips, skip{p.ID, "could not render: " + ae.Message})
+			continue
+		}
+		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: out.Subject, HTML: out.HTML, Text: out.Text,
+			Headers: s.unsubscribeHeaders(b, p.ContactID), Tags: map[string]string{"broadcast_id": b.ID}})
+		sent = append(sent, p)
+	}
+	return s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := lockBroadcast(ctx, tx, b.WorkspaceID, b.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusSending {
+			return errStopped
+		}
+		now := s.c.Clock.Now()
+		ids, err := s.c.Sending.AcceptMarketing(ctx, tx, b.WorkspaceID, msgs, now)
+		if err != nil {
+			return err
+		}
+		for i, p := range sent {
+			if err := markSent(ctx, tx, p.ID, ids[i], now); err != nil {
+				return err
+			}
+		}
+		for _, k := range skips {
+			if err := markSkipped(ctx, tx, k.id, k.reason, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,498 @@
+package broadcasts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/clock"
+	"mailroom/internal/contacts"
+	"mailroom/internal/ids"
+	"mailroom/internal/jobs"
+	"mailroom/internal/render"
+	"mailroom/internal/secretbox"
+	"mailroom/internal/segments"
+	"mailroom/internal/sending"
+	"mailroom/internal/store"
+	"mailroom/internal/templates"
+)
+
+// Limits.
+const (
+	BatchSize     = 100 // recipients handed to delivery per transaction
+	MaxTestTo     = 5
+	MaxScheduleIn = 30 * 24 * time.Hour
+)
+
+// Domains says whether a sending domain is verified (*domains.Service).
+type Domains interface {
+	SendingStatus(ctx context.Context, workspaceID, domain string) (string, error)
+}
+
+// Config builds a Service.
+type Config struct {
+	DB            *store.DB
+	Clock         clock.Clock
+	Contacts      *contacts.Service
+	Segments      *segments.Service
+	Templates     *templates.Service
+	Sending       *sending.Service
+	Domains       Domains
+	Box           *secretbox.Box
+	PublicURL     string
+	ServiceDomain string
+}
+
+// Service serves broadcasts and runs their fan-out.
+type Service struct{ c Config }
+
+// New builds the service.
+func New(c Config) *Service {
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	return &Service{c: c}
+}
+
+// Position is where a newest-first listing continues.
+type Position struct {
+	At int64
+	ID string
+}
+
+// Input is a broadcast to create or, with nil fields untouched, a patch.
+type Input struct {
+	From        *string
+	Name        *string
+	ReplyTo     *string
+	Subject     *string
+	HTML        *string
+	Text        *string
+	AudienceID  *string
+	SegmentID   *string
+	TopicID     *string
+	TemplateID  *string
+	TrackOpens  *bool
+	TrackClicks *bool
+}
+
+func errNotFound() error { return apierr.NotFound("broadcast") }
+
+func (s *Service) apply(b *Broadcast, in Input) error {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&b.Name, in.Name)
+	set(&b.Subject, in.Subject)
+	set(&b.HTML, in.HTML)
+	set(&b.Text, in.Text)
+	set(&b.AudienceID, in.AudienceID)
+	set(&b.SegmentID, in.SegmentID)
+	set(&b.TopicID, in.TopicID)
+	set(&b.TemplateID, in.TemplateID)
+	if in.ReplyTo != nil {
+		if *in.ReplyTo != "" {
+			a, err := sending.ParseAddress(*in.ReplyTo)
+			if err != nil {
+				return apierr.InvalidRequest("reply_to %s.", err.Error())
+			}
+			*in.ReplyTo = a.String()
+		}
+		b.ReplyTo = *in.ReplyTo
+	}
+	if in.TrackOpens != nil {
+		b.TrackOpens = *in.TrackOpens
+	}
+	if in.TrackClicks != nil {
+		b.TrackClicks = *in.TrackClicks
+	}
+	if strings.ContainsAny(b.Subject, "\r\n") {
+		return apierr.InvalidRequest("subject must be one line.")
+	}
+	if len(b.HTML) > 1<<20 || len(b.Text) > 1<<20 {
+		return apierr.InvalidRequest("html and text are at most 1 MB each.")
+	}
+	return nil
+}
+
+// Create stores a draft. from is required; everything else may come later
+// and what is missing is listed in the problems.
+func (s *Service) Create(ctx context.Context, workspaceID string, in Input) (Broadcast, []Problem, error) {
+	if in.From == nil || strings.TrimSpace(*in.From) == "" {
+		return Broadcast{}, nil, apierr.InvalidRequest("from is required: an address or \"Name <address>\" on a verified domain.")
+	}
+	a, err := sending.ParseAddress(*in.From)
+	if err != nil {
+		return Broadcast{}, nil, apierr.InvalidRequest("from %s.", err.Error())
+	}
+	now := s.c.Clock.Now()
+	b := Broadcast{ID: ids.New("bc"), WorkspaceID: workspaceID, From: a.String(), Status: StatusDraft, CreatedAt: now, UpdatedAt: now}
+	if err := s.apply(&b, in); err != nil {
+		return b, nil, err
+	}
+	if err := insertBroadcast(ctx, s.c.DB, b); err != nil {
+		return b, nil, err
+	}
+	p, err := s.Problems(ctx, b)
+	return b, p, err
+}
+
+// Get reads a broadcast.
+func (s *Service) Get(ctx context.Context, workspaceID, id string) (Broadcast, error) {
+	b, err := broadcastByID(ctx, s.c.DB, workspaceID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return b, errNotFound()
+	}
+	return b, err
+}
+
+// List reads broadcasts newest first.
+func (s *Service) List(ctx context.Context, workspaceID string, limit int, before *Position) ([]Broadcast, error) {
+	return listBroadcasts(ctx, s.c.DB, workspaceID, limit, before)
+}
+
+// Stats counts the broadcast's recipients by current status.
+func (s *Service) Stats(ctx context.Context, b Broadcast) (Stats, error) {
+	return recipientStats(ctx, s.c.DB, b.ID)
+}
+
+func errNotDraft(b Broadcast) error {
+	return apierr.New(apierr.StatusConflict, "broadcast_not_draft", "The broadcast is %s; only a draft can be changed.", b.Status).
+		WithNext("Create a new broadcast to send something else.")
+}
+
+// Update edits a draft (from is not patchable: the handler refuses it).
+func (s *Service) Update(ctx context.Context, workspaceID, id string, in Input) (Broadcast, []Problem, error) {
+	var b Broadcast
+	err := s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if b, err = lockBroadcast(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		if b.Status != StatusDraft {
+			return errNotDraft(b)
+		}
+		if err := s.apply(&b, in); err != nil {
+			return err
+		}
+		b.UpdatedAt = s.c.Clock.Now()
+		return updateBroadcast(ctx, tx, b)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return b, nil, errNotFound()
+	}
+	if err != nil {
+		return b, nil, err
+	}
+	p, err := s.Problems(ctx, b)
+	return b, p, err
+}
+
+// Cancel stops a scheduled or sending broadcast: no batch commits after
+// this returns (each batch re-reads the status under the row's lock), the
+// recipients not yet handed over are skipped, and so are those whose
+// emails delivery had not yet taken up (cancelled); only messages already
+// being sent go. A draft is cancelled
+// too (nothing was sent); a sent or cancelled one answers 409.
+func (s *Service) Cancel(ctx context.Context, workspaceID, id string) (Broadcast, error) {
+	var b Broadcast
+	err := s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if b, err = lockBroadcast(ctx, tx, workspaceID, id); err != nil {
+			return err
+		}
+		switch b.Status {
+		case StatusDraft, StatusScheduled, StatusSending:
+		default:
+			return apierr.New(apierr.StatusConflict, "broadcast_not_cancellable", "The broadcast is already %s.", b.Status)
+		}
+		now := s.c.Clock.Now()
+		b.Status, b.CancelledAt, b.UpdatedAt = StatusCancelled, &now, now
+		if err := updateBroadcast(ctx, tx, b); err != nil {
+			return err
+		}
+		if err := skipPending(ctx, tx, b.ID, "cancelled", now); err != nil {
+			return err
+		}
+		// What delivery has not taken up yet does not go either.
+		handed, err := handedOver(ctx, tx, b.ID)
+		if err != nil {
+			return err
+		}
+		stopped, err := sending.CancelQueued(ctx, tx, b.WorkspaceID, handed)
+		if err != nil {
+			return err
+		}
+		return unsend(ctx, tx, b.ID, stopped, now)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return b, errNotFound()
+	}
+	return b, err
+}
+
+// SendResult is the answer of a send.
+type SendResult struct {
+	Broadcast  Broadcast
+	Queued     int
+	Batches    int
+	Skipped    int
+	Recipients int
+}
+
+// Send sends a draft now (snapshotting its recipients) or books it for at.
+func (s *Service) Send(ctx context.Context, workspaceID, id string, at *time.Time) (SendResult, error) {
+	var res SendResult
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return res, err
+	}
+	if b.Status != StatusDraft {
+		return res, errNotDraft(b)
+	}
+	now := s.c.Clock.Now()
+	if at != nil {
+		if !at.After(now) {
+			return res, apierr.InvalidRequest("scheduled_at must be in the future.")
+		}
+		if at.Sub(now) > MaxScheduleIn {
+			return res, apierr.InvalidRequest("scheduled_at is at most 30 days out.")
+		}
+	}
+	probs, err := s.Problems(ctx, b)
+	if err != nil {
+		return res, err
+	}
+	if len(probs) > 0 {
+		msgs := make([]string, len(probs))
+		for i, p := range probs {
+			msgs[i] = p.Message
+		}
+		return res, apierr.Invalid422("broadcast_not_ready", "The broadcast cannot be sent yet: %s", strings.Join(msgs, " ")).
+			WithNext("Fix each problem (GET the broadcast lists them), then send again.")
+	}
+	sel, err := s.selection(ctx, b)
+	if err != nil {
+		return res, err
+	}
+	err = s.c.DB.InTx(ctx, func(tx *store.Tx) error {
+		cur, err := lockBroadcast(ctx, tx, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusDraft {
+			return errNotDraft(cur)
+		}
+		b = cur
+		b.UpdatedAt = now
+		args := jobs.BroadcastArgs{BroadcastID: b.ID, WorkspaceID: b.WorkspaceID}
+		if at != nil {
+			t := at.UTC()
+			b.Status, b.ScheduledAt = StatusScheduled, &t
+			opts := args.InsertOpts()
+			opts.ScheduledAt = t
+			tx.AddJob(river.InsertManyParams{Args: args, InsertOpts: &opts})
+			return updateBroadcast(ctx, tx, b)
+		}
+		b.Status, b.StartedAt = StatusSending, &now
+		if err := snapshot(ctx, tx, b, sel, now); err != nil {
+			return fmt.Errorf("snapshotting recipients: %w", err)
+		}
+		tx.AddJob(args)
+		return updateBroadcast(ctx, tx, b)
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Broadcast = b
+	if at == nil {
+		pending, skipped, err := countRecipients(ctx, s.c.DB, b.ID)
+		if err != nil {
+			return res, err
+		}
+		res.Queued, res.Skipped, res.Recipients = pending, skipped, pending+skipped
+		res.Batches = (pending + BatchSize - 1) / BatchSize
+	}
+	return res, nil
+}
+
+// selection is who the broadcast goes to: the audience's members, narrowed
+// by the segment's rules when it has one.
+func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selection, error) {
+	if b.SegmentID == "" {
+		return s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, nil, false), nil
+	}
+	seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
+	if err != nil {
+		return contacts.Selection{}, err
+	}
+	return s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, seg.Set(), false), nil
+}
+
+// Problems lists what stops the broadcast from being sent.
+func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) {
+	ps := []Problem{}
+	add := func(code, format string, a ...any) { ps = append(ps, Problem{code, fmt.Sprintf(format, a...)}) }
+	if b.AudienceID == "" {
+		add("no_audience", "No audience: set audience_id to the audience this broadcast goes to.")
+	} else if _, err := s.c.Contacts.Audience(ctx, b.WorkspaceID, b.AudienceID); err != nil {
+		if _, ok := apierr.As(err); !ok {
+			return nil, err
+		}
+		add("unknown_audience", "Audience %s does not exist (or was deleted): choose another audience_id.", b.AudienceID)
+		b.AudienceID = ""
+	}
+	if b.SegmentID != "" {
+		seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
+		switch {
+		case err != nil:
+			if _, ok := apierr.As(err); !ok {
+				return nil, err
+			}
+			add("unknown_segment", "Segment %s does not exist: choose another segment_id or remove it.", b.SegmentID)
+		case seg.AudienceID != "" && seg.AudienceID != b.AudienceID:
+			add("segment_audience", "Segment %s belongs to audience %s, not to this broadcast's audience: choose a segment of the same audience.", seg.ID, seg.AudienceID)
+		}
+	}
+	var names []string
+	if b.TemplateID != "" {
+		t, err := s.c.Templates.Get(ctx, b.WorkspaceID, b.TemplateID)
+		if err != nil {
+			if _, ok := apierr.As(err); !ok {
+				return nil, err
+			}
+			add("unknown_template", "Template %s does not exist: choose another template_id.", b.TemplateID)
+		} else if !t.Sendable() {
+			add("template_not_published", "Template %s has no published version: publish one (POST /v1/templates/%s/publish).", t.ID, t.ID)
+		}
+	} else {
+		if strings.TrimSpace(b.Subject) == "" {
+			add("no_subject", "No subject: add one.")
+		}
+		if strings.TrimSpace(b.HTML) == "" && strings.TrimSpace(b.Text) == "" {
+			add("no_body", "No body: add html or text, or choose a template with template_id.")
+		} else if t, err := b.body(); err != nil {
+			add("invalid_body", "The body does not parse as a template: %s.", err.Error())
+		} else {
+			names = t.Names()
+		}
+	}
+	if dom := domainOf(b.From); !strings.EqualFold(dom, s.c.ServiceDomain) && s.c.Domains != nil {
+		st, err := s.c.Domains.SendingStatus(ctx, b.WorkspaceID, dom)
+		if err != nil {
+			return nil, err
+		}
+		if st != "verified" {
+			add("from_domain_not_verified", "The from domain %s is not verified: verify it (POST /v1/domains/{id}/verify) or send from a verified domain.", dom)
+		}
+	}
+	if b.AudienceID != "" {
+		sel, err := s.selection(ctx, b)
+		if err == nil {
+			sel.Mailable = true
+			sample, err := s.c.Contacts.People(ctx, sel, "", 1000)
+			if err != nil {
+				return nil, err
+			}
+			if len(sample) == 0 {
+				add("empty_audience", "Nobody to send to: the audience (or segment) has no subscribed, unsuppressed member.")
+			}
+			for _, n := range unknownFields(names, sample) {
+				add("unknown_merge_field", "The body uses {{ %s }}, which no member has: add the attribute to members or remove it from the body.", n)
+			}
+		}
+	}
+	return ps, nil
+}
+
+// unknownFields are the names the body uses that neither the builtins
+// nor any sampled member's attributes supply.
+func unknownFields(names []string, sample []contacts.Person) []string {
+	var out []string
+	for _, n := range names {
+		root := strings.SplitN(n, ".", 2)[0]
+		if builtins[root] || root == "unsubscribe_url" || strings.HasPrefix(n, "!") {
+			continue
+		}
+		found := false
+		for _, p := range sample {
+			if _, ok := p.Attributes[root]; ok {
+				found = true
+				break
+			}
+			if _, ok := p.MemberAttributes[root]; ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func domainOf(addr string) string {
+	a, err := sending.ParseAddress(addr)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(a.Email[strings.LastIndexByte(a.Email, '@')+1:])
+}
+
+// Rendered is a message rendered for one member (or sample values).
+type Rendered struct {
+	Subject, HTML, Text string
+	Headers             map[string]string
+	MergeFields         []string
+	SampleSize          int
+}
+
+// renderer renders the broadcast for members; it parses once.
+type renderer struct {
+	s   *Service
+	b   Broadcast
+	tpl *render.Template
+}
+
+func (s *Service) renderer(b Broadcast) (*renderer, error) {
+	r := &renderer{s: s, b: b}
+	if b.TemplateID == "" {
+		t, err := b.body()
+		if err != nil {
+			return nil, apierr.InvalidRequest("The body does not parse as a template: %s.", err.Error())
+		}
+		r.tpl = t
+	}
+	return r, nil
+}
+
+func (r *renderer) render(ctx context.Context, v map[string]any) (render.Output, error) {
+	if r.tpl != nil {
+		return r.tpl.RenderForSend(v)
+	}
+	out, err := r.s.c.Templates.ForSend(ctx, r.b.WorkspaceID, r.b.TemplateID, v)
+	return out.Output, err
+}
+
+// unsubscribeHeaders are the RFC 8058 one-click headers for a member.
+func (s *Service) unsubscribeHeaders(b Broadcast, contactID string) map[string]string {
+	if s.c.Box == nil {
+		return nil
+	}
+	tok := s.c.Box.Token("broadcast-unsubscribe", nil, []byte(b.WorkspaceID+"\x00"+b.AudienceID+"\x00"+contactID))
+	url := strings.TrimRight(s.c.PublicURL, "/") + "/unsubscribe/" + tok
+	return map[string]string{
+		"List-Unsubscribe":      "<" + url + ">, <mailto:unsubscribe@" + s.c.ServiceDomain + "?subject=" + tok + ">",
+		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+	}
+}

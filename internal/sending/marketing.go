@@ -1,0 +1,59 @@
+package sending
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/jobs"
+	"mailroom/internal/outbound"
+	"mailroom/internal/store"
+)
+
+// Mail classes (emails.mail_class).
+const (
+	ClassTransactional = "transactional"
+	ClassMarketing     = "marketing"
+)
+
+// MarketingEmail is one rendered marketing message to one recipient (a
+// broadcast's member). From and ReplyTo are formatted addresses the
+// caller has checked; To is a bare address.
+type MarketingEmail struct {
+	From    string
+	ReplyTo []string
+	To      string
+	Subject string
+	HTML    string
+	Text    string
+	Headers map[string]string
+	Tags    map[string]string
+}
+
+// AcceptMarketing stores the emails as queued marketing mail in the
+// caller's transaction and hands them, with that commit, to the delivery
+// engine's marketing lane in one batch job. It returns their ids in order.
+// Suppressions are checked again by delivery at send time.
+func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID string, ms []MarketingEmail, now time.Time) ([]string, error) {
+	out := make([]string, 0, len(ms))
+	refs := make([]jobs.EmailRef, 0, len(ms))
+	cols := append(append([]string{}, emailColumns...), "mail_class")
+	for _, m := range ms {
+		id := ids.New("em")
+		from := m.From
+		if a, err := ParseAddress(m.From); err == nil {
+			from = a.Email
+		}
+		e := &emailRow{ID: id, WorkspaceID: workspaceID, Status: StatusQueued, From: m.From, To: []string{m.To}, ReplyTo: m.ReplyTo,
+			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags,
+			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)}}
+		tx.DeferInsert("emails", cols, append(e.insertArgs(), ClassMarketing)...)
+		out = append(out, id)
+		refs = append(refs, jobs.EmailRef{EmailID: id, WorkspaceID: workspaceID})
+	}
+	if len(refs) > 0 {
+		tx.AddJob(jobs.MarketingBatchArgs{Emails: refs})
+	}
+	return out, nil
+}

@@ -127,8 +127,8 @@ func (s *Service) loadKeys(ctx context.Context, domainIDs []string, keys map[str
 }
 
 // WorkspaceDomainName is the workspace's own subdomain of the service
-// domain: a slug of the workspace name and eight characters of its id, so
-// it is readable and never collides.
+// domain: a slug of the workspace name and the last eight (random)
+// characters of its id, so it is readable and does not collide.
 func WorkspaceDomainName(workspaceID, workspaceName, serviceDomain string) string {
 	var b strings.Builder
 	dash := false
@@ -154,8 +154,10 @@ func WorkspaceDomainName(workspaceID, workspaceName, serviceDomain string) strin
 		suffix = after
 	}
 	suffix = strings.ToLower(suffix)
+	// The last eight characters: the id's first ones are its creation
+	// time, alike for workspaces made within 256 ms of each other.
 	if len(suffix) > 8 {
-		suffix = suffix[:8]
+		suffix = suffix[len(suffix)-8:]
 	}
 	return slug + "-" + suffix + "." + serviceDomain
 }

@@ -8,6 +8,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
+	"mailroom/internal/inbound"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/templates"
@@ -23,6 +24,7 @@ type Services struct {
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
 	Contacts     *contacts.Service
+	Inbound      *inbound.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -127,6 +129,14 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
 	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
+
+	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).
+	t.handle("GET /v1/mailboxes", ws, nested, h.listMailboxes)
+	t.handle("POST /v1/mailboxes", ws, nested, h.createMailbox)
+	t.handle("GET /v1/mailboxes/{id}", ws, nested, h.getMailbox)
+	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
+	t.handle("GET /v1/identity", read, nested, h.getIdentity)
+	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

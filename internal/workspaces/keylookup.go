@@ -65,6 +65,7 @@ type keyResult struct {
 // keyRow is what a key's hash finds.
 type keyRow struct {
 	id, workspaceID, name, scopes, hash, ownerEmail string
+	mailboxID                                       string // "" for an unbound key
 	createdAt                                       int64
 	confirmed                                       int
 }
@@ -185,7 +186,7 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	// bounded on its own.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rows, err := l.db.Query(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
+	rows, err := l.db.Query(ctx, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed, COALESCE(k.mailbox_id, '')
 		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func (l *keyLookup) query(batch []*keyReq) (map[string]*keyRow, error) {
 	found := map[string]*keyRow{}
 	for rows.Next() {
 		k := &keyRow{}
-		if err := rows.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed); err != nil {
+		if err := rows.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID); err != nil {
 			return nil, err
 		}
 		found[k.hash] = k

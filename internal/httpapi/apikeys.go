@@ -25,7 +25,7 @@ type apiKeyList struct {
 }
 
 type createAPIKeyRequest struct {
-	Name   string          `json:"name"`
+	Name      string          `json:"name"`
 	Scopes    json.RawMessage `json:"scopes"`     // absent, null or a list: the service tells them apart
 	MailboxID *string         `json:"mailbox_id"` // binds the key to this mailbox
 }

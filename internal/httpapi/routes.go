@@ -135,6 +135,12 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/mailboxes", ws, nested, h.createMailbox)
 	t.handle("GET /v1/mailboxes/{id}", ws, nested, h.getMailbox)
 	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
+	t.handle("GET /v1/messages", read, nested, h.listMessages)
+	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage) // marks it read
+	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)
+	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)
+	t.handle("GET /v1/threads", read, nested, h.listThreads)
+	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
 	t.handle("GET /v1/identity", read, nested, h.getIdentity)
 	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 

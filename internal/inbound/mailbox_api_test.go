@@ -65,7 +65,7 @@ func TestMailboxAndIdentityRoutes(t *testing.T) {
 	s.Run(t,
 		sc{Name: "default mailbox", Method: "GET", Path: "/v1/mailboxes", Status: 200,
 			Shape: shape{"mailboxes": []any{shape{"address": scenario.Prefix("inbox@"), "unread_count": 0, "id": scenario.Prefix("mbx_")}}},
-			Save: map[string]string{"inbox": "mailboxes.0.id", "inboxAddr": "mailboxes.0.address"}},
+			Save:  map[string]string{"inbox": "mailboxes.0.id", "inboxAddr": "mailboxes.0.address"}},
 		sc{Name: "local part", Method: "POST", Path: "/v1/mailboxes", Body: map[string]any{"local_part": "Support", "name": "Support desk"}, Status: 201,
 			Shape: shape{"id": scenario.Prefix("mbx_"), "address": scenario.Prefix("support@"), "name": "Support desk", "unread_count": 0, "created_at": scenario.Present},
 			Save:  map[string]string{"support": "id", "supportAddr": "address"}},

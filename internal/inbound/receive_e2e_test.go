@@ -33,9 +33,13 @@ func startSMTP(t *testing.T, opts ...testapp.Option) (*testapp.App, string) {
 // first refusal.
 func send(t *testing.T, addr, mailFrom string, rcpts []string, raw string) error {
 	t.Helper()
+	return sendNoFatal(addr, mailFrom, rcpts, raw)
+}
+
+func sendNoFatal(addr, mailFrom string, rcpts []string, raw string) error {
 	c, err := smtp.Dial(addr)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer c.Close()
 	if err := c.Hello("client.example"); err != nil {

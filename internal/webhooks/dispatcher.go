@@ -60,9 +60,26 @@ func (s *Service) kickPoolOnly() {
 }
 
 type subscriber struct {
-	id     string
-	events []string
-	active bool
+	id      string
+	events  []string
+	active  bool
+	mailbox string // "" when the endpoint is not scoped to a mailbox
+}
+
+// wants reports whether the endpoint takes the event: a mailbox-scoped
+// endpoint takes received-mail events of its own mailbox only, and of the
+// events without a mailbox only those MailboxScoped allows.
+func (sub subscriber) wants(e events.Claimed) bool {
+	if !slices.Contains(sub.events, e.Type) {
+		return false
+	}
+	if sub.mailbox == "" {
+		return true
+	}
+	if e.MailboxID != "" {
+		return e.MailboxID == sub.mailbox
+	}
+	return MailboxScoped(e.Type)
 }
 
 // fanOut claims a batch of undispatched events and, in the same
@@ -102,7 +119,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 		nowMs := store.Millis(now)
 		for _, e := range evs {
 			for _, sub := range subs[e.WorkspaceID] {
-				if !slices.Contains(sub.events, e.Type) {
+				if !sub.wants(e) {
 					continue
 				}
 				held := 0
@@ -145,7 +162,7 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (m
 	out := map[string][]subscriber{}
 	for chunk := range slices.Chunk(wsIDs, 512) {
 		args, in := store.PaddedIn(nil, chunk)
-		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
+		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active, COALESCE(mailbox_id, '') FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +170,7 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (m
 			var sub subscriber
 			var ws, evJSON string
 			var active int
-			if err := rows.Scan(&sub.id, &ws, &evJSON, &active); err != nil {
+			if err := rows.Scan(&sub.id, &ws, &evJSON, &active, &sub.mailbox); err != nil {
 				rows.Close()
 				return nil, err
 			}

@@ -44,6 +44,7 @@ type Endpoint struct {
 	LastFailureAt            *time.Time
 	PreviousSecretValidUntil *time.Time
 	HeldCount                int
+	MailboxID                string // "" when not scoped to a mailbox
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
 
@@ -56,6 +57,10 @@ type CreateParams struct {
 	URL     string
 	Events  []string
 	Headers map[string]string
+	// MailboxID scopes the endpoint to one mailbox (checked by the
+	// caller): it gets that mailbox's received-mail events and no
+	// workspace or automation events.
+	MailboxID string
 }
 
 // UpdateParams is the body of PATCH /v1/webhooks/{id}; nil fields are left
@@ -127,13 +132,17 @@ func (s *Service) Create(ctx context.Context, workspaceID string, p CreateParams
 	now := s.clock.Now()
 	e := &Endpoint{
 		ID: ids.New("wh"), WorkspaceID: workspaceID, URL: p.URL, Events: evs, Headers: p.Headers,
-		Active: true, CreatedAt: now, UpdatedAt: now, Secret: secret,
+		Active: true, CreatedAt: now, UpdatedAt: now, Secret: secret, MailboxID: p.MailboxID,
+	}
+	var mailboxID any
+	if p.MailboxID != "" {
+		mailboxID = p.MailboxID
 	}
 	evJSON, _ := json.Marshal(evs)
 	hJSON, _ := json.Marshal(p.Headers)
 	_, err = s.db.Exec(ctx, `INSERT INTO webhooks (id, workspace_id, url, events, headers, secret, active,
-		consecutive_failures, accepted_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?)`,
-		e.ID, workspaceID, e.URL, string(evJSON), string(hJSON), sealed, store.Millis(now), store.Millis(now), store.Millis(now))
+		consecutive_failures, accepted_at, created_at, updated_at, mailbox_id) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?)`,
+		e.ID, workspaceID, e.URL, string(evJSON), string(hJSON), sealed, store.Millis(now), store.Millis(now), store.Millis(now), mailboxID)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +150,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, p CreateParams
 }
 
 const endpointColumns = `id, workspace_id, url, events, headers, active, disabled_reason, disabled_at,
-	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at`
+	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at, COALESCE(mailbox_id, '')`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -153,7 +162,7 @@ func scanEndpoint(r rowScanner, now time.Time) (*Endpoint, error) {
 	var disabledAt, lastOK, lastFail, prevUntil sql.NullInt64
 	var created, updated int64
 	if err := r.Scan(&e.ID, &e.WorkspaceID, &e.URL, &evJSON, &hJSON, &active, &reason, &disabledAt,
-		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated); err != nil {
+		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated, &e.MailboxID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, store.ErrNotFound
 		}

@@ -23,7 +23,12 @@ var owners = map[string]string{
 	"domains":              "domains",
 	"domain_keys":          "domains",
 	"service_keys":         "domains",
-	"mailboxes":            "domains", // until the inbound area creates mailboxes
+	"mailboxes":            "inbound",
+	"inbound_provisioned":  "inbound",
+	"messages":             "inbound",
+	"message_parts":        "inbound",
+	"message_raw":          "inbound",
+	"threads":              "inbound",
 	"emails":               "sending",
 	"idempotency_keys":     "sending",
 	"outbound_messages":    "delivery",

@@ -81,10 +81,29 @@ func (a *App) wireDelivery(w *wiring) error {
 	// broadcast never fills the transactional queue or its slots.
 	w.queues[jobs.QueueMarketing] = river.QueueConfig{MaxWorkers: 8}
 
+	var smtpTLS *tls.Config
+	if cfg.SMTPTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.SMTPTLSCert, cfg.SMTPTLSKey)
+		if err != nil {
+			return fmt.Errorf("MAILROOM_SMTP_TLS_CERT / MAILROOM_SMTP_TLS_KEY: %w", err)
+		}
+		smtpTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Special addresses' routers go before the mailboxes.
+	var routers []smtpin.Router
+	if a.services.Topics != nil { // the mailto: form of List-Unsubscribe
+		routers = append(routers, smtpin.UnsubscribeRouter{
+			Address: topics.UnsubscribeLocalPart + "@" + cfg.ServiceDomain, Act: a.services.Topics.UnsubscribeMail,
+			Log: a.Log.With("component", "smtpin"),
+		})
+	}
+	if a.services.Inbound != nil {
+		routers = append(routers, a.services.Inbound)
+	}
 	in := smtpin.New(smtpin.Options{
-		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, Log: a.Log.With("component", "smtpin"),
-		// The mailto: form of List-Unsubscribe (topics).
-		UnsubscribeAddress: topics.UnsubscribeLocalPart + "@" + cfg.ServiceDomain, Unsubscribe: a.services.Topics.UnsubscribeMail,
+		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, Routers: routers, Log: a.Log.With("component", "smtpin"),
+		MaxBytes: int64(cfg.SMTPMaxBytes), MaxRecipients: cfg.SMTPMaxRecipients, MaxSessions: cfg.SMTPMaxSessions,
+		Timeout: cfg.SMTPTimeout, TLS: smtpTLS,
 	})
 	a.delivery = deliveryParts{service: svc, smtp: in}
 	a.background = append(a.background, svc, in)

@@ -59,6 +59,18 @@ type Config struct {
 	// Policy is the sending policy: quotas, caps, throttles, pauses and
 	// the dedicated IP inventory (policy.go).
 	Policy Policy
+	// Inbound SMTP: MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY (PEM
+	// files) turn on STARTTLS; MAILROOM_SMTP_MAX_BYTES (default 41943040,
+	// 40 MB) is the SIZE announced and enforced; MAILROOM_SMTP_MAX_RECIPIENTS
+	// (default 50) RCPTs per message; MAILROOM_SMTP_MAX_SESSIONS (default
+	// 200) concurrent sessions; MAILROOM_SMTP_TIMEOUT (default 2m) the idle
+	// read and write timeout of a session.
+	SMTPTLSCert       string
+	SMTPTLSKey        string
+	SMTPMaxBytes      int
+	SMTPMaxRecipients int
+	SMTPMaxSessions   int
+	SMTPTimeout       time.Duration
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -117,6 +129,20 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	integer("MAILROOM_SMTP_PORT", 25, &c.SMTPPort)
 	integer("MAILROOM_DELIVERY_CONCURRENCY", 64, &c.DeliveryConcurrency)
 	integer("MAILROOM_WEBHOOK_CONCURRENCY", 64, &c.WebhookConcurrency)
+	integer("MAILROOM_SMTP_MAX_BYTES", 40<<20, &c.SMTPMaxBytes)
+	integer("MAILROOM_SMTP_MAX_RECIPIENTS", 50, &c.SMTPMaxRecipients)
+	integer("MAILROOM_SMTP_MAX_SESSIONS", 200, &c.SMTPMaxSessions)
+	c.SMTPTLSCert, c.SMTPTLSKey = get("MAILROOM_SMTP_TLS_CERT", ""), get("MAILROOM_SMTP_TLS_KEY", "")
+	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
+		errs = append(errs, fmt.Errorf("MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY go together: set both or neither"))
+	}
+	if v := get("MAILROOM_SMTP_TIMEOUT", "2m"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("MAILROOM_SMTP_TIMEOUT: %q is not a duration of at least 1s (such as 2m)", v))
+		}
+		c.SMTPTimeout = d
+	}
 	if v := get("MAILROOM_JOB_RESCUE_AFTER", "5m"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second {

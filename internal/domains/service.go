@@ -71,7 +71,8 @@ type Service struct {
 	keys map[string]*rsa.PrivateKey // sealed PEM -> parsed key; parsing costs more than a lookup
 	svc  *serviceKey
 
-	hooks testHooks
+	hooks     testHooks
+	mailboxes MailboxCounter
 }
 
 // testHooks are points inside a critical step where a test can hold the
@@ -271,7 +272,7 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 			return apierr.Conflict("workspace_domain_protected", "The workspace's own subdomain of the service domain cannot be removed.").
 				WithNext("Only custom domains added with POST /v1/domains can be deleted.")
 		}
-		n, err := countMailboxes(ctx, tx, workspaceID, id)
+		n, err := s.countMailboxes(ctx, tx, workspaceID, id)
 		if err != nil {
 			return err
 		}
@@ -286,13 +287,29 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 	if store.IsForeignKeyViolation(err) {
 		// A mailbox was created on the domain after the count above
 		// (PostgreSQL; see migration 00008): count again, now it is there.
-		n, cerr := countMailboxes(ctx, s.db, workspaceID, id)
+		n, cerr := s.countMailboxes(ctx, s.db, workspaceID, id)
 		if cerr != nil {
 			return cerr
 		}
 		return domainInUse(n)
 	}
 	return err
+}
+
+// MailboxCounter counts the mailboxes on a domain: the inbound area, which
+// owns mailboxes (and imports domains, so it is handed in).
+type MailboxCounter interface {
+	CountOnDomain(ctx context.Context, q store.Querier, workspaceID, domainID string) (int, error)
+}
+
+// SetMailboxes hands in the inbound area once it is built; call before serving.
+func (s *Service) SetMailboxes(m MailboxCounter) { s.mailboxes = m }
+
+func (s *Service) countMailboxes(ctx context.Context, q store.Querier, workspaceID, domainID string) (int, error) {
+	if s.mailboxes == nil {
+		return 0, errors.New("domains: no mailbox counter wired")
+	}
+	return s.mailboxes.CountOnDomain(ctx, q, workspaceID, domainID)
 }
 
 func domainInUse(n int) error {

@@ -70,10 +70,13 @@ type Event struct {
 	ID          string
 	WorkspaceID string
 	EmailID     string // empty when no message is behind it
-	Type        string
-	Sequence    int
-	CreatedAt   time.Time
-	Data        map[string]any
+	// MailboxID is the mailbox a received-mail event concerns (empty for
+	// every other event): endpoints scoped to another mailbox skip it.
+	MailboxID string
+	Type      string
+	Sequence  int
+	CreatedAt time.Time
+	Data      map[string]any
 	// RawData, when set, is Data already encoded: a caller raising several
 	// events with the same data encodes it once, outside its transaction.
 	RawData json.RawMessage
@@ -139,7 +142,7 @@ type Envelope struct {
 // TimeFormat is ISO 8601 UTC with milliseconds, as the spec asks.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
-var eventColumns = []string{"id", "workspace_id", "email_id", "type", "sequence", "created_at", "data", "webhook", "dispatched"}
+var eventColumns = []string{"id", "workspace_id", "email_id", "type", "sequence", "created_at", "data", "webhook", "dispatched", "mailbox_id"}
 
 // Raise writes an event inside tx and returns it with its id. The caller's
 // transaction makes the event exactly as durable as the change behind it.
@@ -165,18 +168,21 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 			return ev, err
 		}
 	}
-	var emailID any
+	var emailID, mailboxID any
 	if ev.EmailID != "" {
 		emailID = ev.EmailID
 	}
 	countEvent(tx, ev)
+	if ev.MailboxID != "" {
+		mailboxID = ev.MailboxID
+	}
 	// Events are only read back after commit (timeline, dispatcher), so
 	// they go in the transaction's multi-row inserts.
 	if !IsWebhookEvent(ev.Type) {
-		tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1)
+		tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1, mailboxID)
 		return ev, nil
 	}
-	tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID))
+	tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID), mailboxID)
 	return ev, nil
 }
 
@@ -358,7 +364,8 @@ type Claimed struct {
 	ID          string
 	WorkspaceID string
 	Type        string
-	At          int64 // unix ms
+	At          int64  // unix ms
+	MailboxID   string // "" when the event concerns no one mailbox
 }
 
 // ClaimUndispatched flips up to limit undispatched events to dispatched
@@ -368,7 +375,7 @@ type Claimed struct {
 func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed, error) {
 	rows, err := tx.Query(ctx, `UPDATE events SET dispatched = 1 WHERE seq IN
 		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+tx.SkipLocked()+`)
-		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at`, limit)
+		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at, COALESCE(mailbox_id, '')`, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +383,7 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 	var out []Claimed
 	for rows.Next() {
 		var c Claimed
-		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At); err != nil {
+		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At, &c.MailboxID); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"mailroom/internal/apierr"
 	"mailroom/internal/workspaces"
 )
 
@@ -14,6 +15,7 @@ type apiKeyJSON struct {
 	Scopes     []string `json:"scopes"`
 	CreatedAt  string   `json:"created_at"`
 	LastUsedAt *string  `json:"last_used_at"`
+	MailboxID  *string  `json:"mailbox_id"` // the mailbox the key is bound to, or null
 	Key        string   `json:"key,omitempty"`
 }
 
@@ -23,12 +25,17 @@ type apiKeyList struct {
 }
 
 type createAPIKeyRequest struct {
-	Name   string          `json:"name"`
-	Scopes json.RawMessage `json:"scopes"` // absent, null or a list: the service tells them apart
+	Name      string          `json:"name"`
+	Scopes    json.RawMessage `json:"scopes"`     // absent, null or a list: the service tells them apart
+	MailboxID *string         `json:"mailbox_id"` // binds the key to this mailbox
 }
 
 func apiKeyOut(k *workspaces.Key) apiKeyJSON {
 	out := apiKeyJSON{ID: k.ID, Name: k.Name, Scopes: k.Scopes, CreatedAt: ts(k.CreatedAt)}
+	if k.MailboxID != "" {
+		m := k.MailboxID
+		out.MailboxID = &m
+	}
 	if k.LastUsedAt != nil {
 		s := ts(*k.LastUsedAt)
 		out.LastUsedAt = &s
@@ -72,7 +79,19 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 			return jsonError(&json.UnmarshalTypeError{Field: "scopes", Value: "scopes", Type: typeOfStrings})
 		}
 	}
-	k, secret, err := h.d.Workspaces.CreateKey(r.Context(), apiKey(r).WorkspaceID, req.Name, scopes, given)
+	caller := apiKey(r)
+	mailboxID := caller.MailboxID // a bound key makes only keys bound like it
+	if req.MailboxID != nil {
+		if caller.MailboxID != "" && *req.MailboxID != caller.MailboxID {
+			return apierr.NotFound("mailbox")
+		}
+		m, err := h.d.Services.Inbound.Mailbox(r.Context(), caller.WorkspaceID, caller.MailboxID, *req.MailboxID)
+		if err != nil {
+			return err
+		}
+		mailboxID = m.ID
+	}
+	k, secret, err := h.d.Workspaces.CreateKey(r.Context(), caller.WorkspaceID, req.Name, scopes, given, mailboxID)
 	if err != nil {
 		return err
 	}

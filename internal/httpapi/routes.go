@@ -10,6 +10,7 @@ import (
 	"mailroom/internal/broadcasts"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
+	"mailroom/internal/inbound"
 	"mailroom/internal/policy"
 	"mailroom/internal/segments"
 	"mailroom/internal/sending"
@@ -35,6 +36,7 @@ type Services struct {
 	Policy       *policy.Service
 	Segments     *segments.Service
 	Broadcasts   *broadcasts.Service
+	Inbound      *inbound.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -180,6 +182,19 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/broadcasts/{id}/test", ws, nested, h.testBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
+	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).
+	t.handle("GET /v1/mailboxes", ws, nested, h.listMailboxes)
+	t.handle("POST /v1/mailboxes", ws, nested, h.createMailbox)
+	t.handle("GET /v1/mailboxes/{id}", ws, nested, h.getMailbox)
+	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
+	t.handle("GET /v1/messages", read, nested, h.listMessages)
+	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage) // marks it read
+	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)
+	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)
+	t.handle("GET /v1/threads", read, nested, h.listThreads)
+	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
+	t.handle("GET /v1/identity", read, nested, h.getIdentity)
+	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -11,6 +11,7 @@ import (
 
 type webhookJSON struct {
 	ID                       string            `json:"id"`
+	MailboxID                *string           `json:"mailbox_id"` // the mailbox it is scoped to, or null
 	URL                      string            `json:"url"`
 	Events                   []string          `json:"events"`
 	Headers                  map[string]string `json:"headers"`
@@ -38,9 +39,10 @@ type webhookList struct {
 }
 
 type createWebhookRequest struct {
-	URL     string            `json:"url"`
-	Events  []string          `json:"events"`
-	Headers map[string]string `json:"headers"`
+	URL       string            `json:"url"`
+	Events    []string          `json:"events"`
+	Headers   map[string]string `json:"headers"`
+	MailboxID *string           `json:"mailbox_id"` // scope the endpoint to one mailbox
 }
 
 // updateWebhookRequest: a nil field is left unchanged.
@@ -62,6 +64,10 @@ func webhookOut(e *webhooks.Endpoint) webhookJSON {
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason
+	}
+	if e.MailboxID != "" {
+		m := e.MailboxID
+		out.MailboxID = &m
 	}
 	return out
 }
@@ -98,7 +104,15 @@ func (h *handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
-	e, err := h.d.Services.Webhooks.Create(r.Context(), apiKey(r).WorkspaceID, webhooks.CreateParams(req))
+	p := webhooks.CreateParams{URL: req.URL, Events: req.Events, Headers: req.Headers}
+	if req.MailboxID != nil {
+		m, err := h.d.Services.Inbound.Mailbox(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, *req.MailboxID)
+		if err != nil {
+			return err
+		}
+		p.MailboxID = m.ID
+	}
+	e, err := h.d.Services.Webhooks.Create(r.Context(), apiKey(r).WorkspaceID, p)
 	if err != nil {
 		return err
 	}

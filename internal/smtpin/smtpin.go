@@ -1,14 +1,18 @@
 // Package smtpin is Mailroom's inbound SMTP listener (RFC 5321 server side,
-// go-smtp). For now it takes only what the delivery engine needs back:
-// mail to a VERP bounce address (bounces+<email id>@<any domain>) and to
-// the feedback-loop address (fbl@<any domain>), which carry delivery status
-// notifications (RFC 3464) and abuse reports (RFC 5965). Every other
-// recipient is refused at RCPT with 550 5.1.1; the inbound mail product
-// will widen this.
+// go-smtp; SIZE RFC 1870, STARTTLS RFC 3207, ENHANCEDSTATUSCODES RFC 2034).
+// Each RCPT address is routed once, in order: a VERP bounce address
+// (bounces+<email id>@<any domain>) or the feedback-loop address
+// (fbl@<any domain>) goes to the delivery engine's report handler (delivery
+// status notifications, RFC 3464; abuse reports, RFC 5965); otherwise each
+// Router in Options.Routers is asked (special addresses first, then the
+// inbound area's mailboxes). An address nobody takes is refused with 550
+// 5.1.1. A message is answered 250 only after every recipient's Deliver
+// returned, which stores it durably.
 package smtpin
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -35,16 +39,45 @@ type Handler interface {
 // providers are given (fbl@<service or sending domain>).
 const FeedbackLocalPart = "fbl"
 
+// Envelope is what the SMTP transaction tells about a message.
+type Envelope struct {
+	RemoteIP net.IP // the connecting client's address
+	Helo     string // the name it gave in EHLO/HELO
+	MailFrom string // the reverse path; "" for the null sender <>
+	Rcpt     string // the recipient address this copy is delivered for
+	TLS      bool   // the session ran STARTTLS
+}
+
+// Recipient takes the messages for one accepted RCPT address. Deliver
+// returns once the message is stored durably; an error is answered with a
+// temporary failure (451) so the sender tries again.
+type Recipient interface {
+	Deliver(ctx context.Context, env Envelope, raw []byte) error
+	// Key names where the copy goes: RCPTs with one key get one copy
+	// (a+x@ and a+y@ reach one mailbox once).
+	Key() string
+}
+
+// Router finds the Recipient for an RCPT address: nil, nil when the address
+// is not its own (the next router is asked). An error answers 451.
+type Router interface {
+	Route(ctx context.Context, rcpt string) (Recipient, error)
+}
+
 // Options configure a Server.
 type Options struct {
-	Addr     string // host:port to listen on; "" turns the listener off
-	Domain   string // name in the greeting
-	Handler  Handler
-	Log      *slog.Logger
-	MaxBytes int64 // largest message accepted; default 10 MB (reports quote at most the original)
-
-	UnsubscribeAddress string          // mailto unsubscribe address ("" = none); see unsubscribe.go
-	Unsubscribe        UnsubscribeFunc // acts on mail to it
+	Addr    string // host:port to listen on; "" turns the listener off
+	Domain  string // name in the greeting
+	Handler Handler
+	// Routers are asked in order for every RCPT that is not a report
+	// address; the first that answers a Recipient takes it.
+	Routers       []Router
+	Log           *slog.Logger
+	MaxBytes      int64         // largest message accepted (SIZE); default 40 MB
+	MaxRecipients int           // RCPTs per message; default 50
+	MaxSessions   int           // concurrent sessions; more are answered 421; default 200
+	Timeout       time.Duration // idle read/write timeout; default 2 minutes
+	TLS           *tls.Config   // offers STARTTLS when set
 }
 
 // Server is the listener; Start and Stop make it a background part of the
@@ -52,6 +85,8 @@ type Options struct {
 type Server struct {
 	opts Options
 	srv  *smtp.Server
+
+	sessions chan struct{} // one token per open connection
 
 	mu   sync.Mutex
 	ln   net.Listener
@@ -61,20 +96,35 @@ type Server struct {
 // New returns a stopped server.
 func New(opts Options) *Server {
 	if opts.MaxBytes == 0 {
-		opts.MaxBytes = 10 << 20
+		opts.MaxBytes = 40 << 20
+	}
+	if opts.MaxRecipients == 0 {
+		opts.MaxRecipients = 50
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = 200
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 2 * time.Minute
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, sessions: make(chan struct{}, opts.MaxSessions)}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		return &session{s: s}, nil
+		ss := &session{s: s, env: Envelope{Helo: c.Hostname()}}
+		if addr, ok := c.Conn().RemoteAddr().(*net.TCPAddr); ok {
+			ss.env.RemoteIP = addr.IP
+		}
+		_, ss.env.TLS = c.TLSConnectionState()
+		return ss, nil
 	}))
 	srv.Domain = opts.Domain
 	srv.MaxMessageBytes = opts.MaxBytes
-	srv.MaxRecipients = 100
-	srv.ReadTimeout = 5 * time.Minute
-	srv.WriteTimeout = 5 * time.Minute
+	srv.MaxRecipients = opts.MaxRecipients
+	srv.ReadTimeout = opts.Timeout
+	srv.WriteTimeout = opts.Timeout
+	srv.TLSConfig = opts.TLS
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	s.srv = srv
 	return s
@@ -94,7 +144,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
+		if err := s.srv.Serve(&limitListener{Listener: ln, tokens: s.sessions}); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
 			s.opts.Log.Error("smtp listener stopped", "err", err)
 		}
 	}()
@@ -135,36 +185,62 @@ func (s *Server) Stop(ctx context.Context) error {
 
 type session struct {
 	s    *Server
-	ids  []string // VERP ids of accepted recipients; "" for the feedback address
+	env  Envelope
+	rcpt []accepted
 	seen map[string]bool
+}
 
-	unsubscribe bool // a recipient was the unsubscribe address
+// accepted is one RCPT taken: the report handler's VERP id (report true),
+// or a routed recipient.
+type accepted struct {
+	addr     string
+	report   bool
+	verpID   string
+	delivery Recipient
 }
 
 var _ smtp.Session = (*session)(nil)
 
 var errNoSuchUser = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
 
-// Mail accepts any sender: bounces come from the null sender <>.
-func (ss *session) Mail(string, *smtp.MailOptions) error { return nil }
+var errTryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure, try again later"}
 
-// Rcpt accepts bounce and feedback addresses only.
+// Mail accepts any sender: bounces come from the null sender <>.
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	ss.env.MailFrom = from
+	return nil
+}
+
+// Rcpt routes the address: report addresses first, then each router.
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
-	if ss.rcptUnsubscribe(to) {
-		return nil
-	}
-	id, ok := recipient(to)
-	if !ok {
-		return errNoSuchUser
-	}
 	if ss.seen == nil {
 		ss.seen = map[string]bool{}
 	}
-	if !ss.seen[id] {
-		ss.seen[id] = true
-		ss.ids = append(ss.ids, id)
+	if id, ok := recipient(to); ok {
+		if !ss.seen["report:"+id] {
+			ss.seen["report:"+id] = true
+			ss.rcpt = append(ss.rcpt, accepted{addr: to, report: true, verpID: id})
+		}
+		return nil
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, r := range ss.s.opts.Routers {
+		d, err := r.Route(ctx, to)
+		if err != nil {
+			ss.s.opts.Log.Warn("could not route a recipient; asked the sender to retry", "err", err)
+			return errTryLater
+		}
+		if d == nil {
+			continue
+		}
+		if !ss.seen[d.Key()] {
+			ss.seen[d.Key()] = true
+			ss.rcpt = append(ss.rcpt, accepted{addr: to, delivery: d})
+		}
+		return nil
+	}
+	return errNoSuchUser
 }
 
 // recipient reports whether to is one Mailroom takes, and the VERP id in it.
@@ -183,6 +259,8 @@ func recipient(to string) (verpID string, ok bool) {
 	return outbound.ParseVERP(to)
 }
 
+// Data reads the message and hands it to every accepted recipient; 250 is
+// answered only when all of them have stored it.
 func (ss *session) Data(r io.Reader) error {
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -190,16 +268,60 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ss.dataUnsubscribe(raw)
-	for _, id := range ss.ids {
-		if err := ss.s.opts.Handler.HandleReport(ctx, id, raw); err != nil {
-			ss.s.opts.Log.Warn("could not record a report; asked the sender to retry", "err", err)
-			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure, try again later"}
+	for _, a := range ss.rcpt {
+		if a.report {
+			err = ss.s.opts.Handler.HandleReport(ctx, a.verpID, raw)
+		} else {
+			env := ss.env
+			env.Rcpt = a.addr
+			err = a.delivery.Deliver(ctx, env, raw)
+		}
+		if err != nil {
+			ss.s.opts.Log.Warn("could not store a message; asked the sender to retry", "err", err)
+			return errTryLater
 		}
 	}
 	return nil
 }
 
-func (ss *session) Reset() { ss.ids, ss.seen, ss.unsubscribe = nil, nil, false }
+func (ss *session) Reset() {
+	ss.rcpt, ss.seen = nil, nil
+	ss.env.MailFrom = ""
+}
 
 func (ss *session) Logout() error { return nil }
+
+// limitListener caps concurrent sessions: a connection past the cap is told
+// 421 and closed at once.
+type limitListener struct {
+	net.Listener
+	tokens chan struct{}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.tokens <- struct{}{}:
+			return &limitedConn{Conn: c, release: func() { <-l.tokens }}, nil
+		default:
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = c.Write([]byte("421 4.3.2 Too many connections, try again later\r\n"))
+			_ = c.Close()
+		}
+	}
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}

@@ -3,16 +3,15 @@ package smtpin
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"mime"
 	"net/mail"
 	"strings"
-	"time"
 )
 
 // The mailto: unsubscribe (RFC 2369 List-Unsubscribe, RFC 8058 section
-// 3.2): mail to Options.UnsubscribeAddress whose subject carries the
-// signed token of the unsubscribe link. This file is the whole hook; the
-// session calls it at RCPT and DATA.
+// 3.2): mail to one address whose subject carries the signed token of the
+// unsubscribe link. It is a Router placed before the mailboxes.
 
 // UnsubscribeFunc acts on the subject of a mail to the unsubscribe
 // address. An error (a tampered or expired token) is logged; the mail is
@@ -20,23 +19,27 @@ import (
 // cannot do better.
 type UnsubscribeFunc func(ctx context.Context, subject string) error
 
-// rcptUnsubscribe reports whether to is the unsubscribe address, and notes
-// that the message is to be read as an unsubscribe.
-func (ss *session) rcptUnsubscribe(to string) bool {
-	addr := ss.s.opts.UnsubscribeAddress
-	if addr == "" || ss.s.opts.Unsubscribe == nil || !strings.EqualFold(strings.TrimSpace(to), addr) {
-		return false
-	}
-	ss.unsubscribe = true
-	return true
+// UnsubscribeRouter takes RCPTs to Address and hands each message's
+// subject to Act.
+type UnsubscribeRouter struct {
+	Address string
+	Act     UnsubscribeFunc
+	Log     *slog.Logger
 }
 
-// dataUnsubscribe reads the subject of a message accepted for the
-// unsubscribe address and hands it on.
-func (ss *session) dataUnsubscribe(raw []byte) {
-	if !ss.unsubscribe {
-		return
+// Route answers the router itself for Address, nothing for the rest.
+func (u UnsubscribeRouter) Route(_ context.Context, rcpt string) (Recipient, error) {
+	if u.Address == "" || u.Act == nil || !strings.EqualFold(strings.TrimSpace(rcpt), u.Address) {
+		return nil, nil
 	}
+	return u, nil
+}
+
+// Key makes repeated RCPTs to the address one delivery.
+func (u UnsubscribeRouter) Key() string { return "unsubscribe:" + strings.ToLower(u.Address) }
+
+// Deliver reads the subject and acts on it; it never asks for a retry.
+func (u UnsubscribeRouter) Deliver(ctx context.Context, _ Envelope, raw []byte) error {
 	subject := ""
 	if m, err := mail.ReadMessage(bytes.NewReader(raw)); err == nil {
 		subject = m.Header.Get("Subject")
@@ -44,9 +47,8 @@ func (ss *session) dataUnsubscribe(raw []byte) {
 			subject = dec
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := ss.s.opts.Unsubscribe(ctx, subject); err != nil {
-		ss.s.opts.Log.Info("mail to the unsubscribe address changed nothing", "err", err)
+	if err := u.Act(ctx, subject); err != nil && u.Log != nil {
+		u.Log.Info("mail to the unsubscribe address changed nothing", "err", err)
 	}
+	return nil
 }

@@ -58,9 +58,26 @@ func (s *Service) kickPoolOnly() {
 }
 
 type subscriber struct {
-	id     string
-	events []string
-	active bool
+	id      string
+	events  []string
+	active  bool
+	mailbox string // "" when the endpoint is not scoped to a mailbox
+}
+
+// wants reports whether the endpoint takes the event: a mailbox-scoped
+// endpoint takes received-mail events of its own mailbox only, and of the
+// events without a mailbox only those MailboxScoped allows.
+func (sub subscriber) wants(e events.Claimed) bool {
+	if !slices.Contains(sub.events, e.Type) {
+		return false
+	}
+	if sub.mailbox == "" {
+		return true
+	}
+	if e.MailboxID != "" {
+		return e.MailboxID == sub.mailbox
+	}
+	return MailboxScoped(e.Type)
 }
 
 // fanOut claims a batch of undispatched events and, in the same
@@ -97,7 +114,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 		nowMs := store.Millis(now)
 		for _, e := range evs {
 			for _, sub := range subs[e.WorkspaceID] {
-				if !slices.Contains(sub.events, e.Type) {
+				if !sub.wants(e) {
 					continue
 				}
 				held := 0

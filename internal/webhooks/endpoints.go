@@ -43,6 +43,7 @@ type Endpoint struct {
 	LastFailureAt            *time.Time
 	PreviousSecretValidUntil *time.Time
 	HeldCount                int
+	MailboxID                string // "" when not scoped to a mailbox
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
 
@@ -55,6 +56,10 @@ type CreateParams struct {
 	URL     string
 	Events  []string
 	Headers map[string]string
+	// MailboxID scopes the endpoint to one mailbox (checked by the
+	// caller): it gets that mailbox's received-mail events and no
+	// workspace or automation events.
+	MailboxID string
 }
 
 // UpdateParams is the body of PATCH /v1/webhooks/{id}; nil fields are left
@@ -126,7 +131,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, p CreateParams
 	now := s.clock.Now()
 	e := &Endpoint{
 		ID: ids.New("wh"), WorkspaceID: workspaceID, URL: p.URL, Events: evs, Headers: p.Headers,
-		Active: true, CreatedAt: now, UpdatedAt: now, Secret: secret,
+		Active: true, CreatedAt: now, UpdatedAt: now, Secret: secret, MailboxID: p.MailboxID,
 	}
 	if err := insertEndpoint(ctx, s.db, e, sealed); err != nil {
 		return nil, err
@@ -144,7 +149,7 @@ func scanEndpoint(r rowScanner, now time.Time) (*Endpoint, error) {
 	var disabledAt, lastOK, lastFail, prevUntil sql.NullInt64
 	var created, updated int64
 	if err := r.Scan(&e.ID, &e.WorkspaceID, &e.URL, &evJSON, &hJSON, &active, &reason, &disabledAt,
-		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated); err != nil {
+		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated, &e.MailboxID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, store.ErrNotFound
 		}

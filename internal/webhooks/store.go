@@ -19,7 +19,7 @@ import (
 // statement on them is in this file.
 
 const endpointColumns = `id, workspace_id, url, events, headers, active, disabled_reason, disabled_at,
-	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at`
+	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at, COALESCE(mailbox_id, '')`
 
 // holdQueued moves an endpoint's queued deliveries into the held queue (its
 // endpoint was just disabled) and trims the queue to HoldMax.
@@ -158,7 +158,7 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (m
 	out := map[string][]subscriber{}
 	for chunk := range slices.Chunk(wsIDs, 512) {
 		args, in := store.PaddedIn(nil, chunk)
-		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
+		rows, err := tx.Query(ctx, `SELECT id, workspace_id, events, active, COALESCE(mailbox_id, '') FROM webhooks WHERE workspace_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +166,7 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (m
 			var sub subscriber
 			var ws, evJSON string
 			var active int
-			if err := rows.Scan(&sub.id, &ws, &evJSON, &active); err != nil {
+			if err := rows.Scan(&sub.id, &ws, &evJSON, &active, &sub.mailbox); err != nil {
 				rows.Close()
 				return nil, err
 			}
@@ -382,9 +382,13 @@ func insertEndpoint(ctx context.Context, q store.Querier, e *Endpoint, sealedSec
 	evJSON, _ := json.Marshal(e.Events)
 	hJSON, _ := json.Marshal(e.Headers)
 	now := store.Millis(e.CreatedAt)
+	var mailboxID any // NULL: not scoped to a mailbox
+	if e.MailboxID != "" {
+		mailboxID = e.MailboxID
+	}
 	_, err := q.Exec(ctx, `INSERT INTO webhooks (id, workspace_id, url, events, headers, secret, active,
-		consecutive_failures, accepted_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?)`,
-		e.ID, e.WorkspaceID, e.URL, string(evJSON), string(hJSON), sealedSecret, now, now, now)
+		consecutive_failures, accepted_at, created_at, updated_at, mailbox_id) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?)`,
+		e.ID, e.WorkspaceID, e.URL, string(evJSON), string(hJSON), sealedSecret, now, now, now, mailboxID)
 	return err
 }
 

@@ -65,6 +65,7 @@ type keyResult struct {
 // keyRow is what a key's hash finds.
 type keyRow struct {
 	id, workspaceID, name, scopes, hash, ownerEmail string
+	mailboxID                                       string // "" for an unbound key
 	createdAt                                       int64
 	confirmed                                       int
 }

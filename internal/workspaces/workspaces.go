@@ -54,6 +54,9 @@ type Key struct {
 	Scopes      []string   `json:"scopes"`
 	CreatedAt   time.Time  `json:"created_at"`
 	LastUsedAt  *time.Time `json:"last_used_at"`
+	// MailboxID binds the key to one mailbox (its identity): it reads only
+	// that mailbox's mail and sends as it. "" for an unbound key.
+	MailboxID string `json:"mailbox_id"`
 
 	// The workspace's owner, read with the key (one query per request) so
 	// that the send path need not read the workspace again.
@@ -93,6 +96,15 @@ type Service struct {
 
 	mu   sync.Mutex
 	used map[string]time.Time // key id -> last use not yet written
+
+	created []func(ctx context.Context, workspaceID string) error
+}
+
+// OnCreate registers f to run after a workspace is created (the inbound
+// area makes its default mailbox). Register before serving; an error from f
+// is CreateWorkspace's error, the workspace itself stays.
+func (s *Service) OnCreate(f func(ctx context.Context, workspaceID string) error) {
+	s.created = append(s.created, f)
 }
 
 // New builds the service.
@@ -118,11 +130,16 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, ownerEmail string, 
 			return err
 		}
 		var err error
-		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes)
+		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes, "")
 		return err
 	})
 	if err != nil {
 		return nil, "", err
+	}
+	for _, f := range s.created {
+		if err := f(ctx, w.ID); err != nil {
+			return nil, "", err
+		}
 	}
 	return w, secret, nil
 }
@@ -157,16 +174,22 @@ func hashKey(secret string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string) (*Key, string, error) {
+func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string, mailboxID string) (*Key, string, error) {
 	secret := KeyPrefix + ids.Secret(32)
-	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, CreatedAt: s.clock.Now()}
-	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt))
+	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, MailboxID: mailboxID, CreatedAt: s.clock.Now()}
+	var mbx any
+	if mailboxID != "" {
+		mbx = mailboxID
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at, mailbox_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt), mbx)
 	return k, secret, err
 }
 
 // CreateKey validates and stores a new key, returning its value once.
-func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool) (*Key, string, error) {
+// mailboxID, when not "", binds the key to that mailbox; the caller has
+// checked that the mailbox is the workspace's.
+func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string) (*Key, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, "", apierr.InvalidRequest("name is required.")
@@ -196,7 +219,7 @@ func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scope
 	var secret string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean)
+		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean, mailboxID)
 		return err
 	})
 	return k, secret, err
@@ -204,7 +227,7 @@ func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scope
 
 // ListKeys returns the workspace's keys, oldest first.
 func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at, COALESCE(mailbox_id, '') FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +238,7 @@ func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, erro
 		var scopes string
 		var at int64
 		var used sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.Name, &scopes, &at, &used); err != nil {
+		if err := rows.Scan(&k.ID, &k.Name, &scopes, &at, &used, &k.MailboxID); err != nil {
 			return nil, err
 		}
 		k.Scopes = strings.Split(scopes, ",")
@@ -286,7 +309,7 @@ func (s *Service) authenticate(ctx context.Context, secret string, unconfirmed b
 	if row == nil || subtle.ConstantTimeCompare([]byte(row.hash), []byte(h)) != 1 {
 		return nil, ErrBadKey
 	}
-	k := &Key{ID: row.id, WorkspaceID: row.workspaceID, Name: row.name, OwnerEmail: row.ownerEmail, Unconfirmed: !fresh}
+	k := &Key{ID: row.id, WorkspaceID: row.workspaceID, Name: row.name, MailboxID: row.mailboxID, OwnerEmail: row.ownerEmail, Unconfirmed: !fresh}
 	if k.Unconfirmed {
 		k.confirm = func(ctx context.Context) error {
 			row, _, err := s.keys.find(ctx, h, false)
@@ -374,8 +397,8 @@ func keysByHash(ctx context.Context, q store.Querier, hashes []string) (map[stri
 	args, in := store.PaddedIn(nil, hashes)
 	rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (*keyRow, error) {
 		k := &keyRow{}
-		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed)
-	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed
+		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID)
+	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed, COALESCE(k.mailbox_id, '')
 		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -385,4 +408,21 @@ func keysByHash(ctx context.Context, q store.Querier, hashes []string) (map[stri
 		found[k.hash] = k
 	}
 	return found, nil
+}
+
+// WithIDSuffix lists the workspaces whose id ends with suffix (at most
+// 20): the inbound side finds the workspace behind a subdomain it has not
+// provisioned yet from the id characters the subdomain carries.
+func (s *Service) WithIDSuffix(ctx context.Context, suffix string) ([]Workspace, error) {
+	if len(suffix) < 4 || strings.ContainsAny(suffix, "%_\\") {
+		return nil, nil
+	}
+	return store.QueryAll(ctx, s.db, func(r store.Scanner) (Workspace, error) {
+		var w Workspace
+		var confirmed int
+		var at int64
+		err := r.Scan(&w.ID, &w.Name, &w.OwnerEmail, &confirmed, &at)
+		w.OwnerConfirmed, w.CreatedAt = confirmed == 1, store.FromMillis(at)
+		return w, err
+	}, `SELECT id, name, owner_email, owner_confirmed, created_at FROM workspaces WHERE id LIKE ? ORDER BY id LIMIT 20`, "%"+suffix)
 }

@@ -1,0 +1,20 @@
+package app
+
+import "mailroom/internal/inbound"
+
+// wireInbound builds the receiving side: mailboxes (domains counts them
+// before deleting a domain), the default mailbox of every new workspace.
+func (a *App) wireInbound(w *wiring) error {
+	svc := inbound.New(inbound.Config{
+		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "inbound"),
+		Domains: a.services.Domains, Workspaces: a.Workspaces,
+		ServiceDomain: a.Config.ServiceDomain, PublicURL: a.Config.PublicURL,
+	})
+	a.services.Domains.SetMailboxes(svc)
+	a.services.Inbound = svc
+	a.Workspaces.OnCreate(svc.Provision)
+	return nil
+}
+
+// Inbound is the node's inbound service (for tests).
+func (a *App) Inbound() *inbound.Service { return a.services.Inbound }

@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/inbound"
+)
+
+// messageJSON is a stored message: the email.received payload's fields
+// with the message's own flags beside them.
+type messageJSON struct {
+	inbound.Payload
+	ID         string `json:"id"`
+	Direction  string `json:"direction"`
+	Unread     bool   `json:"unread"`
+	Archived   bool   `json:"archived"`
+	ReceivedAt string `json:"received_at"`
+}
+
+type messageList struct {
+	Messages []messageJSON `json:"messages"`
+	listMeta
+}
+
+type archiveRequest struct {
+	Archived *bool `json:"archived"`
+	Unread   *bool `json:"unread"`
+}
+
+type threadJSON struct {
+	ID            string `json:"id"`
+	MailboxID     string `json:"mailbox_id"`
+	Subject       string `json:"subject"`
+	MessageCount  int    `json:"message_count"`
+	LastMessageAt string `json:"last_message_at"`
+	CreatedAt     string `json:"created_at"`
+}
+
+type threadList struct {
+	Threads []threadJSON `json:"threads"`
+	listMeta
+}
+
+type threadFull struct {
+	threadJSON
+	Messages []messageJSON `json:"messages"`
+}
+
+func (h *handler) messageOut(m *inbound.Message) messageJSON {
+	return messageJSON{Payload: h.d.Services.Inbound.Payload(m), ID: m.ID, Direction: m.Direction, Unread: m.Unread, Archived: m.Archived, ReceivedAt: ts(m.ReceivedAt)}
+}
+
+func threadOut(t *inbound.Thread) threadJSON {
+	return threadJSON{ID: t.ID, MailboxID: t.MailboxID, Subject: t.Subject, MessageCount: t.MessageCount, LastMessageAt: ts(t.LastMessageAt), CreatedAt: ts(t.CreatedAt)}
+}
+
+// reader is who reads received mail: the key's workspace and binding and
+// the mailbox_id asked for.
+func reader(r *http.Request) inbound.Reader {
+	k := apiKey(r)
+	return inbound.Reader{WorkspaceID: k.WorkspaceID, BoundTo: k.MailboxID, MailboxID: r.URL.Query().Get("mailbox_id")}
+}
+
+func queryFlag(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apierr.InvalidRequest("%s must be true or false.", name)
+	}
+	return b, nil
+}
+
+func (h *handler) listMessages(w http.ResponseWriter, r *http.Request) error {
+	pg, err := h.pager.page(r, 20, 100, false)
+	if err != nil {
+		return err
+	}
+	f := inbound.MessageFilter{ThreadID: r.URL.Query().Get("thread_id"), Limit: pg.Limit + 1}
+	if f.UnreadOnly, err = queryFlag(r, "unread_only"); err != nil {
+		return err
+	}
+	if f.IncludeArchived, err = queryFlag(r, "include_archived"); err != nil {
+		return err
+	}
+	if pg.After != nil {
+		f.Before = &inbound.Position{At: pg.After.At, ID: pg.After.ID}
+	}
+	ms, err := h.d.Services.Inbound.Messages(r.Context(), reader(r), f)
+	if err != nil {
+		return err
+	}
+	meta, n := h.pager.meta(pg, len(ms), func(i int) Cursor { return Cursor{At: ms[i].ReceivedAt.UnixMilli(), ID: ms[i].ID} })
+	out := make([]messageJSON, 0, n)
+	for _, m := range ms[:n] {
+		out = append(out, h.messageOut(m))
+	}
+	writeJSON(w, http.StatusOK, messageList{Messages: out, listMeta: meta})
+	return nil
+}
+
+func (h *handler) getMessage(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.d.Services.Inbound.Message(r.Context(), reader(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h.messageOut(m))
+	return nil
+}
+
+func (h *handler) archiveMessage(w http.ResponseWriter, r *http.Request) error {
+	var req archiveRequest
+	if r.ContentLength != 0 {
+		if err := decodeRequest(w, r, &req); err != nil {
+			return err
+		}
+	}
+	m, err := h.d.Services.Inbound.SetFlags(r.Context(), reader(r), r.PathValue("id"), req.Archived, req.Unread)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, h.messageOut(m))
+	return nil
+}
+
+func (h *handler) getAttachment(w http.ResponseWriter, r *http.Request) error {
+	ct, data, err := h.d.Services.Inbound.Attachment(r.Context(), reader(r), r.PathValue("id"), r.PathValue("filename"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Disposition", "attachment")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+	return nil
+}
+
+func (h *handler) listThreads(w http.ResponseWriter, r *http.Request) error {
+	pg, err := h.pager.page(r, 20, 100, false)
+	if err != nil {
+		return err
+	}
+	var before *inbound.Position
+	if pg.After != nil {
+		before = &inbound.Position{At: pg.After.At, ID: pg.After.ID}
+	}
+	ts, err := h.d.Services.Inbound.Threads(r.Context(), reader(r), before, pg.Limit+1)
+	if err != nil {
+		return err
+	}
+	meta, n := h.pager.meta(pg, len(ts), func(i int) Cursor { return Cursor{At: ts[i].LastMessageAt.UnixMilli(), ID: ts[i].ID} })
+	out := make([]threadJSON, 0, n)
+	for i := range ts[:n] {
+		out = append(out, threadOut(&ts[i]))
+	}
+	writeJSON(w, http.StatusOK, threadList{Threads: out, listMeta: meta})
+	return nil
+}
+
+func (h *handler) getThread(w http.ResponseWriter, r *http.Request) error {
+	t, ms, err := h.d.Services.Inbound.Thread(r.Context(), reader(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := threadFull{threadJSON: threadOut(t), Messages: make([]messageJSON, 0, len(ms))}
+	for _, m := range ms {
+		out.Messages = append(out.Messages, h.messageOut(m))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

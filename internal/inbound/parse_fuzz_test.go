@@ -1,0 +1,56 @@
+package inbound
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParse: any bytes parse without a panic into text both databases
+// store (valid UTF-8, no NUL) and filenames that are never paths.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"Subject: hi\r\n\r\nbody",
+		"From: A <a@b.c>\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n--x\r\nContent-Type: text/plain; charset=koi8-r\r\n\r\n\xf0\xf2\r\n--x\r\nContent-Disposition: attachment; filename*=UTF-8''..%2F..%2Fa\r\n\r\nz\r\n--x--\r\n",
+		"Subject: =?utf-8?b?w6k=?=\nContent-Type: text/html\n\n<p>x</p>",
+		"Content-Type: multipart/alternative; boundary=\"\"\r\n\r\n--\r\n",
+		"\x00\xff: \xfe\r\n\r\n",
+		"Content-Type: message/rfc822\r\n\r\nSubject: inner\r\n\r\nx",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := Parse(raw)
+		if err != nil {
+			return
+		}
+		check := func(what, s string) {
+			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+				t.Fatalf("%s %q is not storable", what, s)
+			}
+		}
+		check("subject", p.Subject)
+		check("from", p.FromAddr+p.FromName)
+		if p.Text != nil {
+			check("text", *p.Text)
+		}
+		if p.HTML != nil {
+			check("html", *p.HTML)
+		}
+		for k, v := range p.Headers {
+			check("header", k+v)
+		}
+		seen := map[string]bool{}
+		for _, pt := range p.Parts {
+			if pt.Filename == "" || strings.ContainsAny(pt.Filename, "/\\\x00") || pt.Filename == ".." || seen[pt.Filename] {
+				t.Fatalf("filename %q", pt.Filename)
+			}
+			seen[pt.Filename] = true
+			check("filename", pt.Filename)
+		}
+		if _, err := json.Marshal(p); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

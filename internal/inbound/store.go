@@ -1,0 +1,407 @@
+package inbound
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"mailroom/internal/store"
+)
+
+// All the inbound area's SQL: mailboxes, inbound_provisioned, messages,
+// message_parts, message_raw, threads and the search index.
+
+func markProvisioned(ctx context.Context, tx *store.Tx, workspaceID string, at time.Time) (bool, error) {
+	res, err := tx.Exec(ctx, `INSERT INTO inbound_provisioned (workspace_id, created_at) VALUES (?, ?) ON CONFLICT (workspace_id) DO NOTHING`,
+		workspaceID, store.Millis(at))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (s *Service) isProvisioned(ctx context.Context, workspaceID string) (bool, error) {
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM inbound_provisioned WHERE workspace_id = ?`, workspaceID).Scan(&n)
+	return n > 0, err
+}
+
+func insertMailbox(ctx context.Context, tx *store.Tx, m *Mailbox) error {
+	rules, err := json.Marshal(m.Rules)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO mailboxes (id, workspace_id, domain_id, address, name, rules, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.WorkspaceID, m.DomainID, m.Address, m.Name, string(rules), store.Millis(m.CreatedAt))
+	return err
+}
+
+const mailboxCols = `m.id, m.workspace_id, m.domain_id, m.address, m.name, m.rules, m.created_at,
+	(SELECT COUNT(*) FROM messages g WHERE g.mailbox_id = m.id AND g.unread = 1 AND g.archived = 0 AND g.direction = 'received')`
+
+func scanMailbox(r store.Scanner) (Mailbox, error) {
+	var m Mailbox
+	var rules string
+	var at int64
+	if err := r.Scan(&m.ID, &m.WorkspaceID, &m.DomainID, &m.Address, &m.Name, &rules, &at, &m.UnreadCount); err != nil {
+		return m, err
+	}
+	m.CreatedAt = store.FromMillis(at)
+	m.Rules = []Rule{}
+	if err := json.Unmarshal([]byte(rules), &m.Rules); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// listMailboxes lists the workspace's mailboxes, or only the one with id
+// when id is not "".
+func listMailboxes(ctx context.Context, q store.Querier, workspaceID, id string) ([]Mailbox, error) {
+	if id != "" {
+		return store.QueryAll(ctx, q, scanMailbox, `SELECT `+mailboxCols+` FROM mailboxes m WHERE m.workspace_id = ? AND m.id = ?`, workspaceID, id)
+	}
+	return store.QueryAll(ctx, q, scanMailbox, `SELECT `+mailboxCols+` FROM mailboxes m WHERE m.workspace_id = ? ORDER BY m.created_at, m.id`, workspaceID)
+}
+
+func mailboxByAddress(ctx context.Context, q store.Querier, addr string) (*Mailbox, error) {
+	m, err := scanMailbox(q.QueryRow(ctx, `SELECT m.id, m.workspace_id, m.domain_id, m.address, m.name, m.rules, m.created_at, 0 FROM mailboxes m WHERE m.address = ?`, addr))
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func deleteMailbox(ctx context.Context, tx *store.Tx, workspaceID, id string) error {
+	res, err := tx.Exec(ctx, `DELETE FROM mailboxes WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrNotFound
+	}
+	for _, q := range []string{
+		`DELETE FROM message_parts WHERE message_id IN (SELECT id FROM messages WHERE workspace_id = ? AND mailbox_id = ?)`,
+		`DELETE FROM message_raw WHERE message_id IN (SELECT id FROM messages WHERE workspace_id = ? AND mailbox_id = ?)`,
+		`DELETE FROM messages WHERE workspace_id = ? AND mailbox_id = ?`,
+		`DELETE FROM threads WHERE workspace_id = ? AND mailbox_id = ?`,
+	} {
+		if _, err := tx.Exec(ctx, q, workspaceID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countOnDomain(ctx context.Context, q store.Querier, workspaceID, domainID string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM mailboxes WHERE workspace_id = ? AND domain_id = ?`, workspaceID, domainID).Scan(&n)
+	return n, err
+}
+
+func setRules(ctx context.Context, tx *store.Tx, workspaceID, id string, rules []Rule) error {
+	b, err := json.Marshal(rules)
+	if err != nil {
+		return err
+	}
+	res, err := tx.Exec(ctx, `UPDATE mailboxes SET rules = ? WHERE workspace_id = ? AND id = ?`, string(b), workspaceID, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// partMeta is what messages.attachments and inline_images hold per part.
+type partMeta struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	ContentID   string `json:"content_id,omitempty"`
+	Size        int    `json:"size"`
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// insertMessage writes the message, its parts and its raw copy.
+func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) error {
+	var atts, inl []partMeta
+	for _, p := range m.Parts {
+		pm := partMeta{Filename: p.Filename, ContentType: p.ContentType, ContentID: p.ContentID, Size: p.Size}
+		if p.Inline {
+			inl = append(inl, pm)
+		} else {
+			atts = append(atts, pm)
+		}
+	}
+	if atts == nil {
+		atts = []partMeta{}
+	}
+	if inl == nil {
+		inl = []partMeta{}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO messages (id, workspace_id, mailbox_id, thread_id, direction, mail_from, from_addr, from_name,
+		to_addrs, cc_addrs, subject, snippet, text_body, html_body, date_header, message_id_header, in_reply_to, refs, list_id,
+		headers, spam_verdict, auth, automated, attachments, inline_images, unread, archived, size, email_id, received_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, nullIfEmpty(m.FromName),
+		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, nullString(m.Text), nullString(m.HTML), nullIfEmpty(m.Date),
+		nullIfEmpty(m.MessageID), nullIfEmpty(m.InReplyTo), jsonText(m.References), nullIfEmpty(m.ListID),
+		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), boolInt(m.Automated), jsonText(atts), jsonText(inl),
+		boolInt(m.Unread), boolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt))
+	if err != nil {
+		return err
+	}
+	for _, p := range m.Parts {
+		data := p.Data
+		if data == nil {
+			data = []byte{}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO message_parts (message_id, filename, content_type, data) VALUES (?, ?, ?, ?)`,
+			m.ID, p.Filename, p.ContentType, data); err != nil {
+			return err
+		}
+	}
+	if raw != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data) VALUES (?, ?)`, m.ID, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// threadByMessageIDs finds the thread of the newest message of the mailbox
+// whose Message-ID is one of chain.
+func threadByMessageIDs(ctx context.Context, tx *store.Tx, workspaceID, mailboxID string, chain []string) (string, error) {
+	if len(chain) == 0 {
+		return "", store.ErrNotFound
+	}
+	if len(chain) > 100 {
+		chain = chain[len(chain)-100:]
+	}
+	args, in := store.PaddedIn([]any{workspaceID, mailboxID}, chain)
+	var id string
+	err := tx.QueryRow(ctx, `SELECT thread_id FROM messages WHERE workspace_id = ? AND mailbox_id = ? AND message_id_header IN (`+in+`)
+		ORDER BY received_at DESC LIMIT 1`, args...).Scan(&id)
+	return id, err
+}
+
+func threadBySubject(ctx context.Context, tx *store.Tx, mailboxID, key string, since time.Time) (string, error) {
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM threads WHERE mailbox_id = ? AND subject_key = ? AND last_message_at >= ?
+		ORDER BY last_message_at DESC LIMIT 1`, mailboxID, key, store.Millis(since)).Scan(&id)
+	return id, err
+}
+
+func insertThread(ctx context.Context, tx *store.Tx, m *Message, key string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO threads (id, workspace_id, mailbox_id, subject, subject_key, message_count, last_message_at, created_at)
+		VALUES (?, ?, ?, ?, ?, 1, ?, ?)`, m.ThreadID, m.WorkspaceID, m.MailboxID, m.Subject, key, store.Millis(m.ReceivedAt), store.Millis(m.ReceivedAt))
+	return err
+}
+
+func touchThread(ctx context.Context, tx *store.Tx, id string, at time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE threads SET message_count = message_count + 1,
+		last_message_at = CASE WHEN last_message_at > ? THEN last_message_at ELSE ? END WHERE id = ?`, store.Millis(at), store.Millis(at), id)
+	return err
+}
+
+const messageCols = `m.id, m.workspace_id, m.mailbox_id, COALESCE(b.address, ''), m.thread_id, m.direction, m.mail_from, m.from_addr,
+	COALESCE(m.from_name, ''), m.to_addrs, m.cc_addrs, m.subject, m.snippet, m.text_body, m.html_body, COALESCE(m.date_header, ''),
+	COALESCE(m.message_id_header, ''), COALESCE(m.in_reply_to, ''), m.refs, COALESCE(m.list_id, ''), m.headers, m.spam_verdict,
+	m.auth, m.automated, m.attachments, m.inline_images, m.unread, m.archived, m.size, COALESCE(m.email_id, ''), m.received_at`
+
+const messageFrom = ` FROM messages m LEFT JOIN mailboxes b ON b.id = m.mailbox_id`
+
+func scanMessage(r store.Scanner) (*Message, error) {
+	m := &Message{}
+	var to, cc, refs, headers, auth, atts, inl string
+	var text, html *string
+	var automated, unread, archived int
+	var at int64
+	if err := r.Scan(&m.ID, &m.WorkspaceID, &m.MailboxID, &m.Mailbox, &m.ThreadID, &m.Direction, &m.MailFrom, &m.From,
+		&m.FromName, &to, &cc, &m.Subject, &m.Snippet, &text, &html, &m.Date, &m.MessageID, &m.InReplyTo, &refs, &m.ListID,
+		&headers, &m.SpamVerdict, &auth, &automated, &atts, &inl, &unread, &archived, &m.Size, &m.EmailID, &at); err != nil {
+		return nil, err
+	}
+	m.Text, m.HTML = text, html
+	m.Automated, m.Unread, m.Archived = automated == 1, unread == 1, archived == 1
+	m.ReceivedAt = store.FromMillis(at)
+	for _, f := range []struct {
+		src string
+		dst any
+	}{{to, &m.To}, {cc, &m.Cc}, {refs, &m.References}, {headers, &m.Headers}, {auth, &m.Auth}} {
+		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+			return nil, err
+		}
+	}
+	var a, in []partMeta
+	if err := json.Unmarshal([]byte(atts), &a); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(inl), &in); err != nil {
+		return nil, err
+	}
+	for _, p := range a {
+		m.Parts = append(m.Parts, Part{Filename: p.Filename, ContentType: p.ContentType, ContentID: p.ContentID, Size: p.Size})
+	}
+	for _, p := range in {
+		m.Parts = append(m.Parts, Part{Filename: p.Filename, ContentType: p.ContentType, ContentID: p.ContentID, Size: p.Size, Inline: true})
+	}
+	return m, nil
+}
+
+// scope is the part of a WHERE that keeps a read to the workspace and,
+// for a bound key or a mailbox_id filter, to one mailbox.
+func scope(alias, workspaceID, mailboxID string) (string, []any) {
+	if mailboxID != "" {
+		return alias + `.workspace_id = ? AND ` + alias + `.mailbox_id = ?`, []any{workspaceID, mailboxID}
+	}
+	return alias + `.workspace_id = ?`, []any{workspaceID}
+}
+
+func getMessage(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string) (*Message, error) {
+	where, args := scope("m", workspaceID, mailboxID)
+	return scanMessage(q.QueryRow(ctx, `SELECT `+messageCols+messageFrom+` WHERE `+where+` AND m.id = ?`, append(args, id)...))
+}
+
+// MessageFilter narrows GET /v1/messages.
+type MessageFilter struct {
+	MailboxID       string // a bound key's mailbox or the caller's mailbox_id
+	ThreadID        string
+	UnreadOnly      bool
+	IncludeArchived bool
+	Before          *Position // the cursor: rows strictly older
+	Limit           int
+}
+
+// Position is a place in a newest-first list.
+type Position struct {
+	At int64
+	ID string
+}
+
+func listMessages(ctx context.Context, q store.Querier, workspaceID string, f MessageFilter) ([]*Message, error) {
+	where, args := scope("m", workspaceID, f.MailboxID)
+	if f.ThreadID != "" {
+		where += ` AND m.thread_id = ?`
+		args = append(args, f.ThreadID)
+	}
+	if f.UnreadOnly {
+		where += ` AND m.unread = 1`
+	}
+	if !f.IncludeArchived {
+		where += ` AND m.archived = 0`
+	}
+	if f.Before != nil {
+		where += ` AND (m.received_at < ? OR (m.received_at = ? AND m.id < ?))`
+		args = append(args, f.Before.At, f.Before.At, f.Before.ID)
+	}
+	args = append(args, f.Limit)
+	return store.QueryAll(ctx, q, scanMessage, `SELECT `+messageCols+messageFrom+` WHERE `+where+` ORDER BY m.received_at DESC, m.id DESC LIMIT ?`, args...)
+}
+
+func threadMessages(ctx context.Context, q store.Querier, workspaceID, mailboxID, threadID string) ([]*Message, error) {
+	where, args := scope("m", workspaceID, mailboxID)
+	return store.QueryAll(ctx, q, scanMessage, `SELECT `+messageCols+messageFrom+` WHERE `+where+` AND m.thread_id = ? ORDER BY m.received_at, m.id`, append(args, threadID)...)
+}
+
+func setFlags(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string, unread, archived *bool) error {
+	where, args := scope("messages", workspaceID, mailboxID)
+	set, sargs := []string{}, []any{}
+	if unread != nil {
+		set, sargs = append(set, `unread = ?`), append(sargs, boolInt(*unread))
+	}
+	if archived != nil {
+		set, sargs = append(set, `archived = ?`), append(sargs, boolInt(*archived))
+	}
+	if len(set) == 0 {
+		set = append(set, `unread = unread`)
+	}
+	res, err := q.Exec(ctx, `UPDATE messages SET `+strings.Join(set, ", ")+` WHERE `+where+` AND id = ?`, append(append(sargs, args...), id)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+func attachment(ctx context.Context, q store.Querier, workspaceID, mailboxID, id, filename string) (string, []byte, error) {
+	where, args := scope("m", workspaceID, mailboxID)
+	var ct string
+	var data []byte
+	err := q.QueryRow(ctx, `SELECT p.content_type, p.data FROM message_parts p JOIN messages m ON m.id = p.message_id
+		WHERE `+where+` AND m.id = ? AND p.filename = ?`, append(args, id, filename)...).Scan(&ct, &data)
+	return ct, data, err
+}
+
+func rawMessage(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string) ([]byte, error) {
+	where, args := scope("m", workspaceID, mailboxID)
+	var data []byte
+	err := q.QueryRow(ctx, `SELECT r.data FROM message_raw r JOIN messages m ON m.id = r.message_id WHERE `+where+` AND m.id = ?`, append(args, id)...).Scan(&data)
+	return data, err
+}
+
+// Thread is a conversation as lists show it.
+type Thread struct {
+	ID            string
+	MailboxID     string
+	Subject       string
+	MessageCount  int
+	LastMessageAt time.Time
+	CreatedAt     time.Time
+}
+
+func scanThread(r store.Scanner) (Thread, error) {
+	var t Thread
+	var last, created int64
+	err := r.Scan(&t.ID, &t.MailboxID, &t.Subject, &t.MessageCount, &last, &created)
+	t.LastMessageAt, t.CreatedAt = store.FromMillis(last), store.FromMillis(created)
+	return t, err
+}
+
+func listThreads(ctx context.Context, q store.Querier, workspaceID, mailboxID string, before *Position, limit int) ([]Thread, error) {
+	where, args := scope("t", workspaceID, mailboxID)
+	if before != nil {
+		where += ` AND (t.last_message_at < ? OR (t.last_message_at = ? AND t.id < ?))`
+		args = append(args, before.At, before.At, before.ID)
+	}
+	return store.QueryAll(ctx, q, scanThread, `SELECT t.id, t.mailbox_id, t.subject, t.message_count, t.last_message_at, t.created_at FROM threads t
+		WHERE `+where+` ORDER BY t.last_message_at DESC, t.id DESC LIMIT ?`, append(args, limit)...)
+}
+
+func getThread(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string) (Thread, error) {
+	where, args := scope("t", workspaceID, mailboxID)
+	return scanThread(q.QueryRow(ctx, `SELECT t.id, t.mailbox_id, t.subject, t.message_count, t.last_message_at, t.created_at FROM threads t
+		WHERE `+where+` AND t.id = ?`, append(args, id)...))
+}

@@ -13,7 +13,7 @@ import (
 
 	goyaml "github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-		"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/parser"
 
 	"mailroom/internal/contacts"
 	"mailroom/internal/sending"

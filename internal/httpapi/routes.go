@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/automations"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/sending"
@@ -23,6 +24,7 @@ type Services struct {
 	Suppressions *suppressions.Service
 	Templates    *templates.Service
 	Contacts     *contacts.Service
+	Automations  *automations.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -127,6 +129,17 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
 	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
+
+	// {id} also matches {id}.yaml (ServeMux cannot split one segment): GET
+	// answers the YAML as stored, PUT on {id}.yaml writes a new version.
+	t.handle("GET /v1/automations", ws, nested, h.listAutomations)
+	t.handle("POST /v1/automations", ws, nested, h.createAutomation)      // raw YAML or { yaml }
+	t.handle("GET /v1/automations/{id}", ws, nested, h.getAutomation)     // and {id}.yaml
+	t.handle("PUT /v1/automations/{id}", ws, nested, h.putAutomationYAML) // only {id}.yaml
+	t.handle("PATCH /v1/automations/{id}", ws, nested, h.patchAutomation)
+	t.handle("DELETE /v1/automations/{id}", ws, nested, h.deleteAutomation)
+	t.handle("GET /v1/automations/{id}/versions", ws, nested, h.listAutomationVersions)
+	t.handle("POST /v1/automations/{id}/versions", ws, nested, h.restoreAutomationVersion) // { version_id }
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -221,3 +221,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestGraph(t *testing.T) {
+	d, probs := Parse([]byte(head + "  - id: s2\n    wait: 1h\n  - if: { field: tag, op: has, value: a }\n    then: [ { exit: done } ]\n  - tag: { add: [b] }\n"))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	g := d.Graph()
+	got := fmt.Sprint(g.Nodes, g.Edges)
+	want := "[{trigger api.call} {s2 wait} {s3 if} {s4 exit} {s5 tag}] [{trigger s2 } {s2 s3 } {s3 s4 then} {s3 s5 else}]"
+	if got != want {
+		t.Fatalf("graph\n got %s\nwant %s", got, want)
+	}
+}

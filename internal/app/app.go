@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
 	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
-	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts} {
+	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations} {
 		if err := wire(w); err != nil {
 			return nil, err
 		}

@@ -57,6 +57,8 @@ var owners = map[string]string{
 	"segments":             "segments",
 	"broadcasts":           "broadcasts",
 	"broadcast_recipients": "broadcasts",
+	"automations":          "automations",
+	"automation_versions":  "automations",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

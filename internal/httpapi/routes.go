@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"
+	"mailroom/internal/automations"
 	"mailroom/internal/broadcasts"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
@@ -37,6 +38,7 @@ type Services struct {
 	Segments     *segments.Service
 	Broadcasts   *broadcasts.Service
 	Inbound      *inbound.Service
+	Automations  *automations.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -195,6 +197,16 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
 	t.handle("GET /v1/identity", read, nested, h.getIdentity)
 	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
+	// {id} also matches {id}.yaml (ServeMux cannot split one segment): GET
+	// answers the YAML as stored, PUT on {id}.yaml writes a new version.
+	t.handle("GET /v1/automations", ws, nested, h.listAutomations)
+	t.handle("POST /v1/automations", ws, nested, h.createAutomation)      // raw YAML or { yaml }
+	t.handle("GET /v1/automations/{id}", ws, nested, h.getAutomation)     // and {id}.yaml
+	t.handle("PUT /v1/automations/{id}", ws, nested, h.putAutomationYAML) // only {id}.yaml
+	t.handle("PATCH /v1/automations/{id}", ws, nested, h.patchAutomation)
+	t.handle("DELETE /v1/automations/{id}", ws, nested, h.deleteAutomation)
+	t.handle("GET /v1/automations/{id}/versions", ws, nested, h.listAutomationVersions)
+	t.handle("POST /v1/automations/{id}/versions", ws, nested, h.restoreAutomationVersion) // { version_id }
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

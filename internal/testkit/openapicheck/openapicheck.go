@@ -24,6 +24,8 @@ import (
 var load = sync.OnceValues(func() (routers.Router, error) {
 	// The contacts export answers a .vcf, text like text/plain.
 	openapi3filter.RegisterBodyDecoder("text/vcard", openapi3filter.PlainBodyDecoder)
+	// Automation YAML (GET/PUT /v1/automations/{id}.yaml) is text as stored.
+	openapi3filter.RegisterBodyDecoder("text/yaml", openapi3filter.PlainBodyDecoder)
 	b, err := httpapi.OpenAPIDocument()
 	if err != nil {
 		return nil, err

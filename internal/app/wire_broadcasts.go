@@ -13,6 +13,7 @@ func (a *App) wireBroadcasts(w *wiring) error {
 	svc := broadcasts.New(broadcasts.Config{
 		DB: a.DB, Clock: a.Clock, Contacts: a.services.Contacts, Segments: a.services.Segments, Templates: a.services.Templates,
 		Sending: a.services.Sending, Domains: a.services.Domains, Box: a.Box, PublicURL: a.Config.PublicURL, ServiceDomain: a.Config.ServiceDomain,
+		ListUnsubscribe: a.services.Topics.ListUnsubscribe,
 	})
 	a.services.Broadcasts = svc
 	river.AddWorker(w.workers, &broadcasts.Worker{Service: svc})

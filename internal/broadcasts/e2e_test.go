@@ -1,8 +1,12 @@
 package broadcasts_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
+	"net/mail"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +124,36 @@ func TestBroadcastEndToEnd(t *testing.T) {
 	}
 	if personal != 20 {
 		t.Fatalf("%d personalised broadcast messages with unsubscribe headers, want 20", personal)
+	}
+	// The header's https link is the topics area's signed one-click link:
+	// its page opens, and the one-click POST answers 200.
+	var link string
+	for _, m := range msgs {
+		if msg, err := mail.ReadMessage(bytes.NewReader(m.Data)); err == nil {
+			if v := msg.Header.Get("List-Unsubscribe"); strings.Contains(v, "/unsubscribe/") {
+				link = a.URL + strings.TrimPrefix(regexp.MustCompile(`<(https?://[^>]+)>`).FindStringSubmatch(v)[1], a.Config.PublicURL)
+				break
+			}
+		}
+	}
+	if link == "" {
+		t.Fatal("no broadcast message carried an https List-Unsubscribe link")
+	}
+	for _, req := range []struct{ method, body string }{{"GET", ""}, {"POST", "List-Unsubscribe=One-Click"}} {
+		r, err := http.NewRequest(req.method, link, strings.NewReader(req.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || strings.Contains(string(page), "not valid") {
+			t.Fatalf("%s %s: %d\n%s", req.method, link, res.StatusCode, page)
+		}
 	}
 	testapp.Eventually(t, 20*time.Second, func() bool {
 		r := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc, nil), 200)

@@ -131,7 +131,7 @@ func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rende
 	if b.ReplyTo != "" {
 		h["Reply-To"] = b.ReplyTo
 	}
-	for k, x := range s.unsubscribeHeaders(b, "preview") {
+	for k, x := range s.unsubscribeHeaders(b, "member@example.invalid") {
 		h[k] = x
 	}
 	return Rendered{Subject: out.Subject, HTML: out.HTML, Text: out.Text, Headers: h, MergeFields: names, SampleSize: n}, nil

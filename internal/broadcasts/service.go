@@ -47,6 +47,10 @@ type Config struct {
 	Box           *secretbox.Box
 	PublicURL     string
 	ServiceDomain string
+	// ListUnsubscribe is the List-Unsubscribe value for an address and
+	// topic ("" = every list), pointing at the hosted one-click page and
+	// the mailto address (topics.Service.ListUnsubscribe); nil adds none.
+	ListUnsubscribe func(workspaceID, topicID, email string) string
 }
 
 // Service serves broadcasts and runs their fan-out.
@@ -484,15 +488,15 @@ func (r *renderer) render(ctx context.Context, v map[string]any) (render.Output,
 	return out.Output, err
 }
 
-// unsubscribeHeaders are the RFC 8058 one-click headers for a member.
-func (s *Service) unsubscribeHeaders(b Broadcast, contactID string) map[string]string {
-	if s.c.Box == nil {
+// unsubscribeHeaders are the RFC 8058 one-click headers for a member: the
+// topics area's signed links, so the hosted page and the mailto address
+// open them (without a topic, they unsubscribe from every list).
+func (s *Service) unsubscribeHeaders(b Broadcast, email string) map[string]string {
+	if s.c.ListUnsubscribe == nil {
 		return nil
 	}
-	tok := s.c.Box.Token("broadcast-unsubscribe", nil, []byte(b.WorkspaceID+"\x00"+b.AudienceID+"\x00"+contactID))
-	url := strings.TrimRight(s.c.PublicURL, "/") + "/unsubscribe/" + tok
 	return map[string]string{
-		"List-Unsubscribe":      "<" + url + ">, <mailto:unsubscribe@" + s.c.ServiceDomain + "?subject=" + tok + ">",
+		"List-Unsubscribe":      s.c.ListUnsubscribe(b.WorkspaceID, b.TopicID, email),
 		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
 	}
 }

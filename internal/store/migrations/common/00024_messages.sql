@@ -40,22 +40,6 @@ CREATE INDEX messages_workspace ON messages (workspace_id, received_at, id);
 CREATE INDEX messages_thread ON messages (thread_id, received_at, id);
 CREATE INDEX messages_msgid ON messages (workspace_id, mailbox_id, message_id_header);
 
--- Attachment and inline-image bytes, named as the message lists them
--- (unique per message; never a path on disk).
-CREATE TABLE message_parts (
-    message_id   TEXT NOT NULL,
-    filename     TEXT NOT NULL,
-    content_type TEXT NOT NULL,
-    data         BLOB NOT NULL,
-    PRIMARY KEY (message_id, filename)
-);
-
--- The message as it arrived, for forwarding it wrapped (message/rfc822).
-CREATE TABLE message_raw (
-    message_id TEXT PRIMARY KEY,
-    data       BLOB NOT NULL
-);
-
 -- Conversations. subject_key is the subject without reply and forward
 -- prefixes, lowercased: the fallback for mail that lost its threading
 -- headers.
@@ -74,6 +58,4 @@ CREATE INDEX threads_subject ON threads (mailbox_id, subject_key, last_message_a
 
 -- +goose Down
 DROP TABLE threads;
-DROP TABLE message_raw;
-DROP TABLE message_parts;
 DROP TABLE messages;

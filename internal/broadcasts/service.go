@@ -207,6 +207,18 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, in Input) 
 // being sent go. A draft is cancelled
 // too (nothing was sent); a sent or cancelled one answers 409.
 func (s *Service) Cancel(ctx context.Context, workspaceID, id string) (Broadcast, error) {
+	// The cancel locks many emails rows while delivery's batches lock some
+	// of them too: PostgreSQL may pick the cancel as a deadlock victim, and
+	// a victim's transaction was rolled back whole, so it runs again.
+	for attempt := 1; ; attempt++ {
+		b, err := s.cancelOnce(ctx, workspaceID, id)
+		if !store.IsDeadlock(err) || attempt == 5 {
+			return b, err
+		}
+	}
+}
+
+func (s *Service) cancelOnce(ctx context.Context, workspaceID, id string) (Broadcast, error) {
 	var b Broadcast
 	err := s.c.DB.InTx(ctx, func(tx *store.Tx) error {
 		var err error

@@ -29,3 +29,14 @@ func IsForeignKeyViolation(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
 }
+
+// IsDeadlock reports whether PostgreSQL chose the transaction as a deadlock
+// victim (or could not serialize it): the transaction was rolled back whole
+// and may simply run again. SQLite's one writer never deadlocks.
+func IsDeadlock(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "SQLSTATE 40P01") || strings.Contains(s, "SQLSTATE 40001")
+}

@@ -5,6 +5,7 @@ package binary
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -43,6 +44,15 @@ func Build(t testing.TB) string {
 // FreeAddr returns a 127.0.0.1 address with a port nobody listens on now.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
+	// Below the kernel's ephemeral range (32768 and up on Linux): a port
+	// from :0 may be handed to an outgoing connection (a database client's)
+	// before the node binds it, which failed a restart with EADDRINUSE.
+	for range 50 {
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))); err == nil {
+			ln.Close()
+			return ln.Addr().String()
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -119,9 +119,6 @@ func TestGoneNodesWorkIsTakenUpLiveNodesIsNot(t *testing.T) {
 	a := testapp.Start(t, testapp.WithEnv("MAILROOM_NODE_TIMEOUT", "1s"))
 	ctx := context.Background()
 	db := a.DB
-	if _, err := db.Exec(ctx, `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ('node_gone', 'h', 1, 0, 0)`); err != nil {
-		t.Fatal(err)
-	}
 	// Jobs on a queue no node works, marked running as River marks a fetched job.
 	running := func(by string) int64 {
 		t.Helper()
@@ -148,6 +145,11 @@ func TestGoneNodesWorkIsTakenUpLiveNodesIsNot(t *testing.T) {
 			VALUES (?, 'wh_x', ?, ?, ?, 1, 0, ?, 5, ?)`, seq, a.WorkspaceID, "whd_"+claim, time.Now().UnixMilli(), lease, claim); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The gone node's row comes last: a reap between its insert and the
+	// work's would give the node up before it held anything.
+	if _, err := db.Exec(ctx, `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ('node_gone', 'h', 1, 0, 0)`); err != nil {
+		t.Fatal(err)
 	}
 	state := func(id int64) string {
 		var s string

@@ -174,7 +174,8 @@ func listContacts(ctx context.Context, db *store.DB, workspaceID string, f ListF
 		return read(`contacts WHERE `+where+order, append(args, limit)...)
 	}
 	budget := scanFirst(limit)
-	contains, cargs := db.Contains("c", "search", term)
+	has := db.HasSubstring(store.Cat("c.search"), term)
+	contains, cargs := has.SQL, has.Args
 	scanned := func(n int) []any { return append(append(append([]any{}, args...), n), append(cargs, limit)...) }
 	first, err := read(`(SELECT * FROM contacts WHERE `+where+order+`) c WHERE `+contains+order, scanned(budget)...)
 	if err != nil || len(first) == limit {
@@ -389,12 +390,11 @@ func insertMember(ctx context.Context, q store.Querier, m Member) error {
 }
 
 func deleteMember(ctx context.Context, q store.Querier, workspaceID, audienceID, id string) (bool, error) {
-	res, err := q.Exec(ctx, `DELETE FROM memberships WHERE id = ? AND workspace_id = ? AND audience_id = ?`, id, workspaceID, audienceID)
+	ok, err := store.Changed(q.Exec(ctx, `DELETE FROM memberships WHERE id = ? AND workspace_id = ? AND audience_id = ?`, id, workspaceID, audienceID))
 	if err != nil {
 		return false, fmt.Errorf("deleting member: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return ok, nil
 }
 
 // membersOf reads an audience's memberships (deleted audience included) for

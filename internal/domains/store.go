@@ -322,13 +322,8 @@ func recordChecked(ctx context.Context, tx *store.Tx, id, statusJSON string, now
 // markVerified verifies a domain not yet verified; false when it already
 // was. A unique violation means another workspace verified the name first.
 func markVerified(ctx context.Context, tx *store.Tx, id string, now time.Time) (bool, error) {
-	res, err := tx.Exec(ctx, `UPDATE domains SET verification_status = 'verified', verified_at = ?, check_failures = 0
-		WHERE id = ? AND verification_status <> 'verified'`, store.Millis(now), id)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return store.Changed(tx.Exec(ctx, `UPDATE domains SET verification_status = 'verified', verified_at = ?, check_failures = 0
+		WHERE id = ? AND verification_status <> 'verified'`, store.Millis(now), id))
 }
 
 // resetFailures clears a verified domain's count of failed nightly checks.

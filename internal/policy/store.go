@@ -155,12 +155,7 @@ func updateIP(ctx context.Context, db *store.DB, x IP) error {
 
 // deleteIP hands an IP back; it answers whether the workspace had it.
 func deleteIP(ctx context.Context, db *store.DB, ws, id string) (bool, error) {
-	res, err := db.Exec(ctx, `DELETE FROM ips WHERE workspace_id = ? AND id = ?`, ws, id)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	return store.Changed(db.Exec(ctx, `DELETE FROM ips WHERE workspace_id = ? AND id = ?`, ws, id))
 }
 
 func boolInt(b bool) int {

@@ -54,10 +54,5 @@ func listSegments(ctx context.Context, q store.Querier, workspaceID, audienceID 
 }
 
 func deleteSegment(ctx context.Context, q store.Querier, workspaceID, id string) (bool, error) {
-	res, err := q.Exec(ctx, `DELETE FROM segments WHERE id = ? AND workspace_id = ?`, id, workspaceID)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return store.Changed(q.Exec(ctx, `DELETE FROM segments WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 }

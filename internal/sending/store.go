@@ -276,13 +276,8 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 // sending with the Message-ID it goes out with. It reports false when the
 // email has left those statuses (cancelled, or finished by another run).
 func MarkSending(ctx context.Context, tx *store.Tx, id, messageID string, now time.Time) (bool, error) {
-	res, err := tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
-		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, store.Millis(now), id)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, store.Millis(now), id))
 }
 
 // FailUnsent ends an email still queued or sending as failed, with reason
@@ -431,25 +426,18 @@ func deferInsertEmail(tx *store.Tx, args []any) {
 }
 
 // changed reports whether a conditional write touched a row.
-func changed(res sql.Result, err error) (bool, error) {
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
-}
 
 // setScheduledAt moves an email still scheduled to at; false once it has
 // left scheduled.
 func setScheduledAt(ctx context.Context, tx *store.Tx, ws, id string, at, now time.Time) (bool, error) {
-	return changed(tx.Exec(ctx, `UPDATE emails SET scheduled_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET scheduled_at = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
 		store.Millis(at), store.Millis(now), ws, id))
 }
 
 // cancelScheduled cancels an email still scheduled; false once it has left
 // scheduled.
 func cancelScheduled(ctx context.Context, tx *store.Tx, ws, id string, now time.Time) (bool, error) {
-	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'cancelled', updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'cancelled', updated_at = ? WHERE workspace_id = ? AND id = ? AND status = 'scheduled'`,
 		store.Millis(now), ws, id))
 }
 
@@ -468,14 +456,14 @@ func dueScheduled(ctx context.Context, q store.Querier, now time.Time, limit int
 // failScheduled ends a scheduled email as failed with reason; false when it
 // was no longer scheduled.
 func failScheduled(ctx context.Context, tx *store.Tx, id, reason string, now time.Time) (bool, error) {
-	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ? AND status = 'scheduled'`,
 		reason, store.Millis(now), id))
 }
 
 // queueScheduled moves a scheduled email that is due to queued; false when
 // another pass took it or it moved.
 func queueScheduled(ctx context.Context, tx *store.Tx, id string, now time.Time) (bool, error) {
-	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled' AND scheduled_at <= ?`,
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'queued', updated_at = ? WHERE id = ? AND status = 'scheduled' AND scheduled_at <= ?`,
 		store.Millis(now), id, store.Millis(now)))
 }
 
@@ -492,7 +480,7 @@ func endSimulated(ctx context.Context, tx *store.Tx, ws, id string, status Email
 // markComplained moves a delivered email to complained; false when it
 // already was.
 func markComplained(ctx context.Context, tx *store.Tx, id string, now time.Time) (bool, error) {
-	return changed(tx.Exec(ctx, `UPDATE emails SET status = 'complained', updated_at = ? WHERE id = ? AND status = 'delivered'`, store.Millis(now), id))
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'complained', updated_at = ? WHERE id = ? AND status = 'delivered'`, store.Millis(now), id))
 }
 
 // Outgoing is an email as the delivery engine reads it, by id. The JSON

@@ -60,31 +60,18 @@ func (db *DB) QueueDriver() riverdriver.Driver[*sql.Tx] {
 // serve: a shorter one holds no trigram.
 const MinIndexedTerm = 3
 
-// Contains is a WHERE predicate, with its argument, true for the rows of
-// table whose text column contains term as a plain substring (no pattern
-// characters: %, _, quotes and FTS operators are literal): instr on
-// SQLite, strpos on PostgreSQL. Column and term are compared as given, so
-// the caller lowercases both if case must not matter. No index serves it:
-// it tests each row the rest of the query visits.
-func (db *DB) Contains(table, column, term string) (string, []any) {
-	fn := "instr"
-	if db.Dialect == Postgres {
-		fn = "strpos"
-	}
-	return fn + `(` + table + `.` + column + `, ?) > 0`, []any{term}
-}
-
 // ContainsIndexed is a FROM item, with its arguments, holding the rows of
 // table (every column, aliased by the caller) whose text column contains
-// term, exactly as Contains says, found through the column's trigram index
+// term, exactly as HasSubstring says, found through the column's trigram index
 // rather than by testing each row. The migrations create that index under
 // one name in both dialects, <table>_<column>: an FTS5 table (tokenize
 // 'trigram case_sensitive 1', external content keyed by rowid) on SQLite,
 // a pg_trgm GIN index on PostgreSQL. term must have at least
-// MinIndexedTerm characters (a shorter one holds no trigram; use Contains).
+// MinIndexedTerm characters (a shorter one holds no trigram; use
+// HasSubstring).
 // Reading it costs in proportion to the matches in the whole table, so a
 // caller wanting the first rows of an order many rows match is better off
-// scanning that order with Contains.
+// scanning that order with HasSubstring.
 func (db *DB) ContainsIndexed(table, column, term string) (string, []any) {
 	if db.Dialect == Postgres {
 		// A materialized CTE is planned for all its rows, so the planner
@@ -162,10 +149,11 @@ func (db *DB) JSONArrayHas(col, value string) Expr {
 	return Cat("EXISTS (SELECT 1 FROM json_each(", col, ") WHERE value = ", Val(value), ")")
 }
 
-// HasSubstring is true when text x holds needle as a substring, case
-// sensitive: instr on SQLite, strpos on PostgreSQL (LIKE would need its
-// wildcards escaped, and SQLite's LIKE ignores ASCII case). Contains is the
-// same test for a column and a term.
+// HasSubstring is true when text x holds needle as a plain substring, case
+// sensitive (%, _, quotes and FTS operators are literal): instr on SQLite,
+// strpos on PostgreSQL (LIKE would need its wildcards escaped, and
+// SQLite's LIKE ignores ASCII case). No index serves it: it tests each row
+// the query visits; ContainsIndexed finds the rows through an index.
 func (db *DB) HasSubstring(x Expr, needle string) Expr {
 	if db.Dialect == Postgres {
 		return Cat("(strpos(", x, ", CAST(", Val(needle), " AS TEXT)) > 0)")

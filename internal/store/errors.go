@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"errors"
 	"strings"
 )
@@ -39,4 +40,14 @@ func IsDeadlock(err error) bool {
 	}
 	s := err.Error()
 	return strings.Contains(s, "SQLSTATE 40P01") || strings.Contains(s, "SQLSTATE 40001")
+}
+
+// Changed reports whether an Exec's statement touched a row, passing its
+// error through: the shape of every "update or delete if still so".
+func Changed(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }

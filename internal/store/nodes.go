@@ -55,12 +55,7 @@ func (db *DB) StaleNodes(ctx context.Context, after time.Duration) ([]string, er
 // after, and reports whether it did: of several nodes that find it stale
 // at once, one alone takes up its work.
 func (tx *Tx) GiveUpNode(ctx context.Context, id string, after time.Duration) (bool, error) {
-	res, err := tx.Exec(ctx, `DELETE FROM nodes WHERE id = ? AND heartbeat_at < `+tx.db.nowMillisSQL()+` - ?`, id, after.Milliseconds())
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return Changed(tx.Exec(ctx, `DELETE FROM nodes WHERE id = ? AND heartbeat_at < `+tx.db.nowMillisSQL()+` - ?`, id, after.Milliseconds()))
 }
 
 // OtherNodes deletes every node row but self's and returns their ids: the

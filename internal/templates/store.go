@@ -181,13 +181,12 @@ func updateTemplate(ctx context.Context, q store.Querier, t Template) error {
 }
 
 func softDelete(ctx context.Context, q store.Querier, workspaceID, id string, now time.Time) (bool, error) {
-	res, err := q.Exec(ctx, `UPDATE templates SET deleted_at = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
-		store.Millis(now), store.Millis(now), id, workspaceID)
+	ok, err := store.Changed(q.Exec(ctx, `UPDATE templates SET deleted_at = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
+		store.Millis(now), store.Millis(now), id, workspaceID))
 	if err != nil {
 		return false, fmt.Errorf("deleting template: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return ok, nil
 }
 
 var errSlugTaken = errors.New("templates: slug taken")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -37,7 +38,8 @@ type Send struct {
 // key, a failed commit). A nil Ticket counted nothing.
 type Ticket struct {
 	s      *Service
-	keys   []ckey
+	keys   [3]ckey
+	nkeys  int
 	ws     string
 	minute int64
 	n      int64
@@ -52,7 +54,7 @@ func (t *Ticket) Undo() {
 	t.s = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, k := range t.keys {
+	for _, k := range t.keys[:t.nkeys] {
 		if c := s.counters[k]; c != nil {
 			c.total--
 			c.pending.sends--
@@ -77,43 +79,35 @@ func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 	at := m.At.UTC()
 	now := s.clock.Now().UTC()
 	day, month := dayKey(at), monthKey(at)
-	var keys []ckey
-	type limit struct {
-		k     ckey
-		max   int
-		fail  func() error
-		count bool
-	}
-	limits := make([]limit, 0, 3)
+	// At most three limits; a fixed array and a rule code rather than
+	// closures keep a send's admission to one allocation (the ticket).
+	var limits [3]limit
+	n := 0
 	count := !m.Booking
 	// The workspace's day row is kept whenever a rule reads it: the daily
 	// quota, and the reputation rule's 7 days of sends.
 	if s.set.DailyQuota > 0 || s.reputationOn() {
-		limits = append(limits, limit{k: ckey{m.WorkspaceID, "", day}, max: s.set.DailyQuota, count: count, fail: func() error {
-			return quotaErr("daily", s.set.DailyQuota, nextDay(at), now)
-		}})
+		limits[n] = limit{k: ckey{m.WorkspaceID, "", day}, max: s.set.DailyQuota, rule: dailyQuota}
+		n++
 	}
 	if s.set.MonthlyQuota > 0 {
-		limits = append(limits, limit{k: ckey{m.WorkspaceID, "", month}, max: s.set.MonthlyQuota, count: count, fail: func() error {
-			return quotaErr("monthly", s.set.MonthlyQuota, nextMonth(at), now)
-		}})
+		limits[n] = limit{k: ckey{m.WorkspaceID, "", month}, max: s.set.MonthlyQuota, rule: monthlyQuota}
+		n++
 	}
 	if s.set.AddressDailyCap > 0 {
-		limits = append(limits, limit{k: ckey{m.WorkspaceID, m.From, day}, max: s.set.AddressDailyCap, count: count, fail: func() error {
-			reset := nextDay(at)
-			return withReset(apierr.New(429, "address_daily_cap_reached", "%s has sent its %d emails for today (UTC); the cap resets at %s.", m.From, s.set.AddressDailyCap, reset.Format(time.RFC3339)), reset, now)
-		}})
+		limits[n] = limit{k: ckey{m.WorkspaceID, m.From, day}, max: s.set.AddressDailyCap, rule: addressCap}
+		n++
 	}
-	for _, l := range limits {
+	for _, l := range limits[:n] {
 		if err := s.ensure(ctx, l.k); err != nil {
 			return nil, err
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, l := range limits {
+	for _, l := range limits[:n] {
 		if c := s.get(l.k, now); l.max > 0 && c.loaded && c.total >= int64(l.max) {
-			return nil, l.fail()
+			return nil, s.refusal(l.rule, m.From, at, now)
 		}
 	}
 	t := &Ticket{s: s, ws: m.WorkspaceID}
@@ -125,16 +119,42 @@ func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 		t.minute, t.n = minute, 1
 	}
 	if count {
-		for _, l := range limits {
+		for _, l := range limits[:n] {
 			c := s.get(l.k, now)
 			c.total++
 			c.pending.sends++
 			c.used = now
-			keys = append(keys, l.k)
+			t.keys[t.nkeys] = l.k
+			t.nkeys++
 		}
 	}
-	t.keys = keys
 	return t, nil
+}
+
+// limit is one counted rule a send must pass.
+type limit struct {
+	k    ckey
+	max  int
+	rule int
+}
+
+const (
+	dailyQuota = iota
+	monthlyQuota
+	addressCap
+)
+
+// refusal is the 429 of a limit that is reached.
+func (s *Service) refusal(rule int, from string, at, now time.Time) error {
+	switch rule {
+	case dailyQuota:
+		return quotaErr("daily", s.set.DailyQuota, nextDay(at), now)
+	case monthlyQuota:
+		return quotaErr("monthly", s.set.MonthlyQuota, nextMonth(at), now)
+	default:
+		reset := nextDay(at)
+		return withReset(apierr.New(429, "address_daily_cap_reached", "%s has sent its %d emails for today (UTC); the cap resets at %s.", from, s.set.AddressDailyCap, reset.Format(time.RFC3339)), reset, now)
+	}
 }
 
 // reputationOn says whether the pause rule reads the sends of the last days.
@@ -155,9 +175,32 @@ func withReset(e *apierr.Error, reset, now time.Time) *apierr.Error {
 		With("resets_at", at).WithRetryAfter(int(math.Ceil(reset.Sub(now).Seconds())))
 }
 
-// dayKey and monthKey name a counter's period.
-func dayKey(t time.Time) string   { return "d:" + t.Format("2006-01-02") }
-func monthKey(t time.Time) string { return "m:" + t.Format("2006-01") }
+// dayKey and monthKey name a counter's period. Nearly every send asks for
+// the same day, so the last names made are kept (two allocations a send
+// otherwise).
+func dayKey(t time.Time) string   { return periodName(&lastDay, t, "d:2006-01-02") }
+func monthKey(t time.Time) string { return periodName(&lastMonth, t, "m:2006-01") }
+
+type periodKey struct {
+	y, d int
+	m    time.Month
+	name string
+}
+
+var lastDay, lastMonth atomic.Pointer[periodKey]
+
+func periodName(last *atomic.Pointer[periodKey], t time.Time, layout string) string {
+	y, m, d := t.Date()
+	if layout[0] == 'm' {
+		d = 0
+	}
+	if p := last.Load(); p != nil && p.y == y && p.m == m && p.d == d {
+		return p.name
+	}
+	p := &periodKey{y: y, m: m, d: d, name: t.Format(layout)}
+	last.Store(p)
+	return p.name
+}
 
 func nextDay(t time.Time) time.Time {
 	y, m, d := t.Date()

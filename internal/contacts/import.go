@@ -207,7 +207,16 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 	}
 	res.Imported = res.Created + res.Updated + res.Unchanged
 	if !dryRun && res.Created >= analyzeAfter {
-		refreshStatistics(ctx, s.db)
+		// After the answer: the rows are committed, and the refresh only
+		// helps the plans of what comes next (on PostgreSQL it was a
+		// quarter of a 10,000-row import's time). One at a time: an import
+		// made while one runs is counted by the next.
+		if s.stats.TryLock() {
+			go func() {
+				defer s.stats.Unlock()
+				refreshStatistics(context.WithoutCancel(ctx), s.db)
+			}()
+		}
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -20,6 +21,9 @@ type Service struct {
 	// topicsOf lists an address's topics for the subscriptions view.
 	topicsOf TopicsOf
 	hooks    testHooks
+	// stats is held while an import's statistics refresh runs after its
+	// answer.
+	stats sync.Mutex
 }
 
 // testHooks are points inside a critical step where a test can hold the

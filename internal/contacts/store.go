@@ -518,10 +518,7 @@ func moveEvents(ctx context.Context, q store.Querier, from, to string) error {
 // 30,000 fresh members took 5.9 s instead of 0.06 s. A failure only costs
 // speed, so it is not reported.
 func refreshStatistics(ctx context.Context, db *store.DB) {
-	if db.Dialect != store.Postgres {
-		return
-	}
-	_, _ = db.Exec(ctx, `ANALYZE contacts, memberships`)
+	_ = db.RefreshStatistics(ctx, "contacts", "memberships")
 }
 
 // --- people: the rows segments and broadcasts select by rules

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"strings"
 
@@ -33,6 +34,18 @@ func (db *DB) SkipLocked() string {
 		return " FOR UPDATE SKIP LOCKED"
 	}
 	return ""
+}
+
+// RefreshStatistics has PostgreSQL re-read the size and value spread of
+// tables (ANALYZE) after a bulk write, so the planner does not keep a small
+// table's plans; nothing on SQLite, whose planner reads no statistics we
+// keep.
+func (db *DB) RefreshStatistics(ctx context.Context, tables ...string) error {
+	if db.Dialect != Postgres || len(tables) == 0 {
+		return nil
+	}
+	_, err := db.Exec(ctx, `ANALYZE `+strings.Join(tables, ", "))
+	return err
 }
 
 // ConcurrentCommits reports whether two transactions can commit at once:

@@ -57,6 +57,10 @@ func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, e
 	return "mailroom.localhost", "s1", k.key, nil
 }
 
+func (benchKeys) ReturnPathDomain(_ context.Context, _, domain string) (string, error) {
+	return domain, nil
+}
+
 func run() error {
 	n := flag.Int("n", 100000, "audience members")
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")

@@ -176,6 +176,10 @@ func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, e
 	return "mailroom.localhost", "s1", k.key, nil
 }
 
+func (benchKeys) ReturnPathDomain(_ context.Context, _, domain string) (string, error) {
+	return domain, nil
+}
+
 func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (float64, error) {
 	dir, err := os.MkdirTemp("", "mailroom-bench-deliver")
 	if err != nil {

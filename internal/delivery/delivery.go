@@ -32,6 +32,10 @@ type Keys interface {
 	SigningKey(ctx context.Context, workspaceID, domain string) (selector string, key crypto.Signer, err error)
 	// ServiceKey is the service domain's key, used for the sandbox sender.
 	ServiceKey(ctx context.Context) (domain, selector string, key crypto.Signer, err error)
+	// ReturnPathDomain is the domain of the Return-Path (VERP) of mail
+	// from domain: its bounce subdomain once that is published, else the
+	// domain itself.
+	ReturnPathDomain(ctx context.Context, workspaceID, domain string) (string, error)
 }
 
 // Transport is what the engine sends through; *outbound.Relay and

@@ -41,6 +41,10 @@ func (k *testKeys) ServiceKey(context.Context) (string, string, crypto.Signer, e
 	return "mailroom.test", "mr1", k.svcKey, nil
 }
 
+func (k *testKeys) ReturnPathDomain(_ context.Context, _, domain string) (string, error) {
+	return domain, nil
+}
+
 type bundle struct {
 	a    *testapp.App
 	sink *smtpsink.Sink

@@ -18,6 +18,7 @@ const signerTTL = time.Minute
 
 type cachedSigner struct {
 	signer *outbound.Signer
+	bounce string // the Return-Path domain
 	until  time.Time
 }
 
@@ -30,9 +31,26 @@ type signerCache struct {
 // domain's key for the sandbox sender, else the workspace's verified domain
 // key. Nil (unsigned) only when no Keys are wired.
 func (s *Service) signer(ctx context.Context, e *email) (*outbound.Signer, error) {
+	c, err := s.identity(ctx, e)
+	return c.signer, err
+}
+
+// returnPath is the email's envelope sender: bounces+<id> at its domain's
+// Return-Path domain.
+func (s *Service) returnPath(ctx context.Context, e *email) (string, error) {
+	c, err := s.identity(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	return outbound.VERPAddress("bounces", e.ID, c.bounce), nil
+}
+
+// identity is the signer and Return-Path domain of the email's From
+// domain, looked up once a minute per domain.
+func (s *Service) identity(ctx context.Context, e *email) (cachedSigner, error) {
 	keys := s.keys.Load().k
 	if keys == nil {
-		return nil, nil
+		return cachedSigner{bounce: e.fromDomain()}, nil
 	}
 	domain := e.fromDomain()
 	sandbox := domain == s.svcDomain
@@ -44,32 +62,35 @@ func (s *Service) signer(ctx context.Context, e *email) (*outbound.Signer, error
 	s.signers.mu.Lock()
 	if c, ok := s.signers.m[key]; ok && now.Before(c.until) {
 		s.signers.mu.Unlock()
-		return c.signer, nil
+		return c, nil
 	}
 	s.signers.mu.Unlock()
 
-	var sg *outbound.Signer
+	c := cachedSigner{bounce: domain, until: now.Add(signerTTL)}
 	if sandbox {
 		d, sel, k, err := keys.ServiceKey(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("delivery: service domain key: %w", err)
+			return c, fmt.Errorf("delivery: service domain key: %w", err)
 		}
-		sg = outbound.NewSigner(d, sel, k)
+		c.signer = outbound.NewSigner(d, sel, k)
 	} else {
 		sel, k, err := keys.SigningKey(ctx, e.WorkspaceID, domain)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, permanentError{fmt.Errorf("the sending domain %s is no longer verified on the workspace", domain)}
+			return c, permanentError{fmt.Errorf("the sending domain %s is no longer verified on the workspace", domain)}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("delivery: signing key of %s: %w", domain, err)
+			return c, fmt.Errorf("delivery: signing key of %s: %w", domain, err)
 		}
-		sg = outbound.NewSigner(domain, sel, k)
+		c.signer = outbound.NewSigner(domain, sel, k)
+		if c.bounce, err = keys.ReturnPathDomain(ctx, e.WorkspaceID, domain); err != nil {
+			return c, fmt.Errorf("delivery: return path of %s: %w", domain, err)
+		}
 	}
 	s.signers.mu.Lock()
 	if s.signers.m == nil {
 		s.signers.m = map[string]cachedSigner{}
 	}
-	s.signers.m[key] = cachedSigner{signer: sg, until: now.Add(signerTTL)}
+	s.signers.m[key] = c
 	s.signers.mu.Unlock()
-	return sg, nil
+	return c, nil
 }

@@ -149,7 +149,11 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 		return 0, err
 	}
 
-	env := outbound.Envelope{From: outbound.VERPAddress("bounces", e.ID, e.fromDomain()), To: send}
+	from, err := s.returnPath(ctx, e)
+	if err != nil {
+		return 0, err
+	}
+	env := outbound.Envelope{From: from, To: send}
 	res, sendErr := s.transport.Send(ctx, env, raw)
 	if sendErr != nil && ctx.Err() != nil {
 		// Cancelled mid-transaction (shutdown or job timeout): nothing is

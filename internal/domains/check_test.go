@@ -62,8 +62,8 @@ func TestCheckAllEndToEnd(t *testing.T) {
 	r := dnsresolve.New(s.Addr())
 	ctx := context.Background()
 	recs := buildWithRealKeys(t, "example.com", 0)
-	if len(recs[1].Value) <= 255 {
-		t.Fatalf("DKIM value is %d bytes; test expects it to be split", len(recs[1].Value))
+	if len(recs[2].Value) <= 255 {
+		t.Fatalf("DKIM value is %d bytes; test expects it to be split", len(recs[2].Value))
 	}
 
 	publish(s, recs)
@@ -99,18 +99,18 @@ func TestCheckAllEndToEnd(t *testing.T) {
 	other := buildWithRealKeys(t, "example.com", 3)
 	s.Reset()
 	publish(s, recs)
-	s.Remove(recs[2].Name, dns.TypeTXT)
-	s.AddTXT(recs[2].Name, other[2].Value)
+	s.Remove(recs[3].Name, dns.TypeTXT)
+	s.AddTXT(recs[3].Name, other[3].Value)
 	checked, err = domains.CheckAll(ctx, r, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []bool{true, true, false, true, true, true, true}
+	want := []bool{true, true, true, false, true, true, true, true}
 	if got := foundByIndex(t, checked); !equalBools(got, want) {
 		t.Errorf("with wrong mr2 key found = %v, want %v", got, want)
 	}
-	if checked[2].Status != domains.StatusFailed {
-		t.Errorf("wrong DKIM key status = %s, want failed", checked[2].Status)
+	if checked[3].Status != domains.StatusFailed {
+		t.Errorf("wrong DKIM key status = %s, want failed", checked[3].Status)
 	}
 }
 

@@ -45,6 +45,7 @@ type apiRecord struct {
 	Status   string `json:"status"`
 	Found    *bool  `json:"found"`
 	Detail   string `json:"detail"`
+	Required bool   `json:"required"`
 }
 
 type apiDomain struct {
@@ -130,11 +131,14 @@ func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 			t.Fatal("a private key leaked into records")
 		}
 	}
-	if got := strings.Join(kinds, ","); got != "MX,DKIM,DKIM,DKIM,SPF,DMARC,OWNERSHIP" {
+	if got := strings.Join(kinds, ","); got != "MX,MX,DKIM,DKIM,DKIM,SPF,DMARC,OWNERSHIP" {
 		t.Fatalf("records %s", got)
 	}
-	if spf := d.Records[4].Value; spf != "v=spf1 ip4:192.0.2.10 ip6:2001:db8::10 ~all" {
-		t.Errorf("SPF %q", spf)
+	if spf := d.Records[5]; spf.Value != "v=spf1 ip4:192.0.2.10 ip6:2001:db8::10 ~all" || spf.Name != "send."+d.Domain {
+		t.Errorf("SPF %+v", spf)
+	}
+	if mx := d.Records[1]; mx.Name != "send."+d.Domain || mx.Value != "mx.mailroom.test" || !mx.Required {
+		t.Errorf("bounce MX %+v", mx)
 	}
 	if mx := d.Records[0]; mx.Value != "mx.mailroom.test" || mx.Priority == nil || *mx.Priority != 10 {
 		t.Errorf("MX %+v", mx)
@@ -195,7 +199,7 @@ func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 	if err != nil || sel != "mr1" {
 		t.Fatalf("SigningKey: %q %v", sel, err)
 	}
-	if want := domains.DKIMRecordValue(key.Public().(*rsa.PublicKey)); want != d.Records[1].Value {
+	if want := domains.DKIMRecordValue(key.Public().(*rsa.PublicKey)); want != d.Records[2].Value {
 		t.Errorf("signing key does not match the published mr1 record")
 	}
 }
@@ -205,33 +209,39 @@ func TestVerifyReportsTheWrongDKIMRecord(t *testing.T) {
 	d := b.create(t, b.Key, "example.org")
 	b.publish(d.Records)
 	other := testkeys.Spare()
-	b.dns.Remove(d.Records[2].Name, dns.TypeTXT)
-	b.dns.AddTXT(d.Records[2].Name, domains.DKIMRecordValue(&other.PublicKey))
+	b.dns.Remove(d.Records[3].Name, dns.TypeTXT)
+	b.dns.AddTXT(d.Records[3].Name, domains.DKIMRecordValue(&other.PublicKey))
 
 	v := b.verify(t, b.Key, d.ID)
 	if *v.Verified || v.VerificationStatus != "pending" || v.DKIMStatus != "failed" {
 		t.Fatalf("verify with a wrong mr2 key: %+v", v)
 	}
 	for i, r := range v.Records {
-		if want := i != 2; *r.Found != want {
+		if want := i != 3; *r.Found != want {
 			t.Errorf("record %d (%s %s) found=%v", i, r.Record, r.Name, *r.Found)
 		}
 	}
-	if v.Records[2].Status != "failed" || !strings.HasPrefix(v.Records[2].Name, "mr2._domainkey.") {
-		t.Errorf("wrong record reported as %+v", v.Records[2])
+	if v.Records[3].Status != "failed" || !strings.HasPrefix(v.Records[3].Name, "mr2._domainkey.") {
+		t.Errorf("wrong record reported as %+v", v.Records[3])
 	}
 	if n := b.countEvents(t, "domain.verified"); n != 0 {
 		t.Errorf("domain.verified raised %d times", n)
 	}
 
-	// MX and DMARC are optional: without them the domain still verifies.
+	// DMARC is required (CONTRACT-WAVE2: every record but the receiving MX).
+	b.dns.Reset()
+	b.publish(d.Records)
+	b.dns.Remove("_dmarc.example.org", dns.TypeTXT)
+	if v = b.verify(t, b.Key, d.ID); *v.Verified || *v.Records[6].Found || !v.Records[6].Required {
+		t.Fatalf("verify without DMARC: %+v", v)
+	}
+	// The receiving MX is optional: without it the domain verifies.
 	b.dns.Reset()
 	b.publish(d.Records)
 	b.dns.Remove("example.org", dns.TypeMX)
-	b.dns.Remove("_dmarc.example.org", dns.TypeTXT)
 	v = b.verify(t, b.Key, d.ID)
-	if !*v.Verified || *v.Records[0].Found || *v.Records[5].Found {
-		t.Fatalf("verify without MX and DMARC: %+v", v)
+	if !*v.Verified || *v.Records[0].Found || v.Records[0].Required || !*v.Records[1].Found {
+		t.Fatalf("verify without the receiving MX: %+v", v)
 	}
 }
 
@@ -656,5 +666,49 @@ func TestDomainDeleteRacingAMailbox(t *testing.T) {
 	}
 	if mailboxes != 0 {
 		t.Fatalf("%d mailboxes outlive their deleted domain", mailboxes)
+	}
+}
+
+// TestBounceSubdomainReturnPath: mail from a domain whose bounce subdomain
+// MX was found gets its Return-Path there; a verified domain without it
+// (verified before the subdomain was asked for, or it was taken away)
+// keeps the domain's own Return-Path and stays verified through the
+// nightly passes, its missing records pending in the read.
+func TestBounceSubdomainReturnPath(t *testing.T) {
+	b := setup(t)
+	ctx := context.Background()
+	svc := b.Domains()
+	d := b.create(t, b.Key, "bounce.example.com")
+	b.publish(d.Records)
+	if v := b.verify(t, b.Key, d.ID); !*v.Verified {
+		t.Fatalf("verify: %+v", v)
+	}
+	if got, err := svc.ReturnPathDomain(ctx, b.WorkspaceID, "Bounce.Example.com"); err != nil || got != "send.bounce.example.com" {
+		t.Fatalf("ReturnPathDomain with the bounce MX: %q %v", got, err)
+	}
+
+	b.dns.Remove("send.bounce.example.com", dns.TypeMX)
+	b.dns.Remove("send.bounce.example.com", dns.TypeTXT)
+	b.dns.Remove("_dmarc.bounce.example.com", dns.TypeTXT)
+	for range 4 {
+		svc.RecheckAll(ctx)
+	}
+	var got apiDomain
+	b.Do("GET", "/v1/domains/"+d.ID, nil).Decode(t, &got)
+	if got.VerificationStatus != "verified" || got.Records[1].Status != "pending" || got.Records[5].Status == "verified" || got.Records[6].Status != "pending" {
+		t.Fatalf("after passes without the bounce subdomain: %+v", got)
+	}
+	if rp, err := svc.ReturnPathDomain(ctx, b.WorkspaceID, "bounce.example.com"); err != nil || rp != "bounce.example.com" {
+		t.Fatalf("ReturnPathDomain without the bounce MX: %q %v", rp, err)
+	}
+	// The workspace subdomain is its own Return-Path domain.
+	var list struct{ Domains []apiDomain }
+	b.Do("GET", "/v1/domains", nil).Decode(t, &list)
+	for _, x := range list.Domains {
+		if x.Shared {
+			if rp, _ := svc.ReturnPathDomain(ctx, b.WorkspaceID, x.Domain); rp != x.Domain {
+				t.Errorf("workspace subdomain %s: Return-Path domain %q", x.Domain, rp)
+			}
+		}
 	}
 }

@@ -31,6 +31,9 @@ type Record struct {
 	Value    string `json:"value"`  // exactly what to publish
 	Priority *int   `json:"priority,omitempty"`
 	Status   string `json:"status"`
+	// Required: the domain verifies (and stays verified) only with it
+	// found; the receiving MX alone is optional (CONTRACT-WAVE2).
+	Required bool `json:"required"`
 	// Detail says why a record failed or what to know about it (an SPF
 	// evaluation result, a DMARC note); empty when there is nothing to say.
 	Detail string `json:"detail,omitempty"`
@@ -51,19 +54,34 @@ type KeySet struct {
 	PublicValue string // as made by DKIMRecordValue
 }
 
+// BounceSubdomain names the subdomain of each custom domain that its
+// mail's Return-Path uses (bounces+<email id>@send.<domain>): it has its
+// own MX (to us) and SPF, so the domain's own inbound mail stays where it
+// is, and under relaxed DMARC it aligns with the From domain.
+const BounceSubdomain = "send"
+
+// BounceDomain is the Return-Path domain of mail from domain.
+func BounceDomain(domain string) string { return BounceSubdomain + "." + domain }
+
 // BuildRecords lists, in a stable order, everything domain must publish:
-// MX, one DKIM record per key set, SPF, DMARC and the ownership token.
-// domain must already be normalized. Every status starts pending.
+// the receiving MX (optional: mailboxes need it, sending does not), the
+// bounce subdomain's MX and SPF, one DKIM record per key set, DMARC and
+// the ownership token. domain must already be normalized. Every status
+// starts pending.
 func BuildRecords(domain string, cfg RecordConfig, dkim []KeySet, ownershipToken string) []Record {
 	prio := 10
-	recs := []Record{{Record: RecordMX, Type: "MX", Name: domain, Value: cfg.InboundHost, Priority: &prio}}
+	bounces := BounceDomain(domain)
+	recs := []Record{
+		{Record: RecordMX, Type: "MX", Name: domain, Value: cfg.InboundHost, Priority: &prio},
+		{Record: RecordMX, Type: "MX", Name: bounces, Value: cfg.InboundHost, Priority: &prio, Required: true},
+	}
 	for _, k := range dkim {
-		recs = append(recs, Record{Record: RecordDKIM, Type: "TXT", Name: k.Selector + "._domainkey." + domain, Value: k.PublicValue})
+		recs = append(recs, Record{Record: RecordDKIM, Type: "TXT", Name: k.Selector + "._domainkey." + domain, Value: k.PublicValue, Required: true})
 	}
 	recs = append(recs,
-		Record{Record: RecordSPF, Type: "TXT", Name: domain, Value: "v=spf1 " + cfg.SPFInclude + " ~all"},
-		Record{Record: RecordDMARC, Type: "TXT", Name: "_dmarc." + domain, Value: dmarcValue(cfg.DMARCRua)},
-		Record{Record: RecordOwnership, Type: "TXT", Name: "_mailroom." + domain, Value: OwnershipPrefix + ownershipToken},
+		Record{Record: RecordSPF, Type: "TXT", Name: bounces, Value: "v=spf1 " + cfg.SPFInclude + " ~all", Required: true},
+		Record{Record: RecordDMARC, Type: "TXT", Name: "_dmarc." + domain, Value: dmarcValue(cfg.DMARCRua), Required: true},
+		Record{Record: RecordOwnership, Type: "TXT", Name: "_mailroom." + domain, Value: OwnershipPrefix + ownershipToken, Required: true},
 	)
 	for i := range recs {
 		recs[i].Status = StatusPending

@@ -382,6 +382,29 @@ func (s *Service) SigningKey(ctx context.Context, workspaceID, domain string) (s
 	return selector, key, nil
 }
 
+// ReturnPathDomain is the Return-Path domain of mail from a verified
+// domain of the workspace: its bounce subdomain once the subdomain's MX was
+// found, else the domain itself (a domain verified before the bounce
+// subdomain existed keeps its bounces coming until its owner publishes
+// it). The workspace subdomain is ours and is its own.
+func (s *Service) ReturnPathDomain(ctx context.Context, workspaceID, domain string) (string, error) {
+	name, err := Normalize(domain)
+	if err != nil {
+		return domain, nil
+	}
+	ds, err := s.load(ctx, `d.workspace_id = ? AND d.domain = ? AND d.shared = 0`, workspaceID, name)
+	if err != nil || len(ds) == 0 {
+		return name, err
+	}
+	bounces := BounceDomain(name)
+	for _, r := range ds[0].Records {
+		if r.Record == RecordMX && r.Name == bounces && r.Status == StatusVerified {
+			return bounces, nil
+		}
+	}
+	return name, nil
+}
+
 func (s *Service) openKey(sealed string) (*rsa.PrivateKey, error) {
 	s.mu.Lock()
 	k, ok := s.keys[sealed]

@@ -26,7 +26,7 @@ func TestSPFEvaluated(t *testing.T) {
 
 	d := b.create(t, b.Key, "two.example.org")
 	b.publish(d.Records)
-	b.dns.AddTXT("two.example.org", "v=spf1 include:_spf.other-provider.example ~all")
+	b.dns.AddTXT("send.two.example.org", "v=spf1 include:_spf.other-provider.example ~all")
 	v := b.verify(t, b.Key, d.ID)
 	if *v.Verified {
 		t.Fatal("verified with two SPF records")
@@ -45,11 +45,11 @@ func TestSPFEvaluated(t *testing.T) {
 	b.publish(recs)
 	var includes []string
 	for i := range 11 {
-		name := fmt.Sprintf("l%d.deep.example.org", i)
+		name := fmt.Sprintf("l%d.send.deep.example.org", i)
 		b.dns.AddTXT(name, "v=spf1 ip4:203.0.113.1 -all")
 		includes = append(includes, "include:"+name)
 	}
-	b.dns.AddTXT("deep.example.org", "v=spf1 "+strings.Join(includes, " ")+" "+strings.TrimSuffix(strings.TrimPrefix(spfOf(d2).Value, "v=spf1 "), " ~all")+" ~all")
+	b.dns.AddTXT("send.deep.example.org", "v=spf1 "+strings.Join(includes, " ")+" "+strings.TrimSuffix(strings.TrimPrefix(spfOf(d2).Value, "v=spf1 "), " ~all")+" ~all")
 	v = b.verify(t, b.Key, d2.ID)
 	if *v.Verified {
 		t.Fatal("verified past the lookup limit")
@@ -64,9 +64,9 @@ func TestSPFEvaluated(t *testing.T) {
 	}
 
 	// One merged record verifies.
-	b.dns.Remove("two.example.org", 16)
+	b.dns.Remove("send.two.example.org", 16)
 	for _, r := range d.Records {
-		if r.Name == "two.example.org" && r.Type == "TXT" {
+		if r.Name == "send.two.example.org" && r.Type == "TXT" {
 			b.dns.AddTXT(r.Name, r.Value)
 		}
 	}

@@ -28,16 +28,14 @@ type Verification struct {
 // Verified reports whether the domain is verified after the check.
 func (v *Verification) Verified() bool { return v.Domain.Status == DomainVerified }
 
-// Required reports whether rec must be found for a domain to verify. The
-// ownership token proves control of the zone; SPF and all three DKIM keys
-// make mail from it authenticate, including after a rotation to mr2 or mr3.
-// MX (receiving) and DMARC (the owner's policy) are reported but optional.
-func Required(rec Record) bool {
-	switch rec.Record {
-	case RecordOwnership, RecordSPF, RecordDKIM:
-		return true
-	}
-	return false
+// keepsVerified reports whether a verified domain whose nightly check no
+// longer finds rec counts a failure: the ownership token (control of the
+// zone) and the DKIM keys (mail from it authenticates). A domain verified
+// before the bounce subdomain and the DMARC record were required keeps
+// sending without them (from its own domain's Return-Path, see
+// Service.BounceDomain) until its owner publishes them.
+func keepsVerified(rec Record) bool {
+	return rec.Record == RecordOwnership || rec.Record == RecordDKIM
 }
 
 // Verify looks every record of the domain up now and moves it to verified
@@ -80,13 +78,16 @@ func (s *Service) Verify(ctx context.Context, workspaceID, id string) (*Verifica
 func (s *Service) check(ctx context.Context, d *Domain, nightly bool) (checked []Checked, lookErr, err error) {
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	checked, lookErr = CheckAll(cctx, s.resolver, d.Records)
-	s.evaluateSPF(cctx, d.Name, checked)
+	s.evaluateSPF(cctx, checked)
 	s.noteDMARCOverride(cctx, d.Name, checked)
 	cancel()
-	ok := true
+	ok, holds := true, true
 	for _, c := range checked {
-		if Required(c.Record) && !c.Found {
+		if c.Record.Required && !c.Found {
 			ok = false
+		}
+		if keepsVerified(c.Record) && !c.Found {
+			holds = false
 		}
 	}
 	statuses := make(map[string]string, len(checked))
@@ -117,8 +118,10 @@ func (s *Service) check(ctx context.Context, d *Domain, nightly bool) (checked [
 			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: d.WorkspaceID, Type: events.DomainVerified, CreatedAt: now,
 				Data: map[string]any{"domain_id": d.ID, "domain": d.Name}})
 			return err
-		case nightly && lookErr == nil && d.Status == DomainVerified:
+		case nightly && lookErr == nil && d.Status == DomainVerified && !holds:
 			return countFailure(ctx, tx, d.ID, s.cfg.FailAfter)
+		case d.Status == DomainVerified && holds:
+			return resetFailures(ctx, tx, d.ID)
 		}
 		return nil
 	})
@@ -161,10 +164,11 @@ func (s *Service) RecheckAll(ctx context.Context) (int, error) {
 	return len(all), errors.Join(errs...)
 }
 
-// evaluateSPF runs the SPF evaluator on a found SPF record: anything but
+// evaluateSPF runs the SPF evaluator at a found SPF record's name (the
+// bounce subdomain, which Return-Paths use): anything but
 // pass for an outbound address makes it failed, the result and reason in
 // its detail. A DNS timeout (temperror) changes nothing.
-func (s *Service) evaluateSPF(ctx context.Context, domain string, checked []Checked) {
+func (s *Service) evaluateSPF(ctx context.Context, checked []Checked) {
 	if s.cfg.SPF == nil {
 		return
 	}
@@ -173,7 +177,7 @@ func (s *Service) evaluateSPF(ctx context.Context, domain string, checked []Chec
 		if c.Record.Record != RecordSPF || c.Status == "" {
 			continue
 		}
-		res, detail := s.cfg.SPF.Evaluate(ctx, domain)
+		res, detail := s.cfg.SPF.Evaluate(ctx, c.Record.Name)
 		switch res {
 		case "", SPFTempError:
 		case SPFPass:

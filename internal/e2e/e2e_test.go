@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/smtp"
 	"strconv"
 	"strings"
 	"sync"
@@ -96,6 +97,7 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 		testapp.WithEnv("MAILROOM_OUTBOUND", "mx"),
 		testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()),
 		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
+		testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"),
 	)
 
 	// A webhook endpoint subscribed to every email event.
@@ -159,7 +161,7 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 		t.Fatalf("sink got %d messages", len(msgs))
 	}
 	m := msgs[0]
-	if m.To[0] != "bob@rcpt.example" || !strings.HasPrefix(m.From, "bounces+") || !strings.HasSuffix(m.From, "@acme.example") {
+	if m.To[0] != "bob@rcpt.example" || !strings.HasPrefix(m.From, "bounces+") || !strings.HasSuffix(m.From, "@send.acme.example") {
 		t.Fatalf("envelope %s -> %v", m.From, m.To)
 	}
 	resolver := dnsresolve.New(dns.Addr())
@@ -189,6 +191,25 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 			}
 		}
 	}
+
+	// A later bounce comes back to the Return-Path at the bounce
+	// subdomain (whose MX points here): the SMTP server takes it and the
+	// email bounces.
+	report := "From: MAILER-DAEMON@mx.rcpt.example\r\nTo: " + m.From + "\r\nSubject: Undelivered Mail\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/report; report-type=delivery-status; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\nGone.\r\n" +
+		"--b1\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.rcpt.example\r\n\r\nFinal-Recipient: rfc822; bob@rcpt.example\r\n" +
+		"Action: failed\r\nStatus: 5.1.1\r\nDiagnostic-Code: smtp; 550 5.1.1 user unknown\r\n\r\n--b1--\r\n"
+	if err := smtp.SendMail(a.SMTPAddr(), nil, "", []string{m.From}, []byte(report)); err != nil {
+		t.Fatalf("bounce to %s: %v", m.From, err)
+	}
+	testapp.Eventually(t, 15*time.Second, func() bool {
+		for _, e := range rc.events() {
+			if e["event"] == "email.bounced" && e["data"].(map[string]any)["email_id"] == id {
+				return true
+			}
+		}
+		return false
+	}, "no email.bounced after the bounce to %s: %v", m.From, rc.events())
 	rc.mu.Lock()
 	if rc.bad != 0 {
 		t.Fatalf("%d webhook deliveries with bad signatures", rc.bad)

@@ -8,6 +8,13 @@ import (
 	"mailroom/internal/store"
 )
 
+// Why PeopleQuery says a person may not be reached.
+const (
+	ReasonSuppressed   = "suppressed"
+	ReasonUnsubscribed = "unsubscribed"
+	ReasonTopicOptOut  = "topic_opt_out"
+)
+
 // Selection is a set of people: an audience's members (AudienceID) or
 // every contact of the workspace, narrowed by rules and, with Mailable,
 // to those mail may go to. Build it with Service.Select.
@@ -16,6 +23,12 @@ type Selection struct {
 	AudienceID  string
 	Rules       *rules.Set // nil: no rule
 	Mailable    bool
+	// TopicOptOut, when set, is the condition over an address column that
+	// the person switched off the mail's topic (the topics area's
+	// topics.OptedOutSQL, handed in by the caller since contacts cannot
+	// read topics): such people get the reason topic_opt_out, and a
+	// Mailable selection leaves them out.
+	TopicOptOut func(emailCol string) store.Expr
 	Now         time.Time
 	dialect     rules.Dialect
 }

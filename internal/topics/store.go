@@ -156,3 +156,25 @@ func setPreference(ctx context.Context, q store.Querier, workspaceID, topicID, e
 	}
 	return nil
 }
+
+// OptedOutSQL is the condition "the address in emailCol is not to get mail
+// of topic t": it switched the topic off, or never opted in to a topic off
+// by default; a required topic cannot be switched off. Another area's
+// statement over people (the broadcasts' recipients, through
+// contacts.Selection) embeds it, so who opted out is said here only. The
+// (topic_id, email) key makes it one index probe per person.
+func OptedOutSQL(t Topic, emailCol string) store.Expr {
+	if t.Required {
+		return store.Expr{SQL: "(1=0)"}
+	}
+	want := 0 // a row switching it off
+	if !t.DefaultOptIn {
+		want = 1 // no row switching it on
+	}
+	e := store.Cat(`EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = `, store.Val(t.ID),
+		` AND tp.workspace_id = `, store.Val(t.WorkspaceID), ` AND tp.email = `+emailCol+` AND tp.subscribed = `, store.Val(want), `)`)
+	if !t.DefaultOptIn {
+		return store.Cat(`NOT `, e)
+	}
+	return e
+}

@@ -154,7 +154,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 			continue
 		}
 		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: out.Subject, HTML: out.HTML, Text: out.Text,
-			Headers: s.unsubscribeHeaders(b, p.Email), Tags: map[string]string{"broadcast_id": b.ID}})
+			Headers: s.unsubscribeHeaders(b, p.Email), Tags: map[string]string{"broadcast_id": b.ID}, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks})
 		sent = append(sent, p)
 	}
 	return s.c.DB.InTx(ctx, func(tx *store.Tx) error {

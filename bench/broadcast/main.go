@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,8 +61,19 @@ func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, e
 func run() error {
 	n := flag.Int("n", 100000, "audience members")
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	ctx := context.Background()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	s, err := startSink()
 	if err != nil {
 		return err

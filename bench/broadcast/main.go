@@ -284,6 +284,11 @@ func (ss *sinkSession) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// Only the header is searched: a regexp over every 15 KB body took an
+	// eighth of the process's CPU (profiled), which the node then lacked.
+	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+		b = b[:i+2]
+	}
 	if m := txnSubject.FindSubmatch(b); m != nil {
 		i, _ := strconv.Atoi(string(m[1]))
 		ss.s.mu.Lock()

@@ -301,7 +301,8 @@ func TestCancelMidBroadcast(t *testing.T) {
 // TestBroadcastTopicOptOut: a broadcast with a topic skips the members who
 // switched it off (topic on by default) or never switched it on (off by
 // default), with the reason topic_opt_out; topic_id takes a key (stored
-// as the id) and an unknown one is a problem that stops the send.
+// as the id) and an unknown one is a problem that stops the send. The
+// segment rule topic counts the same people.
 func TestBroadcastTopicOptOut(t *testing.T) {
 	sink := smtpsink.Start(t)
 	a := start(t, sink)
@@ -328,6 +329,14 @@ func TestBroadcastTopicOptOut(t *testing.T) {
 		sc{Name: "a topic off by default reaches only who opted in", Method: "POST", Path: "/v1/broadcasts", Body: map[string]any{"from": sandbox,
 			"audience_id": "{aud}", "topic_id": "beta", "subject": "Beta", "text": "T"}, Status: 201, Shape: shape{"ready": true}, Save: map[string]string{"beta": "id"}},
 		sc{Name: "beta send", Method: "POST", Path: "/v1/broadcasts/{beta}/send", Status: 200, Shape: shape{"queued": 1, "skipped": 3}},
+		// The segment rule `topic` reads the same opt-outs.
+		sc{Name: "segment of who left news", Method: "POST", Path: "/v1/segments", Body: map[string]any{"name": "Left news", "audience_id": "{aud}",
+			"rules": []any{map[string]any{"field": "topic", "op": "not_subscribed", "value": "news"}}}, Status: 201, Shape: shape{"member_count": 1}},
+		sc{Name: "segment of beta readers, by id", Method: "POST", Path: "/v1/segments", Body: map[string]any{"name": "Beta readers",
+			"rules": []any{map[string]any{"field": "topic", "op": "subscribed", "value": "beta"}, map[string]any{"field": "topic", "op": "subscribed", "value": "{news}"}}},
+			Status: 201, Shape: shape{"member_count": 1}},
+		sc{Name: "segment of an unknown topic's readers", Method: "POST", Path: "/v1/segments", Body: map[string]any{"name": "All",
+			"audience_id": "{aud}", "rules": []any{map[string]any{"field": "topic", "op": "subscribed", "value": "nope"}}}, Status: 201, Shape: shape{"member_count": 4}},
 	)
 	msgs := sink.WaitFor(4, 20*time.Second)
 	time.Sleep(200 * time.Millisecond) // a stray fifth message would show now

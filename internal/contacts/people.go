@@ -31,6 +31,7 @@ type Selection struct {
 	TopicOptOut func(emailCol string) store.Expr
 	Now         time.Time
 	dialect     rules.Dialect
+	topicRule   TopicRule
 }
 
 // Person is one row of a selection: the contact and, within an audience,
@@ -52,7 +53,7 @@ type Person struct {
 // Select builds a selection on this service's database (the audience, if
 // any, must have been checked by the caller).
 func (s *Service) Select(workspaceID, audienceID string, set *rules.Set, mailable bool) Selection {
-	return Selection{WorkspaceID: workspaceID, AudienceID: audienceID, Rules: set, Mailable: mailable, Now: s.clock.Now(), dialect: s.db}
+	return Selection{WorkspaceID: workspaceID, AudienceID: audienceID, Rules: set, Mailable: mailable, Now: s.clock.Now(), dialect: s.db, topicRule: s.topicRule}
 }
 
 // CountPeople counts a selection.

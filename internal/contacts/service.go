@@ -19,7 +19,9 @@ type Service struct {
 	confirm ConfirmConfig
 	// topicsOf lists an address's topics for the subscriptions view.
 	topicsOf TopicsOf
-	hooks    testHooks
+	// topicRule is the rule `topic`'s SQL (nil: nobody opted out).
+	topicRule TopicRule
+	hooks     testHooks
 }
 
 // testHooks are points inside a critical step where a test can hold the

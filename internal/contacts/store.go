@@ -528,10 +528,13 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 
 // peopleCols are the rule columns over the aliases of peopleFrom (c the
 // contact, m the membership within an audience).
-func peopleCols(inAudience bool) rules.Columns {
+func peopleCols(inAudience bool, topic TopicRule) rules.Columns {
 	cols := rules.Columns{
 		Email: "c.email", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
 		Suppressed: store.Expr{SQL: "(" + suppressions.SuppressedSQL("c.email", "c.workspace_id") + ")"},
+	}
+	if topic != nil {
+		cols.OptedOut = func(ref string) store.Expr { return topic("c.workspace_id", "c.email", ref) }
 	}
 	if inAudience {
 		cols.Status, cols.JoinedAt = "m.status", "m.created_at"
@@ -568,7 +571,7 @@ func peopleFrom(sel Selection) store.Expr {
 		}
 	}
 	if sel.Rules != nil {
-		e = store.Cat(e, " AND ", sel.Rules.SQL(sel.dialect, peopleCols(sel.AudienceID != ""), sel.Now))
+		e = store.Cat(e, " AND ", sel.Rules.SQL(sel.dialect, peopleCols(sel.AudienceID != "", sel.topicRule), sel.Now))
 	}
 	return e
 }

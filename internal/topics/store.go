@@ -178,3 +178,15 @@ func OptedOutSQL(t Topic, emailCol string) store.Expr {
 	}
 	return e
 }
+
+// OptedOutByRefSQL is the condition "the address in emailCol is not
+// subscribed to the topic named ref (key or id) of the workspace in
+// workspaceCol", for the segment rule `topic` (through the contacts area's
+// rule columns): as OptedOutSQL, for a topic read in the same statement. A
+// ref that names no topic opts nobody out.
+func OptedOutByRefSQL(workspaceCol, emailCol, ref string) store.Expr {
+	return store.Cat(`EXISTS (SELECT 1 FROM topics t WHERE t.workspace_id = `+workspaceCol+` AND (t.id = `, store.Val(ref),
+		` OR t.topic_key = `, store.Val(ref), `) AND t.required = 0 AND CASE WHEN t.default_opt_in = 1
+		THEN EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = `+emailCol+` AND tp.subscribed = 0)
+		ELSE NOT EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = `+emailCol+` AND tp.subscribed = 1) END)`)
+}

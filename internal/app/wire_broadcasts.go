@@ -12,7 +12,7 @@ import (
 func (a *App) wireBroadcasts(w *wiring) error {
 	svc := broadcasts.New(broadcasts.Config{
 		DB: a.DB, Clock: a.Clock, Contacts: a.services.Contacts, Segments: a.services.Segments, Templates: a.services.Templates,
-		Sending: a.services.Sending, Domains: a.services.Domains, Box: a.Box, PublicURL: a.Config.PublicURL, ServiceDomain: a.Config.ServiceDomain,
+		Sending: a.services.Sending, Domains: a.services.Domains, Topics: a.services.Topics, Box: a.Box, PublicURL: a.Config.PublicURL, ServiceDomain: a.Config.ServiceDomain,
 		ListUnsubscribe: a.services.Topics.ListUnsubscribe,
 	})
 	a.services.Broadcasts = svc

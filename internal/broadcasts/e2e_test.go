@@ -297,3 +297,57 @@ func TestCancelMidBroadcast(t *testing.T) {
 		t.Fatalf("skipped recipient %v", rs)
 	}
 }
+
+// TestBroadcastTopicOptOut: a broadcast with a topic skips the members who
+// switched it off (topic on by default) or never switched it on (off by
+// default), with the reason topic_opt_out; topic_id takes a key (stored
+// as the id) and an unknown one is a problem that stops the send. The
+// segment rule topic counts the same people.
+func TestBroadcastTopicOptOut(t *testing.T) {
+	sink := smtpsink.Start(t)
+	a := start(t, sink)
+	aud := audience(t, a, 4)
+	news := mustStatus(t, a.Do(http.MethodPost, "/v1/topics", map[string]any{"name": "News", "key": "news"}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/topics", map[string]any{"name": "Beta", "key": "beta", "default_opt_in": false}), 201)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/topics/preferences", map[string]any{"email": "m00001@example.net", "topic": "news", "subscribed": false}), 200)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/topics/preferences", map[string]any{"email": "M00002@example.net", "topic": "beta", "subscribed": true}), 200)
+
+	s := scenario.New(a)
+	s.Set("aud", aud)
+	s.Set("news", news)
+	s.Run(t,
+		sc{Name: "unknown topic is a problem", Method: "POST", Path: "/v1/broadcasts", Body: map[string]any{"from": sandbox, "audience_id": "{aud}",
+			"topic_id": "no-such-topic", "subject": "S", "text": "T"}, Status: 201, Shape: shape{"ready": false},
+			Check: problemCodes("unknown_topic"), Save: map[string]string{"lost": "id"}},
+		sc{Name: "unknown topic: send refused", Method: "POST", Path: "/v1/broadcasts/{lost}/send", Status: 422, Code: "broadcast_not_ready"},
+		sc{Name: "topic by key is stored as its id", Method: "PATCH", Path: "/v1/broadcasts/{lost}", Body: map[string]any{"topic_id": "news"},
+			Status: 200, Shape: shape{"ready": true, "topic_id": scenario.Var("news")}},
+		sc{Name: "send skips the opted-out member", Method: "POST", Path: "/v1/broadcasts/{lost}/send", Status: 200,
+			Shape: shape{"queued": 3, "skipped": 1, "recipients": 4}},
+		sc{Name: "the skip names the topic", Method: "GET", Path: "/v1/broadcasts/{lost}/recipients?status=skipped", Status: 200,
+			Shape: shape{"recipients": scenario.Each(shape{"email": "m00001@example.net", "reason": "topic_opt_out"})}},
+		sc{Name: "a topic off by default reaches only who opted in", Method: "POST", Path: "/v1/broadcasts", Body: map[string]any{"from": sandbox,
+			"audience_id": "{aud}", "topic_id": "beta", "subject": "Beta", "text": "T"}, Status: 201, Shape: shape{"ready": true}, Save: map[string]string{"beta": "id"}},
+		sc{Name: "beta send", Method: "POST", Path: "/v1/broadcasts/{beta}/send", Status: 200, Shape: shape{"queued": 1, "skipped": 3}},
+		// The segment rule `topic` reads the same opt-outs.
+		sc{Name: "segment of who left news", Method: "POST", Path: "/v1/segments", Body: map[string]any{"name": "Left news", "audience_id": "{aud}",
+			"rules": []any{map[string]any{"field": "topic", "op": "not_subscribed", "value": "news"}}}, Status: 201, Shape: shape{"member_count": 1}},
+		sc{Name: "segment of beta readers, by id", Method: "POST", Path: "/v1/segments", Body: map[string]any{"name": "Beta readers",
+			"rules": []any{map[string]any{"field": "topic", "op": "subscribed", "value": "beta"}, map[string]any{"field": "topic", "op": "subscribed", "value": "{news}"}}},
+			Status: 201, Shape: shape{"member_count": 1}},
+		sc{Name: "segment of an unknown topic's readers", Method: "POST", Path: "/v1/segments", Body: map[string]any{"name": "All",
+			"audience_id": "{aud}", "rules": []any{map[string]any{"field": "topic", "op": "subscribed", "value": "nope"}}}, Status: 201, Shape: shape{"member_count": 4}},
+	)
+	msgs := sink.WaitFor(4, 20*time.Second)
+	time.Sleep(200 * time.Millisecond) // a stray fifth message would show now
+	if n := sink.Count(); n != 4 {
+		t.Fatalf("%d messages at the sink, want 4", n)
+	}
+	for _, m := range msgs {
+		to := strings.Join(m.To, ",")
+		beta := strings.Contains(string(m.Data), "Subject: Beta")
+		if (!beta && to == "m00001@example.net") || (beta && to != "m00002@example.net") {
+			t.Errorf("a message reached %s, who is opted out (beta %v)", to, beta)
+		}
+	}
+}

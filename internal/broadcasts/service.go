@@ -21,6 +21,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
+	"mailroom/internal/topics"
 )
 
 // Limits.
@@ -35,6 +36,12 @@ type Domains interface {
 	SendingStatus(ctx context.Context, workspaceID, domain string) (string, error)
 }
 
+// Topics reads a broadcast's topic by id or key, archived or not
+// (*topics.Service); a missing one is an apierr not found.
+type Topics interface {
+	Get(ctx context.Context, workspaceID, ref string) (topics.Topic, error)
+}
+
 // Config builds a Service.
 type Config struct {
 	DB            *store.DB
@@ -44,6 +51,7 @@ type Config struct {
 	Templates     *templates.Service
 	Sending       *sending.Service
 	Domains       Domains
+	Topics        Topics // nil: topic_id names nothing and opts nobody out
 	Box           *secretbox.Box
 	PublicURL     string
 	ServiceDomain string
@@ -142,6 +150,9 @@ func (s *Service) Create(ctx context.Context, workspaceID string, in Input) (Bro
 	if err := s.apply(&b, in); err != nil {
 		return b, nil, err
 	}
+	if err := s.resolveTopic(ctx, &b); err != nil {
+		return b, nil, err
+	}
 	if err := insertBroadcast(ctx, s.c.DB, b); err != nil {
 		return b, nil, err
 	}
@@ -185,6 +196,9 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, in Input) 
 			return errNotDraft(b)
 		}
 		if err := s.apply(&b, in); err != nil {
+			return err
+		}
+		if err := s.resolveTopic(ctx, &b); err != nil {
 			return err
 		}
 		b.UpdatedAt = s.c.Clock.Now()
@@ -340,17 +354,48 @@ func (s *Service) Send(ctx context.Context, workspaceID, id string, at *time.Tim
 	return res, nil
 }
 
-// selection is who the broadcast goes to: the audience's members, narrowed
-// by the segment's rules when it has one.
-func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selection, error) {
-	if b.SegmentID == "" {
-		return s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, nil, false), nil
+// resolveTopic stores a topic named by its key as the topic's id, so the
+// broadcast keeps pointing at it; one that names no topic is kept as
+// written and listed in the problems (unknown_topic).
+func (s *Service) resolveTopic(ctx context.Context, b *Broadcast) error {
+	if b.TopicID == "" || s.c.Topics == nil {
+		return nil
 	}
-	seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
+	t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
 	if err != nil {
-		return contacts.Selection{}, err
+		if _, ok := apierr.As(err); ok {
+			return nil
+		}
+		return err
 	}
-	return s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, seg.Set(), false), nil
+	b.TopicID = t.ID
+	return nil
+}
+
+// selection is who the broadcast goes to: the audience's members, narrowed
+// by the segment's rules when it has one; with a topic, those who switched
+// it off are skipped (topic_opt_out). A topic that names nothing opts
+// nobody out: the problems list it, so such a broadcast does not send.
+func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selection, error) {
+	var sel contacts.Selection
+	if b.SegmentID == "" {
+		sel = s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, nil, false)
+	} else {
+		seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
+		if err != nil {
+			return contacts.Selection{}, err
+		}
+		sel = s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, seg.Set(), false)
+	}
+	if b.TopicID != "" && s.c.Topics != nil {
+		t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
+		if err == nil {
+			sel.TopicOptOut = func(emailCol string) store.Expr { return topics.OptedOutSQL(t, emailCol) }
+		} else if _, ok := apierr.As(err); !ok {
+			return contacts.Selection{}, err
+		}
+	}
+	return sel, nil
 }
 
 // Problems lists what stops the broadcast from being sent.
@@ -376,6 +421,18 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 			add("unknown_segment", "Segment %s does not exist: choose another segment_id or remove it.", b.SegmentID)
 		case seg.AudienceID != "" && seg.AudienceID != b.AudienceID:
 			add("segment_audience", "Segment %s belongs to audience %s, not to this broadcast's audience: choose a segment of the same audience.", seg.ID, seg.AudienceID)
+		}
+	}
+	if b.TopicID != "" && s.c.Topics != nil {
+		t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
+		switch {
+		case err != nil:
+			if _, ok := apierr.As(err); !ok {
+				return nil, err
+			}
+			add("unknown_topic", "Topic %s does not exist: set topic_id to a topic's id or key (GET /v1/topics lists them), or remove it.", b.TopicID)
+		case t.Archived():
+			add("topic_archived", "Topic %s is archived: restore it (PATCH /v1/topics/%s with {\"archived\": false}) or choose another topic.", t.Key, t.ID)
 		}
 	}
 	var names []string

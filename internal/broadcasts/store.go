@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -154,6 +155,20 @@ var effective = `CASE WHEN r.status <> 'sent' THEN r.status ELSE
 	CASE ` + sending.StatusOfSQL("r.email_id") + `
 		WHEN 'delivered' THEN 'delivered' WHEN 'bounced' THEN 'bounced' WHEN 'complained' THEN 'complained'
 		WHEN 'failed' THEN 'failed' WHEN 'cancelled' THEN 'skipped' ELSE 'sent' END END`
+
+// firstInFlight is the first recipient, from id from on, handed over but
+// whose email has no final status yet ("" when there is none): what the
+// status column's CASE (effective) still calls sent.
+func firstInFlight(ctx context.Context, q store.Querier, broadcastID, from string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT r.id FROM broadcast_recipients r WHERE r.broadcast_id = ? AND r.status = 'sent' AND r.id >= ?
+		AND COALESCE(`+sending.StatusOfSQL("r.email_id")+`, '') NOT IN ('delivered', 'bounced', 'complained', 'failed', 'cancelled')
+		ORDER BY r.id LIMIT 1`, broadcastID, from).Scan(&id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return id, err
+}
 
 func recipientStats(ctx context.Context, q store.Querier, broadcastID string) (Stats, error) {
 	var s Stats

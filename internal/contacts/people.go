@@ -8,6 +8,13 @@ import (
 	"mailroom/internal/store"
 )
 
+// Why PeopleQuery says a person may not be reached.
+const (
+	ReasonSuppressed   = "suppressed"
+	ReasonUnsubscribed = "unsubscribed"
+	ReasonTopicOptOut  = "topic_opt_out"
+)
+
 // Selection is a set of people: an audience's members (AudienceID) or
 // every contact of the workspace, narrowed by rules and, with Mailable,
 // to those mail may go to. Build it with Service.Select.
@@ -16,8 +23,15 @@ type Selection struct {
 	AudienceID  string
 	Rules       *rules.Set // nil: no rule
 	Mailable    bool
+	// TopicOptOut, when set, is the condition over an address column that
+	// the person switched off the mail's topic (the topics area's
+	// topics.OptedOutSQL, handed in by the caller since contacts cannot
+	// read topics): such people get the reason topic_opt_out, and a
+	// Mailable selection leaves them out.
+	TopicOptOut func(emailCol string) store.Expr
 	Now         time.Time
 	dialect     rules.Dialect
+	topicRule   TopicRule
 }
 
 // Person is one row of a selection: the contact and, within an audience,
@@ -39,7 +53,7 @@ type Person struct {
 // Select builds a selection on this service's database (the audience, if
 // any, must have been checked by the caller).
 func (s *Service) Select(workspaceID, audienceID string, set *rules.Set, mailable bool) Selection {
-	return Selection{WorkspaceID: workspaceID, AudienceID: audienceID, Rules: set, Mailable: mailable, Now: s.clock.Now(), dialect: s.db}
+	return Selection{WorkspaceID: workspaceID, AudienceID: audienceID, Rules: set, Mailable: mailable, Now: s.clock.Now(), dialect: s.db, topicRule: s.topicRule}
 }
 
 // CountPeople counts a selection.

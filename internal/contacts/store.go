@@ -525,10 +525,13 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 
 // peopleCols are the rule columns over the aliases of peopleFrom (c the
 // contact, m the membership within an audience).
-func peopleCols(inAudience bool) rules.Columns {
+func peopleCols(inAudience bool, topic TopicRule) rules.Columns {
 	cols := rules.Columns{
 		Email: "c.email", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
 		Suppressed: store.Expr{SQL: "(" + suppressions.SuppressedSQL("c.email", "c.workspace_id") + ")"},
+	}
+	if topic != nil {
+		cols.OptedOut = func(ref string) store.Expr { return topic("c.workspace_id", "c.email", ref) }
 	}
 	if inAudience {
 		cols.Status, cols.JoinedAt = "m.status", "m.created_at"
@@ -541,7 +544,8 @@ func peopleCols(inAudience bool) rules.Columns {
 // memberships with their contacts, or every contact of the workspace.
 // Mailable keeps those mail may go to: subscribed (to the audience, or to
 // some live audience for a workspace-wide selection) and not suppressed.
-// Topic opt-outs join here when topics exist. The rule condition follows.
+// A topic's opt-outs (TopicOptOut) are left out too. The rule condition
+// follows.
 func peopleFrom(sel Selection) store.Expr {
 	var e store.Expr
 	if sel.AudienceID != "" {
@@ -559,9 +563,12 @@ func peopleFrom(sel Selection) store.Expr {
 	}
 	if sel.Mailable {
 		e = store.Cat(e, ` AND NOT `+suppressions.SuppressedSQL("c.email", "c.workspace_id"))
+		if sel.TopicOptOut != nil {
+			e = store.Cat(e, ` AND NOT `, sel.TopicOptOut("c.email"))
+		}
 	}
 	if sel.Rules != nil {
-		e = store.Cat(e, " AND ", sel.Rules.SQL(sel.dialect, peopleCols(sel.AudienceID != ""), sel.Now))
+		e = store.Cat(e, " AND ", sel.Rules.SQL(sel.dialect, peopleCols(sel.AudienceID != "", sel.topicRule), sel.Now))
 	}
 	return e
 }
@@ -617,8 +624,8 @@ func listPeople(ctx context.Context, q store.Querier, sel Selection, after strin
 // first_name, last_name, attributes, member_attributes, reason) for a
 // caller that snapshots it with INSERT ... SELECT in its own statement
 // (broadcast recipients). It is the one place that says who a broadcast
-// may reach: reason is ” for a person mail may go to, else why not
-// (suppressed, unsubscribed). Topic opt-outs add their WHEN here.
+// may reach: reason is "" for a person mail may go to, else why not
+// (suppressed, unsubscribed, topic_opt_out), the first that holds.
 func PeopleQuery(sel Selection) store.Expr {
 	sel.Mailable = false // the reason column tells them apart
 	mattrs, notSubscribed := `'{}'`, `NOT EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
@@ -626,9 +633,13 @@ func PeopleQuery(sel Selection) store.Expr {
 	if sel.AudienceID != "" {
 		mattrs, notSubscribed = `m.attributes`, `m.status <> 'subscribed'`
 	}
+	optOut := store.Expr{}
+	if sel.TopicOptOut != nil {
+		optOut = store.Cat(` WHEN `, sel.TopicOptOut("c.email"), ` THEN '`+ReasonTopicOptOut+`'`)
+	}
 	return store.Cat(`SELECT c.id AS contact_id, c.email AS email, c.first_name AS first_name, c.last_name AS last_name,
 		c.attributes AS attributes, `+mattrs+` AS member_attributes,
 		CASE WHEN `+suppressions.SuppressedSQL("c.email", "c.workspace_id")+` THEN 'suppressed'
-		     WHEN `+notSubscribed+` THEN 'unsubscribed'
+		     WHEN `+notSubscribed+` THEN 'unsubscribed'`, optOut, `
 		     ELSE '' END AS reason`, peopleFrom(sel))
 }

@@ -121,22 +121,8 @@ func (p pred) sql(d Dialect, c Columns, now int64) store.Expr {
 			return cat("(", x, " IS NOT NULL)")
 		case "not_exists":
 			return cat("(", x, " IS NULL)")
-		case "neq":
-			return cat("(", x, " IS NULL OR ", x, " <> ", tval(p.str), ")")
-		case "gt", "lt":
-			cmp := " > "
-			if p.op == "lt" {
-				cmp = " < "
-			}
-			str := cat(x, d.Bytewise(), cmp, tval(p.str))
-			if !p.isNum {
-				return cat("(", x, " IS NOT NULL AND ", str, ")")
-			}
-			f, _ := decimal(p.str)
-			return cat("(", x, " IS NOT NULL AND (CASE WHEN ", d.IsDecimal(x), " THEN ", d.Real(x), cmp, val(f), " ELSE ", str, " END))")
-		default:
-			return cat("(", x, " IS NOT NULL AND ", textOp(d, x, p.op, p.str), ")")
 		}
+		return let(x, func(v store.Expr) store.Expr { return p.attrSQL(d, v) })
 	case kTag:
 		q := d.JSONArrayHas(c.Tags, p.str)
 		if p.op == "not_has" {
@@ -192,6 +178,38 @@ func (p pred) sql(d Dialect, c Columns, now int64) store.Expr {
 		return not(c.Suppressed)
 	}
 	return sqlFalse
+}
+
+// attrSQL is an attribute predicate over x, the attribute's value (NULL
+// when the person has none), which it may read several times.
+func (p pred) attrSQL(d Dialect, x store.Expr) store.Expr {
+	switch p.op {
+	case "neq":
+		return cat("(", x, " IS NULL OR ", x, " <> ", tval(p.str), ")")
+	case "gt", "lt":
+		cmp := " > "
+		if p.op == "lt" {
+			cmp = " < "
+		}
+		str := cat(x, d.Bytewise(), cmp, tval(p.str))
+		if !p.isNum {
+			return cat("(", x, " IS NOT NULL AND ", str, ")")
+		}
+		f, _ := decimal(p.str)
+		return cat("(", x, " IS NOT NULL AND (CASE WHEN ", d.IsDecimal(x), " THEN ", d.Real(x), cmp, val(f), " ELSE ", str, " END))")
+	default:
+		return cat("(", x, " IS NOT NULL AND ", textOp(d, x, p.op, p.str), ")")
+	}
+}
+
+// let gives f the value of x computed once per row: a scalar subquery over
+// a one-row derived table, since SQL has no LET and both dialects run
+// this. An attribute predicate reads its value up to a dozen times (a
+// numeric comparison checks the value's form first), and each read
+// re-parsed the JSON: measured on 100,000 members, a 5-rule count spent
+// more time there than in the join.
+func let(x store.Expr, f func(v store.Expr) store.Expr) store.Expr {
+	return cat("(SELECT ", f(col("l.v")), " FROM (SELECT ", x, " AS v) l)")
 }
 
 func textOp(d Dialect, x store.Expr, op, v string) store.Expr {

@@ -9,6 +9,7 @@ import (
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
+	"mailroom/internal/tracking"
 )
 
 // Mail classes (emails.mail_class).
@@ -29,6 +30,9 @@ type MarketingEmail struct {
 	Text    string
 	Headers map[string]string
 	Tags    map[string]string
+	// TrackOpens and TrackClicks book the email with the tracking area, so
+	// delivery adds the pixel and rewrites the links for this recipient.
+	TrackOpens, TrackClicks bool
 }
 
 // AcceptMarketing stores the emails as queued marketing mail in the
@@ -49,6 +53,10 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags,
 			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)}}
 		tx.DeferInsert("emails", cols, append(e.insertArgs(), ClassMarketing)...)
+		if flags := trackFlags(m.TrackOpens, m.TrackClicks); flags != 0 {
+			tracking.Book(tx, tracking.Booking{WorkspaceID: workspaceID, EmailID: id, Flags: flags, Domain: domainOf(from),
+				MailClass: ClassMarketing, Tags: m.Tags, At: now})
+		}
 		out = append(out, id)
 		refs = append(refs, jobs.EmailRef{EmailID: id, WorkspaceID: workspaceID})
 	}

@@ -61,14 +61,20 @@ func bookTracking(tx *store.Tx, b *booking) {
 	if !b.v.TrackOpens && !b.v.TrackClicks || b.row.TestMode {
 		return
 	}
-	flags := 0
-	if b.v.TrackOpens {
-		flags |= tracking.TrackOpens
-	}
-	if b.v.TrackClicks {
-		flags |= tracking.TrackClicks
-	}
+	flags := trackFlags(b.v.TrackOpens, b.v.TrackClicks)
 	e := b.row
 	tracking.Book(tx, tracking.Booking{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Flags: flags,
 		Domain: domainOf(b.v.From.Email), MailClass: MailClass(e.Headers), TemplateID: e.TemplateID, Tags: e.Tags, At: e.CreatedAt})
+}
+
+// trackFlags are the tracking area's flags for what a send asked.
+func trackFlags(opens, clicks bool) int {
+	flags := 0
+	if opens {
+		flags |= tracking.TrackOpens
+	}
+	if clicks {
+		flags |= tracking.TrackClicks
+	}
+	return flags
 }

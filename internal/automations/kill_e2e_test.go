@@ -18,7 +18,7 @@ import (
 	"mailroom/internal/testkit/testdb"
 )
 
-// TestKill9MidRuns runs the real binary, starts 1,000 runs of send → wait
+// TestKill9MidRuns runs the real binary, starts 500 runs of send → wait
 // → tag from one import, kills the node with SIGKILL while runs are
 // sending, waiting and tagging, and starts it again: every run completes,
 // with exactly one email, one outcome row per step and the wait fired once.
@@ -26,7 +26,7 @@ func TestKill9MidRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	const n = 1000
+	const n = 500
 	bin := binary.Build(t)
 	addr := binary.FreeAddr(t)
 	dbURL := testdb.URL(t)

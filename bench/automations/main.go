@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -66,6 +67,8 @@ steps:
 func run() error {
 	n := flag.Int("n", 10000, "contacts tagged by the import (at most 10000, the import's limit)")
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
+	verbose := flag.Bool("v", false, "print the runs by status every 2 s")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
 	ctx := context.Background()
 	s, err := startSink()
@@ -168,6 +171,16 @@ func run() error {
 		}
 	}()
 
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	if _, err := call("POST", "/v1/audiences/"+aud["id"].(string)+"/contacts", rows); err != nil {
 		return err
@@ -178,11 +191,16 @@ func run() error {
 		_ = a.DB.QueryRow(ctx, `SELECT COUNT(*) FROM automation_runs WHERE automation_id = ? AND status = ?`, aut["id"], status).Scan(&c)
 		return c
 	}
+	lastLog := time.Now()
 	for done := 0; done < *n; done = count("completed") {
 		if time.Since(start) > 10*time.Minute {
 			return fmt.Errorf("only %d of %d runs completed after 10 minutes (%d failed)", done, *n, count("failed"))
 		}
 		time.Sleep(100 * time.Millisecond)
+		if *verbose && time.Since(lastLog) > 2*time.Second {
+			lastLog = time.Now()
+			fmt.Fprintf(os.Stderr, "%5.1fs running %d waiting %d completed %d\n", time.Since(start).Seconds(), count("running"), count("waiting"), count("completed"))
+		}
 	}
 	elapsed := time.Since(start)
 	close(stop)

@@ -15,14 +15,15 @@ import (
 // consumer of the contacts area's automation events.
 func (a *App) wireAutomations(w *wiring) error {
 	svc := automations.New(automations.Config{DB: a.DB, Clock: a.Clock, Templates: a.services.Templates, Contacts: a.services.Contacts,
-		Sending: a.services.Sending, PublicURL: a.Config.PublicURL, AllowPrivate: a.Config.WebhookAllowPrivate})
+		Sending: a.services.Sending, PublicURL: a.Config.PublicURL, AllowPrivate: a.Config.WebhookAllowPrivate,
+		Log: a.Log.With("component", "automations"), Registry: a.Registry})
 	a.services.Automations = svc
 	river.AddWorker(w.workers, &automations.Worker{Service: svc})
 	if w.queues == nil {
 		w.queues = map[string]river.QueueConfig{}
 	}
-	w.queues[jobs.QueueAutomations] = river.QueueConfig{MaxWorkers: 10}
-	a.background = append(a.background, automations.NewConsumer(svc, a.Log.With("component", "automations"), 500*time.Millisecond))
+	w.queues[jobs.QueueAutomations] = river.QueueConfig{MaxWorkers: 50}
+	a.background = append(a.background, svc, automations.NewConsumer(svc, a.Log.With("component", "automations"), 500*time.Millisecond))
 	return nil
 }
 

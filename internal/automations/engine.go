@@ -15,6 +15,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/events"
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/jobs"
 	"mailroom/internal/rules"
 	"mailroom/internal/sending"
@@ -143,7 +144,8 @@ func (s *Service) step(ctx context.Context, workspaceID, runID string, attempt i
 		return false, err
 	}
 	stale := false
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *store.Tx) error {
+		stale, more = false, false
 		cur, err := lockRun(ctx, tx, workspaceID, runID)
 		if err != nil {
 			return err
@@ -164,31 +166,26 @@ func (s *Service) step(ctx context.Context, workspaceID, runID string, attempt i
 				return err
 			}
 		}
-		st := RunStep{Seq: cur.Seq, ID: n.ID, Type: n.Step.Type, Status: StepCompleted, StartedAt: now, FinishedAt: &now}
-		next, fail, err := s.execute(ctx, tx, &cur, n, &st, eff, now)
-		if err != nil {
-			return err
-		}
-		if fail != "" {
-			st.Status, st.Error = StepFailed, &fail
-			cur.Status, cur.Error, cur.FinishedAt = RunFailed, &fail, &now
-			next = end
-			if err := s.raise(ctx, tx, events.RunFailed, cur, map[string]any{"step_id": n.ID, "error": fail}, now); err != nil {
+		// The steps that need nothing from outside the database (wait, if,
+		// tag, set, exit) follow in this transaction: one commit for the
+		// send and the wait after it, one for what follows a wait.
+		node, e := n, eff // a retried transaction starts again from the first step
+		for range len(c.prog.nodes) {
+			if err := s.apply(ctx, tx, &cur, node, e, now); err != nil {
 				return err
 			}
-			if err := setLastError(ctx, tx, cur.AutomationID, fail, now); err != nil {
-				return err
+			if cur.Status != RunRunning || cur.PC == end || cur.PC >= len(c.prog.nodes) {
+				break
+			}
+			node, e = c.prog.nodes[cur.PC], effect{}
+			if node.Step.Type == "send" || node.Step.Type == "webhook" {
+				break
 			}
 		}
-		cur.Seq++
-		cur.PC = next
-		if cur.Status == RunRunning && next == end {
+		if cur.Status == RunRunning && (cur.PC == end || cur.PC >= len(c.prog.nodes)) {
 			cur.Status, cur.FinishedAt = RunCompleted, &now
 		}
 		cur.UpdatedAt = now
-		if err := insertStep(ctx, tx, cur.WorkspaceID, cur.ID, st); err != nil {
-			return err
-		}
 		if err := updateRun(ctx, tx, cur); err != nil {
 			return err
 		}
@@ -199,6 +196,51 @@ func (s *Service) step(ctx context.Context, workspaceID, runID string, attempt i
 		eff.prep.Undo()
 	}
 	return more, err
+}
+
+// apply executes one step in tx and records it: its outcome row, the
+// run's new position, and on a failure the run's end and its event.
+func (s *Service) apply(ctx context.Context, tx *store.Tx, cur *Run, n pnode, eff effect, now time.Time) error {
+	st := RunStep{Seq: cur.Seq, ID: n.ID, Type: n.Step.Type, Status: StepCompleted, StartedAt: now, FinishedAt: &now}
+	next, fail, err := s.execute(ctx, tx, cur, n, &st, eff, now)
+	if err != nil {
+		return err
+	}
+	if fail != "" {
+		st.Status, st.Error = StepFailed, &fail
+		cur.Status, cur.Error, cur.FinishedAt = RunFailed, &fail, &now
+		next = end
+		if err := s.raise(ctx, tx, events.RunFailed, *cur, map[string]any{"step_id": n.ID, "error": fail}, now); err != nil {
+			return err
+		}
+		if err := setLastError(ctx, tx, cur.AutomationID, fail, now); err != nil {
+			return err
+		}
+	}
+	cur.Seq++
+	cur.PC = next
+	return insertStep(ctx, tx, cur.WorkspaceID, cur.ID, st)
+}
+
+// write commits fn, shared with the steps other workers commit at the same
+// moment (one commit, one fsync on SQLite, for many runs). Each step runs in
+// its own savepoint: one that fails rolls back alone, with the email and
+// jobs it queued.
+func (s *Service) write(ctx context.Context, fn groupcommit.Func) error {
+	if s.commits == nil {
+		return s.db.InTx(ctx, func(tx *store.Tx) error { return fn(ctx, tx) })
+	}
+	return <-s.commits.Submit(struct{}{}, fn)
+}
+
+// Start runs the committer the steps share; Stop ends it. A step taken
+// outside them commits alone.
+func (s *Service) Start(ctx context.Context) error { return s.commits.Start(ctx) }
+
+// Stop commits what is queued and stops the committer.
+func (s *Service) Stop(context.Context) error {
+	s.commits.Stop()
+	return nil
 }
 
 // execute does the step's work inside the transaction and answers the

@@ -1,19 +1,25 @@
 // Package automations keeps YAML-defined flows: their definitions, checked
-// whole at save time, and every version of their YAML byte for byte.
+// whole at save time, and every version of their YAML byte for byte; and
+// carries their runs, started by an API call or by the contacts area's
+// automation events, step by step on the durable queue (engine.go).
 package automations
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/apierr"
 	"mailroom/internal/clock"
 	"mailroom/internal/contacts"
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -57,6 +63,7 @@ type Service struct {
 	allowPrivate bool
 	hookClient   *http.Client
 	progs        programs
+	commits      *groupcommit.Committer[struct{}]
 }
 
 // Config builds a Service.
@@ -73,12 +80,19 @@ type Config struct {
 	// AllowPrivate lets webhook steps reach private addresses (tests; as
 	// MAILROOM_WEBHOOK_ALLOW_PRIVATE does for endpoints).
 	AllowPrivate bool
+	Log          *slog.Logger
+	Registry     prometheus.Registerer
 }
 
 // New builds the service.
 func New(c Config) *Service {
-	return &Service{db: c.DB, clock: c.Clock, templates: c.Templates, contacts: c.Contacts, sending: c.Sending, publicURL: c.PublicURL,
+	s := &Service{db: c.DB, clock: c.Clock, templates: c.Templates, contacts: c.Contacts, sending: c.Sending, publicURL: c.PublicURL,
 		allowPrivate: c.AllowPrivate, hookClient: webhooks.NewHTTPClient(c.AllowPrivate), progs: programs{m: map[string]*compiled{}}}
+	// One committer: on PostgreSQL two concurrent batches could lock the
+	// same contact and run in opposite orders.
+	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "automations", DB: c.DB, Log: c.Log,
+		Isolation: groupcommit.Savepoint, MaxBatch: 128, FlushGather: 8, Registry: c.Registry})
+	return s
 }
 
 func notFound() error { return apierr.NotFound("automation") }

@@ -90,6 +90,7 @@ func (s *Service) ConsumeEvents(ctx context.Context) (int, error) {
 		}
 		n = len(evs)
 		byWS := map[string][]Automation{}
+		started := map[string][]string{} // workspace -> runs: one job each
 		ids := make([]string, 0, len(evs))
 		now := s.clock.Now()
 		for _, ev := range evs {
@@ -113,8 +114,11 @@ func (s *Service) ConsumeEvents(ctx context.Context) (int, error) {
 				}
 				r := newRun(a, ev.ContactID, email, audience, "event:"+ev.ID, data, now)
 				deferRun(tx, r)
-				tx.AddJob(jobs.AutomationRunArgs{RunID: r.ID, WorkspaceID: r.WorkspaceID})
+				started[r.WorkspaceID] = append(started[r.WorkspaceID], r.ID)
 			}
+		}
+		for ws, runIDs := range started {
+			tx.AddJob(jobs.AutomationRunArgs{RunIDs: runIDs, WorkspaceID: ws})
 		}
 		return contacts.MarkEventsConsumed(ctx, tx, ids, now)
 	})

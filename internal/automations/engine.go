@@ -1,6 +1,7 @@
 package automations
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,9 +36,74 @@ type Worker struct {
 	Service *Service
 }
 
-// Work advances the run.
+// batchConcurrency is how many runs of one job advance at once; their
+// steps share commits.
+const batchConcurrency = 16
+
+// Work advances the job's runs. A failure of one is the job's (River
+// retries it); the runs that advanced meanwhile find nothing to redo.
 func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.AutomationRunArgs]) error {
-	return w.Service.Advance(ctx, job.Args.WorkspaceID, job.Args.RunID, job.Attempt)
+	ids := job.Args.RunIDs
+	if job.Args.RunID != "" {
+		ids = append([]string{job.Args.RunID}, ids...)
+	}
+	if len(ids) == 1 {
+		return w.Service.Advance(ctx, job.Args.WorkspaceID, ids[0], job.Attempt)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, batchConcurrency)
+	)
+	for _, id := range ids {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := w.Service.Advance(ctx, job.Args.WorkspaceID, id, job.Attempt); err != nil {
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// Timeout lets a batch of runs take longer than one run.
+func (w *Worker) Timeout(*river.Job[jobs.AutomationRunArgs]) time.Duration { return 10 * time.Minute }
+
+type timersKey struct{}
+
+// timers gathers the waits a transaction starts into one job per
+// workspace and second of the wait's end (rounded up), added just before
+// the commit: ten thousand runs waiting 1 s make a handful of jobs, not ten
+// thousand. A run whose step rolled back (its savepoint) may stay in a
+// job: when it fires the run is not waiting, and nothing happens.
+func addTimer(tx *store.Tx, workspaceID, runID string, until time.Time) {
+	type bucket struct {
+		ws string
+		at int64
+	}
+	m := tx.Local(timersKey{}, func() any {
+		m := map[bucket][]string{}
+		tx.BeforeFlush(func(context.Context, *store.Tx) error {
+			for b, ids := range m {
+				tx.AddJob(river.InsertManyParams{Args: jobs.AutomationRunArgs{RunIDs: ids, WorkspaceID: b.ws},
+					InsertOpts: &river.InsertOpts{Queue: jobs.QueueAutomations, ScheduledAt: time.Unix(b.at, 0)}})
+			}
+			return nil
+		})
+		return m
+	}).(map[bucket][]string)
+	at := until.Unix()
+	if until.After(time.Unix(at, 0)) {
+		at++
+	}
+	k := bucket{workspaceID, at}
+	m[k] = append(m[k], runID)
 }
 
 // webhookAttempts is how many times a webhook step is tried (River's
@@ -271,8 +337,7 @@ func (s *Service) execute(ctx context.Context, tx *store.Tx, r *Run, n pnode, st
 		until := waitEnd(n.Step.Wait, now)
 		st.Status, st.FinishedAt, st.Outcome = StepWaiting, nil, "until "+until.UTC().Format(time.RFC3339)
 		r.Status, r.WaitUntil = RunWaiting, &until
-		tx.AddJob(river.InsertManyParams{Args: jobs.AutomationRunArgs{RunID: r.ID, WorkspaceID: r.WorkspaceID},
-			InsertOpts: &river.InsertOpts{Queue: jobs.QueueAutomations, ScheduledAt: until}})
+		addTimer(tx, r.WorkspaceID, r.ID, until)
 	case "if":
 		p, err := s.person(ctx, tx, *r)
 		if apierr.Is(err, "not_found") {

@@ -84,13 +84,16 @@ func (BroadcastArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Que
 // queue ahead of webhooks and scheduled sends.
 const QueueAutomations = "automations"
 
-// AutomationRunArgs asks the automations area to carry a run forward from
-// where it stands (its committed position), step by step, until it waits or
-// ends. It is inserted with the run and at each wait (scheduled at the
-// wait's end); a repeat finds nothing left to do.
+// AutomationRunArgs asks the automations area to carry runs of one
+// workspace forward from where each stands (its committed position), step
+// by step, until it waits or ends: RunID alone, or RunIDs (the runs one
+// batch of contact events started, or whose waits end in the same second).
+// It is inserted with the runs and at each wait (scheduled at the wait's
+// end); a repeat finds nothing left to do.
 type AutomationRunArgs struct {
-	RunID       string `json:"run_id"`
-	WorkspaceID string `json:"workspace_id"`
+	RunID       string   `json:"run_id,omitempty"`
+	RunIDs      []string `json:"run_ids,omitempty"`
+	WorkspaceID string   `json:"workspace_id"`
 }
 
 // Kind names the job in the queue.

@@ -264,3 +264,22 @@ func TestCompileFollowsTheGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitEnd: a duration from now; until is the next such UTC time
+// strictly after now.
+func TestWaitEnd(t *testing.T) {
+	now := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		w    WaitStep
+		want time.Time
+	}{
+		{WaitStep{For: 90 * time.Minute}, now.Add(90 * time.Minute)},
+		{WaitStep{Until: "10:30"}, time.Date(2026, 1, 2, 10, 30, 0, 0, time.UTC)},
+		{WaitStep{Until: "09:00"}, time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)},
+		{WaitStep{Until: "08:59"}, time.Date(2026, 1, 3, 8, 59, 0, 0, time.UTC)},
+	} {
+		if got := waitEnd(&c.w, now); !got.Equal(c.want) {
+			t.Errorf("%+v: %v, want %v", c.w, got, c.want)
+		}
+	}
+}

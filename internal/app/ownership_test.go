@@ -59,6 +59,8 @@ var owners = map[string]string{
 	"broadcast_recipients": "broadcasts",
 	"automations":          "automations",
 	"automation_versions":  "automations",
+	"automation_runs":      "automations",
+	"automation_run_steps": "automations",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

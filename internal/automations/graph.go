@@ -1,7 +1,5 @@
 package automations
 
-import "fmt"
-
 // Graph is the flow as nodes and edges, for GET /v1/automations/{id}.
 type Graph struct {
 	Nodes []Node `json:"nodes"`
@@ -26,35 +24,16 @@ type tail struct{ from, label string }
 // Graph lays the definition out: the trigger node, then each step, an if
 // leading to its then and else branches, which join the step after it.
 // Steps without an id get one from their order (s1, s2, ...), skipping
-// the ids written in the YAML.
+// the ids written in the YAML (stepIDs; runs name their steps the same).
 func (d Definition) Graph() Graph {
 	g := Graph{Nodes: []Node{{ID: "trigger", Type: d.Trigger.Event}}, Edges: []Edge{}}
-	used := map[string]bool{"trigger": true}
-	var mark func([]Step)
-	mark = func(steps []Step) {
-		for _, st := range steps {
-			used[st.ID] = st.ID != ""
-			if st.If != nil {
-				mark(st.If.Then)
-				mark(st.If.Else)
-			}
-		}
-	}
-	mark(d.Steps)
+	ids := d.stepIDs()
 	n := 0
 	var lay func(steps []Step, in []tail) []tail
 	lay = func(steps []Step, in []tail) []tail {
 		for _, st := range steps {
+			id := ids[n]
 			n++
-			id := st.ID
-			for id == "" || (st.ID == "" && used[id]) {
-				id = fmt.Sprintf("s%d", n) // an id: written as s<n> elsewhere keeps its name
-				if used[id] {
-					n++
-					id = ""
-				}
-			}
-			used[id] = true
 			g.Nodes = append(g.Nodes, Node{ID: id, Type: st.Type})
 			for _, t := range in {
 				g.Edges = append(g.Edges, Edge{From: t.from, To: id, Label: t.label})

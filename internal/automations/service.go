@@ -1,21 +1,30 @@
 // Package automations keeps YAML-defined flows: their definitions, checked
-// whole at save time, and every version of their YAML byte for byte.
+// whole at save time, and every version of their YAML byte for byte; and
+// carries their runs, started by an API call or by the contacts area's
+// automation events, step by step on the durable queue (engine.go).
 package automations
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/apierr"
 	"mailroom/internal/clock"
 	"mailroom/internal/contacts"
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
+	"mailroom/internal/webhooks"
 )
 
 // MaxVersionsListed is the spec's "last 50" versions.
@@ -31,6 +40,7 @@ type Automation struct {
 	Version                     int
 	YAML                        string
 	LastError                   *string
+	SigningSecret               string // signs the webhook steps' posts
 	CreatedAt, UpdatedAt        time.Time
 }
 
@@ -42,19 +52,47 @@ type Version struct {
 	CreatedAt time.Time
 }
 
-// Service holds the rules of automations.
+// Service holds the rules of automations and carries their runs.
 type Service struct {
-	db        *store.DB
-	clock     clock.Clock
-	templates *templates.Service
-	contacts  *contacts.Service
-	publicURL string
+	db           *store.DB
+	clock        clock.Clock
+	templates    *templates.Service
+	contacts     *contacts.Service
+	sending      *sending.Service
+	publicURL    string
+	allowPrivate bool
+	hookClient   *http.Client
+	progs        programs
+	commits      *groupcommit.Committer[struct{}]
 }
 
-// New builds the service. Templates and contacts answer whether the
-// templates and audiences a definition names exist.
-func New(db *store.DB, c clock.Clock, t *templates.Service, ct *contacts.Service, publicURL string) *Service {
-	return &Service{db: db, clock: c, templates: t, contacts: ct, publicURL: publicURL}
+// Config builds a Service.
+type Config struct {
+	DB    *store.DB
+	Clock clock.Clock
+	// Templates and Contacts answer whether the templates and audiences a
+	// definition names exist; Contacts also serves the runs' contacts.
+	Templates *templates.Service
+	Contacts  *contacts.Service
+	// Sending books the send steps' emails, through the send API's rules.
+	Sending   *sending.Service
+	PublicURL string
+	// AllowPrivate lets webhook steps reach private addresses (tests; as
+	// MAILROOM_WEBHOOK_ALLOW_PRIVATE does for endpoints).
+	AllowPrivate bool
+	Log          *slog.Logger
+	Registry     prometheus.Registerer
+}
+
+// New builds the service.
+func New(c Config) *Service {
+	s := &Service{db: c.DB, clock: c.Clock, templates: c.Templates, contacts: c.Contacts, sending: c.Sending, publicURL: c.PublicURL,
+		allowPrivate: c.AllowPrivate, hookClient: webhooks.NewHTTPClient(c.AllowPrivate), progs: programs{m: map[string]*compiled{}}}
+	// One committer: on PostgreSQL two concurrent batches could lock the
+	// same contact and run in opposite orders.
+	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "automations", DB: c.DB, Log: c.Log,
+		Isolation: groupcommit.Savepoint, MaxBatch: 128, FlushGather: 8, Registry: c.Registry})
+	return s
 }
 
 func notFound() error { return apierr.NotFound("automation") }
@@ -112,6 +150,16 @@ func (s *Service) check(ctx context.Context, workspaceID string, src []byte) (De
 						Fix:     "Create the template first, or use the id or slug of an existing one (GET /v1/templates)."})
 				}
 			}
+			if st.Webhook != "" {
+				if err := webhooks.ValidateURL(st.Webhook, s.allowPrivate); err != nil {
+					msg := err.Error()
+					if ae, ok := apierr.As(err); ok {
+						msg = ae.Message
+					}
+					problems = append(problems, Problem{Field: st.Field + ".webhook.url", Line: st.Line, Message: msg,
+						Fix: "Point the webhook at a public https URL, e.g. https://example.com/hook."})
+				}
+			}
 			if st.If != nil {
 				if err := walk(st.If.Then); err != nil {
 					return err
@@ -142,7 +190,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, src []byte) (A
 	now := s.clock.Now()
 	a := Automation{ID: ids.New("aut"), WorkspaceID: workspaceID, Name: def.Name, Trigger: def.Trigger.Event,
 		TriggerTag: def.Trigger.Tag, TriggerAudienceID: def.Trigger.AudienceID, Enabled: true, Version: 1,
-		YAML: string(src), CreatedAt: now, UpdatedAt: now}
+		YAML: string(src), CreatedAt: now, UpdatedAt: now, SigningSecret: webhooks.NewSecret()}
 	base := templates.Slugify(def.Name)
 	if base == "" {
 		base = "automation"
@@ -238,8 +286,8 @@ func (s *Service) Update(ctx context.Context, workspaceID, ref string, enabled *
 	return s.Get(ctx, workspaceID, a.ID)
 }
 
-// Delete removes an automation. Runs are not built yet; when they are,
-// waiting runs are cancelled in this transaction.
+// Delete removes an automation and cancels its waiting (and running) runs
+// in the same transaction.
 func (s *Service) Delete(ctx context.Context, workspaceID, ref string) (string, error) {
 	a, err := s.Get(ctx, workspaceID, ref)
 	if err != nil {

@@ -2,6 +2,7 @@ package automations
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -15,7 +16,9 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
+	"mailroom/internal/rules"
 	"mailroom/internal/sending"
 )
 
@@ -40,7 +43,7 @@ const (
 	EventMemberSubscribed = "member.subscribed"
 )
 
-var events = []string{EventAPICall, EventTagAdded, EventTagRemoved, EventContactCreated, EventMemberSubscribed}
+var triggerEvents = []string{EventAPICall, EventTagAdded, EventTagRemoved, EventContactCreated, EventMemberSubscribed}
 
 // Definition is a parsed, checked automation. The YAML it came from is kept
 // as written; this is only what runs need.
@@ -92,9 +95,10 @@ type Rule struct {
 	Value     any
 }
 
-// IfStep branches on a rule.
+// IfStep branches on a rule, checked and evaluated by internal/rules.
 type IfStep struct {
 	Rule       Rule
+	Set        *rules.Set
 	Then, Else []Step
 }
 
@@ -548,9 +552,9 @@ func (c *checker) trigger(p *pair) {
 		q := &pairs[i]
 		switch q.key {
 		case "event":
-			if s, ok := c.text("trigger.event", q.value, "Write one of "+strings.Join(events, ", ")+"."); ok {
-				if !contains(events, s) {
-					c.add("trigger.event", q.kline, "Write one of "+strings.Join(events, ", ")+".", "unknown trigger event %q", s)
+			if s, ok := c.text("trigger.event", q.value, "Write one of "+strings.Join(triggerEvents, ", ")+"."); ok {
+				if !contains(triggerEvents, s) {
+					c.add("trigger.event", q.kline, "Write one of "+strings.Join(triggerEvents, ", ")+".", "unknown trigger event %q", s)
 				} else {
 					t.Event = s
 				}
@@ -564,7 +568,7 @@ func (c *checker) trigger(p *pair) {
 		}
 	}
 	if t.Event == "" && !c.hasProblem("trigger.event") {
-		c.add("trigger.event", p.kline, "Add event: with one of "+strings.Join(events, ", ")+".", "trigger.event is required")
+		c.add("trigger.event", p.kline, "Add event: with one of "+strings.Join(triggerEvents, ", ")+".", "trigger.event is required")
 	}
 	if tagP != nil {
 		if t.Event != "" && t.Event != EventTagAdded && t.Event != EventTagRemoved {
@@ -872,25 +876,6 @@ func suggestWait(s, fix string) string {
 	return fix
 }
 
-// Rule fields and their ops (CONTRACT-WAVE2 "Segment rules"). The segment
-// rule evaluator (internal/rules) is another area's and was not merged when
-// this was written; this check mirrors its table.
-var ruleOps = map[string][]string{
-	"email":        {"eq", "neq", "contains", "ends_with"},
-	"email_domain": {"eq", "neq", "in"},
-	"attributes.":  {"eq", "neq", "contains", "starts_with", "exists", "not_exists", "gt", "lt"},
-	"tag":          {"has", "not_has"},
-	"topic":        {"subscribed", "not_subscribed"},
-	"status":       {"eq", "neq"},
-	"joined_at":    {"before", "after", "within_days", "not_within_days"},
-	"created_at":   {"before", "after", "within_days", "not_within_days"},
-	"opened":       {"within_days", "not_within_days", "never"},
-	"clicked":      {"within_days", "not_within_days", "never"},
-	"suppressed":   {"eq"},
-}
-
-var noValue = map[string]bool{"exists": true, "not_exists": true, "never": true}
-
 func (c *checker) ifStep(f string, p *pair) (*IfStep, bool) {
 	fix := "Write if: { field: attributes.plan, op: eq, value: pro } (a segment rule)."
 	pairs, ok := c.mapping(f, p.value, "if: as a segment rule { field, op, value }")
@@ -925,32 +910,50 @@ func (c *checker) ifStep(f string, p *pair) (*IfStep, bool) {
 	if !good {
 		return nil, false
 	}
-	key := r.Field
-	if strings.HasPrefix(key, "attributes.") && len(key) > len("attributes.") {
-		key = "attributes."
-	}
-	ops, known := ruleOps[key]
-	switch {
-	case r.Field == "":
+	if r.Field == "" {
 		c.add(f+".field", p.kline, fix, "field is required")
 		return nil, false
-	case !known:
-		c.add(f+".field", p.kline, "Use email, email_domain, attributes.<name>, tag, topic, status, joined_at, created_at, opened, clicked or suppressed.", "unknown rule field %q", clip(r.Field))
-		return nil, false
-	case r.Op == "":
-		c.add(f+".op", p.kline, "Add op: one of "+strings.Join(ops, ", ")+".", "op is required")
-		return nil, false
-	case !contains(ops, r.Op):
-		c.add(f+".op", opLine, "For "+r.Field+" use one of "+strings.Join(ops, ", ")+".", "op %q does not apply to %s", clip(r.Op), r.Field)
-		return nil, false
-	case !hasValue && !noValue[r.Op]:
-		c.add(f+".value", p.kline, "Add value: to compare with.", "value is required for op %s", r.Op)
-		return nil, false
-	case hasValue && noValue[r.Op]:
-		c.add(f+".value", valLine, "Remove value:; op "+r.Op+" takes none.", "op %s takes no value", r.Op)
+	}
+	if r.Op == "" {
+		c.add(f+".op", p.kline, fix, "op is required")
 		return nil, false
 	}
-	return &IfStep{Rule: r}, true
+	// The segment rule evaluator checks the rule, as it does a segment's:
+	// one evaluator, one set of fields and ops. status and joined_at need
+	// a membership, which only a member.subscribed run has.
+	rule := rules.Rule{Field: r.Field, Op: r.Op}
+	if hasValue && r.Value != nil {
+		raw, err := json.Marshal(r.Value)
+		if err != nil {
+			c.add(f+".value", valLine, "Use text, a number, true/false or a list.", "the value cannot be read")
+			return nil, false
+		}
+		rule.Value = raw
+	}
+	set, err := rules.Parse(rules.All, []rules.Rule{rule}, c.def.Trigger.Event == EventMemberSubscribed)
+	if err != nil {
+		msg, next := err.Error(), fix
+		if ae, ok := apierr.As(err); ok {
+			msg = strings.TrimPrefix(ae.Message, "rules[0]: ")
+			if ae.Next != "" {
+				next = ae.Next
+			}
+		}
+		at, where := opLine, f+".op"
+		switch {
+		case strings.Contains(msg, "take op"):
+		case strings.Contains(msg, "field") || strings.Contains(msg, "attribute name"):
+			at, where = p.kline, f+".field"
+		case strings.Contains(msg, "value") || strings.Contains(msg, "takes"):
+			at, where = valLine, f+".value"
+		}
+		if at == 0 {
+			at = p.kline
+		}
+		c.add(where, at, msg+" "+next, "the rule is refused")
+		return nil, false
+	}
+	return &IfStep{Rule: r, Set: set}, true
 }
 
 // value reads a scalar, list or mapping of scalars into plain Go values.

@@ -98,7 +98,7 @@ func TestParseRefusals(t *testing.T) {
 		{"send bad topic", head + "  - send: { template: a, from: a@b.test, topic: \"x y\" }\n", "steps[0].send.topic", 4, "topic's key"},
 		{"if unknown op", head + "  - if: { field: tag, op: eq, value: a }\n", "steps[0].if.op", 4, "has, not_has"},
 		{"if unknown field", head + "  - if: { field: plan, op: eq, value: a }\n", "steps[0].if.field", 4, "attributes.<name>"},
-		{"if missing value", head + "  - if: { field: tag, op: has }\n", "steps[0].if.value", 4, "Add value"},
+		{"if missing value", head + "  - if: { field: tag, op: has }\n", "steps[0].if.value", 4, "needs a value"},
 		{"then without if", head + "  - wait: 1h\n    then: []\n", "steps[0].then", 5, "only with if"},
 		{"bad tag", head + "  - tag: { add: [\"\"] }\n", "steps[0].tag.add[0]", 4, "1 to 64"},
 		{"empty tag step", head + "  - tag: {}\n", "steps[0].tag", 4, "add: [a]"},
@@ -232,5 +232,54 @@ func TestGraph(t *testing.T) {
 	want := "[{trigger api.call} {s2 wait} {s3 if} {s4 exit} {s5 tag}] [{trigger s2 } {s2 s3 } {s3 s4 then} {s3 s5 else}]"
 	if got != want {
 		t.Fatalf("graph\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestCompileFollowsTheGraph: a run walks the same steps, under the same
+// ids, as the graph draws; branches join the step after their if.
+func TestCompileFollowsTheGraph(t *testing.T) {
+	src := "name: x\ntrigger: { event: api.call }\nsteps:\n" +
+		"  - wait: 1h\n" +
+		"  - if: { field: tag, op: has, value: a }\n" +
+		"    then:\n      - if: { field: tag, op: has, value: b }\n        then: [ { exit: b } ]\n" +
+		"    else: [ { tag: { add: [c] } } ]\n" +
+		"  - id: last\n    tag: { add: [d] }\n"
+	d, problems := Parse([]byte(src))
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	p := d.compile()
+	got := []string{}
+	for _, n := range p.nodes {
+		got = append(got, fmt.Sprintf("%s:%s:%d/%d/%d", n.ID, n.Step.Type, n.Next, n.Then, n.Else))
+	}
+	want := []string{"s1:wait:1/-1/-1", "s2:if:5/2/4", "s3:if:5/3/5", "s4:exit:5/-1/-1", "s5:tag:5/-1/-1", "last:tag:-1/-1/-1"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("program\n got %v\nwant %v", got, want)
+	}
+	g := d.Graph()
+	for i, n := range p.nodes {
+		if g.Nodes[i+1].ID != n.ID {
+			t.Errorf("node %d: graph %s, program %s", i, g.Nodes[i+1].ID, n.ID)
+		}
+	}
+}
+
+// TestWaitEnd: a duration from now; until is the next such UTC time
+// strictly after now.
+func TestWaitEnd(t *testing.T) {
+	now := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		w    WaitStep
+		want time.Time
+	}{
+		{WaitStep{For: 90 * time.Minute}, now.Add(90 * time.Minute)},
+		{WaitStep{Until: "10:30"}, time.Date(2026, 1, 2, 10, 30, 0, 0, time.UTC)},
+		{WaitStep{Until: "09:00"}, time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)},
+		{WaitStep{Until: "08:59"}, time.Date(2026, 1, 3, 8, 59, 0, 0, time.UTC)},
+	} {
+		if got := waitEnd(&c.w, now); !got.Equal(c.want) {
+			t.Errorf("%+v: %v, want %v", c.w, got, c.want)
+		}
 	}
 }

@@ -3,15 +3,17 @@ package automations
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"time"
 
 	"mailroom/internal/store"
 )
 
-// This file holds every statement on the automations and
-// automation_versions tables; the package is their only reader and writer.
+// This file holds every statement on the automations, automation_versions,
+// automation_runs and automation_run_steps tables; the package is their
+// only reader and writer.
 
-const autoColumns = `id, workspace_id, name, slug, trigger_event, trigger_tag, trigger_audience_id, enabled, version, yaml, last_error, created_at, updated_at`
+const autoColumns = `id, workspace_id, name, slug, trigger_event, trigger_tag, trigger_audience_id, enabled, version, yaml, last_error, created_at, updated_at, signing_secret`
 
 func scanAutomation(sc store.Scanner) (Automation, error) {
 	var a Automation
@@ -19,7 +21,7 @@ func scanAutomation(sc store.Scanner) (Automation, error) {
 	var lastErr sql.NullString
 	var created, updated int64
 	err := sc.Scan(&a.ID, &a.WorkspaceID, &a.Name, &a.Slug, &a.Trigger, &a.TriggerTag, &a.TriggerAudienceID,
-		&enabled, &a.Version, &a.YAML, &lastErr, &created, &updated)
+		&enabled, &a.Version, &a.YAML, &lastErr, &created, &updated, &a.SigningSecret)
 	a.Enabled = enabled == 1
 	if lastErr.Valid {
 		a.LastError = &lastErr.String
@@ -59,9 +61,9 @@ func boolInt(b bool) int {
 
 func insertAutomation(ctx context.Context, tx *store.Tx, a Automation) error {
 	_, err := tx.Exec(ctx, `INSERT INTO automations (id, workspace_id, name, slug, trigger_event, trigger_tag, trigger_audience_id,
-		enabled, version, yaml, last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+		enabled, version, yaml, last_error, created_at, updated_at, signing_secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
 		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Trigger, a.TriggerTag, a.TriggerAudienceID, boolInt(a.Enabled), a.Version, a.YAML,
-		store.Millis(a.CreatedAt), store.Millis(a.UpdatedAt))
+		store.Millis(a.CreatedAt), store.Millis(a.UpdatedAt), a.SigningSecret)
 	return err
 }
 
@@ -91,7 +93,192 @@ func setEnabled(ctx context.Context, tx *store.Tx, workspaceID, id string, enabl
 func softDelete(ctx context.Context, tx *store.Tx, workspaceID, id string, now time.Time) error {
 	res, err := tx.Exec(ctx, `UPDATE automations SET deleted_at = ?, enabled = 0 WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
 		store.Millis(now), id, workspaceID)
-	return affected(res, err)
+	if err := affected(res, err); err != nil {
+		return err
+	}
+	// Its unfinished runs end with it: a waiting run's timer, when it
+	// fires, finds the run cancelled.
+	if _, err := tx.Exec(ctx, `UPDATE automation_run_steps SET status = 'cancelled', finished_at = ?
+		WHERE status = 'waiting' AND run_id IN (SELECT id FROM automation_runs WHERE automation_id = ? AND status = 'waiting')`,
+		store.Millis(now), id); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE automation_runs SET status = 'cancelled', wait_until = NULL, updated_at = ?, finished_at = ?
+		WHERE automation_id = ? AND status IN ('running', 'waiting')`, store.Millis(now), store.Millis(now), id)
+	return err
+}
+
+func setLastError(ctx context.Context, tx *store.Tx, id, msg string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE automations SET last_error = ? WHERE id = ?`, msg, id)
+	return err
+}
+
+// versionSource reads the YAML of one version and the automation's
+// signing secret (deleted automations too: their runs are cancelled, but
+// a worker may still be reading).
+func versionSource(ctx context.Context, q store.Querier, automationID string, version int) (yaml, secret string, err error) {
+	err = q.QueryRow(ctx, `SELECT v.yaml, a.signing_secret FROM automation_versions v JOIN automations a ON a.id = v.automation_id
+		WHERE v.automation_id = ? AND v.version = ?`, automationID, version).Scan(&yaml, &secret)
+	return yaml, secret, err
+}
+
+// enabledEventAutomations reads the workspace's live, enabled automations
+// that start on a contact event.
+func enabledEventAutomations(ctx context.Context, q store.Querier, workspaceID string) ([]Automation, error) {
+	return store.QueryAll(ctx, q, scanAutomation, `SELECT `+autoColumns+` FROM automations
+		WHERE workspace_id = ? AND deleted_at IS NULL AND enabled = 1 AND trigger_event <> 'api.call'`, workspaceID)
+}
+
+// --- runs
+
+const runColumns = `id, workspace_id, automation_id, version, contact_id, email, audience_id, status, trigger_key, trigger_data,
+	pc, seq, emails_sent, error, wait_until, created_at, updated_at, finished_at`
+
+var runInsertColumns = []string{"id", "workspace_id", "automation_id", "version", "contact_id", "email", "audience_id", "status",
+	"trigger_key", "trigger_data", "pc", "seq", "emails_sent", "error", "wait_until", "created_at", "updated_at", "finished_at"}
+
+func millisOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return store.Millis(*t)
+}
+
+func timeOrNil(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := store.FromMillis(v.Int64)
+	return &t
+}
+
+func strOrNil(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func runArgs(r Run) []any {
+	data, _ := json.Marshal(r.TriggerData)
+	return []any{r.ID, r.WorkspaceID, r.AutomationID, r.Version, r.ContactID, r.Email, r.AudienceID, r.Status, r.TriggerKey, string(data),
+		r.PC, r.Seq, r.EmailsSent, strOrNil(r.Error), millisOrNil(r.WaitUntil), store.Millis(r.CreatedAt), store.Millis(r.UpdatedAt), millisOrNil(r.FinishedAt)}
+}
+
+func scanRun(sc store.Scanner) (Run, error) {
+	var r Run
+	var data string
+	var errMsg sql.NullString
+	var wait, finished sql.NullInt64
+	var created, updated int64
+	err := sc.Scan(&r.ID, &r.WorkspaceID, &r.AutomationID, &r.Version, &r.ContactID, &r.Email, &r.AudienceID, &r.Status, &r.TriggerKey, &data,
+		&r.PC, &r.Seq, &r.EmailsSent, &errMsg, &wait, &created, &updated, &finished)
+	if err != nil {
+		return r, err
+	}
+	r.TriggerData = map[string]any{}
+	_ = json.Unmarshal([]byte(data), &r.TriggerData)
+	if errMsg.Valid {
+		r.Error = &errMsg.String
+	}
+	r.WaitUntil, r.FinishedAt = timeOrNil(wait), timeOrNil(finished)
+	r.CreatedAt, r.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return r, nil
+}
+
+func insertRun(ctx context.Context, tx *store.Tx, r Run) error {
+	_, err := tx.Exec(ctx, `INSERT INTO automation_runs (`+runColumns+`) VALUES (`+store.Placeholders(len(runInsertColumns))+`)`, runArgs(r)...)
+	return err
+}
+
+// deferRun queues a run for the transaction's multi-row insert (the
+// consumer starts hundreds at once and reads none back).
+func deferRun(tx *store.Tx, r Run) {
+	tx.DeferInsert("automation_runs", runInsertColumns, runArgs(r)...)
+}
+
+func runByID(ctx context.Context, q store.Querier, workspaceID, id string) (Run, error) {
+	return scanRun(q.QueryRow(ctx, `SELECT `+runColumns+` FROM automation_runs WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+}
+
+func lockRun(ctx context.Context, tx *store.Tx, workspaceID, id string) (Run, error) {
+	return scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM automation_runs WHERE id = ? AND workspace_id = ?`+tx.ForUpdate(), id, workspaceID))
+}
+
+func runIDByKey(ctx context.Context, q store.Querier, automationID, key string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT id FROM automation_runs WHERE automation_id = ? AND trigger_key = ?`, automationID, key).Scan(&id)
+	return id, err
+}
+
+func updateRun(ctx context.Context, tx *store.Tx, r Run) error {
+	_, err := tx.Exec(ctx, `UPDATE automation_runs SET status = ?, pc = ?, seq = ?, emails_sent = ?, error = ?, wait_until = ?,
+		updated_at = ?, finished_at = ? WHERE id = ?`, r.Status, r.PC, r.Seq, r.EmailsSent, strOrNil(r.Error), millisOrNil(r.WaitUntil),
+		store.Millis(r.UpdatedAt), millisOrNil(r.FinishedAt), r.ID)
+	return err
+}
+
+// listRuns reads an automation's runs, newest first.
+func listRuns(ctx context.Context, q store.Querier, workspaceID, automationID, status string, limit int) ([]Run, error) {
+	if status != "" {
+		return store.QueryAll(ctx, q, scanRun, `SELECT `+runColumns+` FROM automation_runs
+			WHERE automation_id = ? AND workspace_id = ? AND status = ? ORDER BY created_at DESC, id DESC LIMIT ?`, automationID, workspaceID, status, limit)
+	}
+	return store.QueryAll(ctx, q, scanRun, `SELECT `+runColumns+` FROM automation_runs
+		WHERE automation_id = ? AND workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, automationID, workspaceID, limit)
+}
+
+// --- steps
+
+// insertStep records an executed step. (run_id, seq) is the primary key:
+// a step recorded twice would fail the transaction that tried.
+func insertStep(ctx context.Context, tx *store.Tx, workspaceID, runID string, st RunStep) error {
+	_, err := tx.Exec(ctx, `INSERT INTO automation_run_steps (run_id, seq, workspace_id, step_id, type, status, outcome, email_id, error, started_at, finished_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, st.Seq, workspaceID, st.ID, st.Type, st.Status, st.Outcome,
+		strOrNil(st.EmailID), strOrNil(st.Error), store.Millis(st.StartedAt), millisOrNil(st.FinishedAt))
+	return err
+}
+
+// closeWaitStep ends a run's wait step (completed when its timer fired,
+// cancelled when the run was).
+func closeWaitStep(ctx context.Context, tx *store.Tx, runID string, seq int, status string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE automation_run_steps SET status = ?, finished_at = ? WHERE run_id = ? AND seq = ? AND status = 'waiting'`,
+		status, store.Millis(now), runID, seq)
+	return err
+}
+
+// stepsOf reads the executed steps of runs, in order.
+func stepsOf(ctx context.Context, q store.Querier, runIDs []string) (map[string][]RunStep, error) {
+	args := make([]any, len(runIDs))
+	for i, id := range runIDs {
+		args[i] = id
+	}
+	rows, err := q.Query(ctx, `SELECT run_id, seq, step_id, type, status, outcome, email_id, error, started_at, finished_at
+		FROM automation_run_steps WHERE run_id IN (`+store.Placeholders(len(runIDs))+`) ORDER BY run_id, seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]RunStep{}
+	for rows.Next() {
+		var runID string
+		var st RunStep
+		var email, errMsg sql.NullString
+		var started int64
+		var finished sql.NullInt64
+		if err := rows.Scan(&runID, &st.Seq, &st.ID, &st.Type, &st.Status, &st.Outcome, &email, &errMsg, &started, &finished); err != nil {
+			return nil, err
+		}
+		if email.Valid {
+			st.EmailID = &email.String
+		}
+		if errMsg.Valid {
+			st.Error = &errMsg.String
+		}
+		st.StartedAt, st.FinishedAt = store.FromMillis(started), timeOrNil(finished)
+		out[runID] = append(out[runID], st)
+	}
+	return out, rows.Err()
 }
 
 func affected(res sql.Result, err error) error {

@@ -195,7 +195,10 @@ func (s *Service) Confirm(ctx context.Context, token string) (status, audience s
 		}
 		m.Status, m.UpdatedAt = StatusSubscribed, s.clock.Now()
 		status = m.Status
-		return updateMember(ctx, tx, m)
+		if err := updateMember(ctx, tx, m); err != nil {
+			return err
+		}
+		return queueSubscribed(ctx, tx, StatusPending, m, m.Email, m.UpdatedAt)
 	})
 	return status, audience, err
 }

@@ -1,7 +1,7 @@
 // Package contacts holds the marketing side's people and lists: contacts
 // (workspace-level people with tags and attributes), audiences, their
-// memberships, the bulk import and the durable automation events a tag change
-// queues. It owns the contacts, audiences, memberships and automation_events
+// memberships, the bulk import and the durable automation events a change
+// queues (tag.added, tag.removed, contact.created, member.subscribed). It owns the contacts, audiences, memberships and automation_events
 // tables.
 package contacts
 
@@ -38,10 +38,13 @@ const (
 	MaxTagsPerChange = 100
 )
 
-// Automation event kinds queued by tag changes.
+// Automation event kinds: queued in the transaction of the change, one per
+// real change (a repeat that changes nothing queues none).
 const (
-	EventTagAdded   = "tag.added"
-	EventTagRemoved = "tag.removed"
+	EventTagAdded         = "tag.added"
+	EventTagRemoved       = "tag.removed"
+	EventContactCreated   = "contact.created"
+	EventMemberSubscribed = "member.subscribed"
 )
 
 // NormalizeEmail parses an address (a bare addr-spec or "Name <addr>") and

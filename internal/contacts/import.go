@@ -114,6 +114,7 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 				added = c.Tags
 				if !dryRun {
 					deferContact(tx, c)
+					deferEvent(tx, workspaceID, EventContactCreated, c.ID, createdData(c), now)
 				}
 			} else {
 				for _, t := range r.tags {
@@ -174,6 +175,9 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 				}
 				if !dryRun {
 					deferMember(tx, m)
+					if m.Status == StatusSubscribed {
+						deferEvent(tx, workspaceID, EventMemberSubscribed, c.ID, subscribedData(m, c.Email), now)
+					}
 				}
 				continue
 			}
@@ -188,8 +192,12 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 				res.Unchanged++
 			}
 			if changed && !dryRun {
+				was := m.Status
 				m.Status, m.Attributes, m.UpdatedAt = want, attrs, now
 				if err := updateMember(ctx, tx, m); err != nil {
+					return err
+				}
+				if err := queueSubscribed(ctx, tx, was, m, c.Email, now); err != nil {
 					return err
 				}
 			}

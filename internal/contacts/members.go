@@ -110,11 +110,15 @@ func (s *Service) UpdateMember(ctx context.Context, workspaceID, audienceID, id 
 		if p.Attributes != nil {
 			m.Attributes, _ = MergePatch(m.Attributes, p.Attributes)
 		}
+		was := m.Status
 		if status != "" {
 			m.Status = status
 		}
 		m.UpdatedAt = s.clock.Now()
-		return updateMember(ctx, tx, m)
+		if err := updateMember(ctx, tx, m); err != nil {
+			return err
+		}
+		return queueSubscribed(ctx, tx, was, m, m.Email, m.UpdatedAt)
 	})
 	return m, err
 }

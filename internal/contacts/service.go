@@ -130,6 +130,9 @@ func (s *Service) Create(ctx context.Context, workspaceID string, in NewContact)
 			}
 			return err
 		}
+		if err := insertEvent(ctx, tx, workspaceID, EventContactCreated, c.ID, createdData(c), now); err != nil {
+			return err
+		}
 		_, err := s.setTagsTx(ctx, tx, &c, tags, now)
 		return err
 	})

@@ -204,6 +204,47 @@ func insertEvent(ctx context.Context, tx *store.Tx, workspaceID, kind, contactID
 	if err != nil {
 		return fmt.Errorf("queueing automation event: %w", err)
 	}
+	signalEvents(tx)
+	return nil
+}
+
+// pendingEvents reads unconsumed events oldest first, locked for the
+// transaction (SKIP LOCKED: two nodes' consumers take different events).
+func pendingEvents(ctx context.Context, tx *store.Tx, limit int) ([]AutomationEvent, error) {
+	rows, err := tx.Query(ctx, `SELECT id, workspace_id, kind, contact_id, data, created_at FROM automation_events
+		WHERE consumed_at IS NULL ORDER BY seq LIMIT ?`+tx.SkipLocked(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading pending automation events: %w", err)
+	}
+	defer rows.Close()
+	out := []AutomationEvent{}
+	for rows.Next() {
+		var e AutomationEvent
+		var data string
+		var at int64
+		if err := rows.Scan(&e.ID, &e.WorkspaceID, &e.Kind, &e.ContactID, &data, &at); err != nil {
+			return nil, err
+		}
+		e.Data = map[string]any{}
+		_ = json.Unmarshal([]byte(data), &e.Data)
+		e.CreatedAt = store.FromMillis(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func markConsumed(ctx context.Context, tx *store.Tx, ids []string, now time.Time) error {
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := []any{store.Millis(now)}
+		for _, id := range ids[:n] {
+			args = append(args, id)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE automation_events SET consumed_at = ? WHERE id IN (`+store.Placeholders(n)+`)`, args...); err != nil {
+			return fmt.Errorf("marking automation events consumed: %w", err)
+		}
+		ids = ids[n:]
+	}
 	return nil
 }
 
@@ -435,6 +476,7 @@ func deferMember(tx *store.Tx, m Member) {
 }
 
 func deferEvent(tx *store.Tx, workspaceID, kind, contactID string, data map[string]any, now time.Time) {
+	signalEvents(tx)
 	tx.DeferInsert("automation_events", eventInsertColumns, ids.New("aev"), workspaceID, kind, contactID, encodeJSON(data), store.Millis(now))
 }
 

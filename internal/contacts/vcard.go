@@ -150,6 +150,9 @@ func (s *Service) CreateMany(ctx context.Context, workspaceID string, in []NewCo
 			if err := insertContact(ctx, tx, c); err != nil {
 				return err
 			}
+			if err := insertEvent(ctx, tx, workspaceID, EventContactCreated, c.ID, createdData(c), now); err != nil {
+				return err
+			}
 			if _, err := s.setTagsTx(ctx, tx, &c, tags, now); err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"strconv"
@@ -155,13 +156,18 @@ func TestMembersAndImport(t *testing.T) {
 	if r.Status != 404 {
 		t.Fatalf("member of a deleted audience: %d", r.Status)
 	}
-	// The tag an import added queued its automation event like any change.
+	// The tag an import added queued its automation event like any change,
+	// and the new subscribed membership its member.subscribed.
 	events, err := contacts.New(a.DB, clock.Real{}).AutomationEvents(context.Background(), a.WorkspaceID, s.Get("ann"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 2 || events[1].Kind != contacts.EventTagAdded || events[1].Data["tag"] != "a" {
-		t.Fatalf("events after the import: %+v", events)
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Kind+" "+fmt.Sprint(e.Data["tag"]))
+	}
+	if got := strings.Join(kinds, ","); got != "contact.created <nil>,tag.added old,tag.added a,member.subscribed <nil>" {
+		t.Fatalf("events after the import: %s", got)
 	}
 	r = a.Do("GET", "/v1/contacts/"+s.Get("ann")+"/subscriptions", nil)
 	if subs := r.JSON()["subscriptions"].([]any); len(subs[0].(map[string]any)["audiences"].([]any)) != 0 {

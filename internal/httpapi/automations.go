@@ -52,6 +52,9 @@ type automationDetailJSON struct {
 	automationJSON
 	TriggerURL *string           `json:"trigger_url"`
 	Graph      automations.Graph `json:"graph"`
+	// SigningSecret signs the webhook steps' posts (x-svc-signature), as
+	// an endpoint's secret signs event deliveries.
+	SigningSecret string `json:"signing_secret,omitempty"`
 }
 
 type automationListJSON struct {
@@ -78,7 +81,7 @@ func automationOut(a automations.Automation) automationJSON {
 
 // automationFull is the single read: with graph and trigger_url.
 func (h *handler) automationFull(a automations.Automation) automationDetailJSON {
-	out := automationDetailJSON{automationJSON: automationOut(a), Graph: a.Definition().Graph()}
+	out := automationDetailJSON{automationJSON: automationOut(a), Graph: a.Definition().Graph(), SigningSecret: a.SigningSecret}
 	if u := h.d.Services.Automations.TriggerURL(a); u != "" {
 		out.TriggerURL = &u
 	}

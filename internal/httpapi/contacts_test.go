@@ -111,7 +111,8 @@ func TestContactsRoutes(t *testing.T) {
 		sc{Name: "unknown route", Method: "PUT", Path: "/v1/contacts/{ann}", Status: 404, Code: "not_found"},
 	)
 
-	// Every real tag change, and only those, queued one durable event.
+	// The creation and every real tag change, and only those, queued one
+	// durable event each.
 	events, err := contacts.New(a.DB, clock.Real{}).AutomationEvents(context.Background(), a.WorkspaceID, s.Get("ann"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestContactsRoutes(t *testing.T) {
 	for _, e := range events {
 		got = append(got, e.Kind+" "+fmt.Sprint(e.Data["tag"]))
 	}
-	want := "tag.added trial,tag.added vip,tag.added beta,tag.removed trial"
+	want := "contact.created <nil>,tag.added trial,tag.added vip,tag.added beta,tag.removed trial"
 	if strings.Join(got, ",") != want {
 		t.Fatalf("automation events %q, want %q", strings.Join(got, ","), want)
 	}

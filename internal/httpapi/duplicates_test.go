@@ -83,7 +83,7 @@ func TestDuplicatesAndMerge(t *testing.T) {
 	for _, e := range events {
 		got = append(got, e.Kind+" "+fmt.Sprint(e.Data["tag"]))
 	}
-	if want := "tag.added a,tag.added b,tag.added b"; strings.Join(got, ",") != want {
+	if want := "contact.created <nil>,tag.added a,contact.created <nil>,tag.added b,member.subscribed <nil>,member.subscribed <nil>,tag.added b"; strings.Join(got, ",") != want {
 		t.Fatalf("events %q, want %q", strings.Join(got, ","), want)
 	}
 }

@@ -207,6 +207,10 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("DELETE /v1/automations/{id}", ws, nested, h.deleteAutomation)
 	t.handle("GET /v1/automations/{id}/versions", ws, nested, h.listAutomationVersions)
 	t.handle("POST /v1/automations/{id}/versions", ws, nested, h.restoreAutomationVersion) // { version_id }
+	t.handle("POST /v1/automations/{id}/trigger", ws, nested, h.triggerAutomation)         // api.call automations only
+	t.handle("GET /v1/automations/{id}/runs", ws, nested, h.listAutomationRuns)
+	t.handle("GET /v1/automations/{id}/runs/{runId}", ws, nested, h.getAutomationRun)
+	t.handle("DELETE /v1/automations/{id}/runs/{runId}", ws, nested, h.cancelAutomationRun) // a waiting run
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -78,3 +78,28 @@ func (BroadcastArgs) Kind() string { return "broadcast_fanout" }
 // InsertOpts puts fan-outs on the marketing queue too: the default queue
 // keeps serving everything else.
 func (BroadcastArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueMarketing} }
+
+// QueueAutomations is the lane automation runs step on, apart from the
+// default queue so that ten thousand runs started by one import never
+// queue ahead of webhooks and scheduled sends.
+const QueueAutomations = "automations"
+
+// AutomationRunArgs asks the automations area to carry runs of one
+// workspace forward from where each stands (its committed position), step
+// by step, until it waits or ends: RunID alone, or RunIDs (the runs one
+// batch of contact events started, or whose waits end in the same second).
+// It is inserted with the runs and at each wait (scheduled at the wait's
+// end); a repeat finds nothing left to do.
+type AutomationRunArgs struct {
+	RunID       string   `json:"run_id,omitempty"`
+	RunIDs      []string `json:"run_ids,omitempty"`
+	WorkspaceID string   `json:"workspace_id"`
+}
+
+// Kind names the job in the queue.
+func (AutomationRunArgs) Kind() string { return "automation_run" }
+
+// InsertOpts puts run jobs on their own queue.
+func (AutomationRunArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAutomations}
+}

@@ -1,0 +1,150 @@
+package sending
+
+import (
+	"context"
+	"encoding/json"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/jobs"
+	"mailroom/internal/policy"
+	"mailroom/internal/store"
+	"mailroom/internal/suppressions"
+)
+
+// Automated is one email an automation step sends to its run's contact: a
+// template (id or slug, its published version) rendered with Variables,
+// from a checked sender, optionally under a topic.
+type Automated struct {
+	WorkspaceID string
+	From        string
+	To          string
+	Template    string
+	Variables   map[string]any
+	Subject     string // "" keeps the template's subject
+	Topic       string // "" for none; set, the email is marketing mail
+	Tags        map[string]string
+}
+
+// Prepared is an automated send validated, rendered and admitted by the
+// policy, waiting for the caller's transaction (AcceptTx). Undo gives back
+// what the policy counted when the transaction does not commit.
+type Prepared struct {
+	row     *emailRow
+	sim     string
+	simData []byte
+	ticket  *policy.Ticket
+	class   string
+}
+
+// Skipped reports whether err is a refusal that an automation records as a
+// skipped send rather than a failure: the recipient opted out of the topic
+// or is suppressed. Nothing was sent, and nothing should be.
+func Skipped(err error) bool {
+	return apierr.Is(err, "topic_opt_out") || apierr.Is(err, "recipient_suppressed")
+}
+
+// PrepareAutomated runs an automated send through the same rules as the
+// send API: validation, the template, the topic (opt-outs answer
+// topic_opt_out), the sender's domain and the policy. It writes nothing.
+func (s *Service) PrepareAutomated(ctx context.Context, m Automated) (*Prepared, error) {
+	now := s.clock.Now().UTC()
+	tpl, err := json.Marshal(map[string]any{"id": m.Template, "variables": m.Variables})
+	if err != nil {
+		return nil, apierr.BadRequest("invalid_template", "template variables cannot be encoded.")
+	}
+	req := &Request{From: &m.From, To: []string{m.To}, Template: tpl, Tags: m.Tags}
+	if m.Subject != "" {
+		req.Subject = &m.Subject
+	}
+	if m.Topic != "" {
+		req.Topic = &m.Topic
+	}
+	v, err := s.rules(m.WorkspaceID).Validate(req, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withTemplate(ctx, m.WorkspaceID, req, v); err != nil {
+		return nil, err
+	}
+	if v.Topic != "" {
+		if err := s.withTopic(ctx, m.WorkspaceID, v); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := s.workspace(ctx, m.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	c := Caller{WorkspaceID: m.WorkspaceID}
+	if err := s.policy(ctx, c, ws, v); err != nil {
+		return nil, err
+	}
+	row, err := s.newRow(c, v, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSize(v, row, now); err != nil {
+		return nil, err
+	}
+	p := &Prepared{row: row, class: ClassTransactional}
+	if v.Topic != "" {
+		p.class = ClassMarketing
+	}
+	if row.TestMode {
+		// As on the send API: a test address plays out its outcome in the
+		// accepting transaction, and is never looked up on the list.
+		p.sim = outcomeOf(row.Recipients, s.serviceDomain)
+		row.Status, row.LastError = simulatedStatus(p.sim)
+		if p.simData, err = row.eventDataJSON(); err != nil {
+			return nil, err
+		}
+	}
+	if s.pol != nil {
+		if p.ticket, err = s.pol.Admit(ctx, policySend(m.WorkspaceID, v.From.Email, row, false, now)); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Undo gives back what the policy counted for a send that did not commit.
+func (p *Prepared) Undo() {
+	if p != nil && p.ticket != nil {
+		p.ticket.Undo()
+		p.ticket = nil
+	}
+}
+
+// AcceptTx stores the prepared email in the caller's transaction with its
+// delivery job (the marketing lane for marketing mail), so that the email
+// exists exactly when the caller's own rows commit. A suppressed recipient
+// answers recipient_suppressed and writes nothing.
+func (s *Service) AcceptTx(ctx context.Context, tx *store.Tx, p *Prepared) (string, error) {
+	e := p.row
+	if p.sim == "" {
+		found, err := suppressions.Suppressed(ctx, tx, e.WorkspaceID, e.Recipients)
+		if err != nil {
+			return "", err
+		}
+		for _, r := range e.Recipients {
+			if reason, ok := found[r]; ok {
+				return "", apierr.Invalid422("recipient_suppressed", "%s is on the suppression list (%s); nothing was sent.", r, reason)
+			}
+		}
+	}
+	cols := append(append([]string{}, emailColumns...), "mail_class")
+	tx.DeferInsert("emails", cols, append(e.insertArgs(), p.class)...)
+	ref := jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID}
+	switch {
+	case p.sim != "":
+		r := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: p.sim}
+		if err := s.raiseSimulated(ctx, tx, r, e.eventData, p.simData, e.CreatedAt); err != nil {
+			return "", err
+		}
+	case p.class == ClassMarketing:
+		tx.AddJob(jobs.MarketingBatchArgs{Emails: []jobs.EmailRef{ref}})
+	default:
+		tx.AddJob(jobs.DeliverArgs{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
+	}
+	return e.ID, nil
+}

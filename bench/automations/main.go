@@ -55,6 +55,10 @@ func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, e
 	return "mailroom.localhost", "s1", k.key, nil
 }
 
+func (benchKeys) ReturnPathDomain(_ context.Context, _, domain string) (string, error) {
+	return domain, nil
+}
+
 const flow = `name: Bench flow
 trigger: { event: tag.added, tag: trial }
 steps:

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,9 @@ type Config struct {
 	Workspaces    Workspaces
 	ServiceDomain string // workspace subdomains live under it
 	PublicURL     string // base of attachment urls in events
+	// Resolver answers the SPF, DKIM and DMARC lookups
+	// (MAILROOM_DNS_RESOLVER); nil uses the system's.
+	Resolver *net.Resolver
 }
 
 // Service is the inbound area.

@@ -175,3 +175,46 @@ func (h *handler) getThread(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// searchHitJSON is one GET /v1/search hit (the spec does not show one;
+// docs/decisions.md "Search").
+type searchHitJSON struct {
+	MessageID  string  `json:"message_id"`
+	ThreadID   string  `json:"thread_id"`
+	Mailbox    string  `json:"mailbox"`
+	Direction  string  `json:"direction"`
+	From       string  `json:"from"`
+	FromName   *string `json:"from_name"`
+	Subject    string  `json:"subject"`
+	Excerpt    string  `json:"excerpt"`
+	Score      float64 `json:"score"`
+	Unread     bool    `json:"unread"`
+	Archived   bool    `json:"archived"`
+	ReceivedAt string  `json:"received_at"`
+}
+
+type searchResult struct {
+	Hits []searchHitJSON `json:"hits"`
+}
+
+func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
+	pg, err := h.pager.page(r, 20, 50, false)
+	if err != nil {
+		return err
+	}
+	hits, err := h.d.Services.Inbound.Search(r.Context(), reader(r), r.URL.Query().Get("q"), pg.Limit)
+	if err != nil {
+		return err
+	}
+	out := searchResult{Hits: make([]searchHitJSON, 0, len(hits))}
+	for _, x := range hits {
+		hj := searchHitJSON{MessageID: x.MessageID, ThreadID: x.ThreadID, Mailbox: x.Mailbox, Direction: x.Direction, From: x.From,
+			Subject: x.Subject, Excerpt: x.Excerpt, Score: x.Score, Unread: x.Unread, Archived: x.Archived, ReceivedAt: ts(x.ReceivedAt)}
+		if x.FromName != "" {
+			hj.FromName = &x.FromName
+		}
+		out.Hits = append(out.Hits, hj)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -195,6 +195,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)
 	t.handle("GET /v1/threads", read, nested, h.listThreads)
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
+	t.handle("GET /v1/search", read, nested, h.search)
 	t.handle("GET /v1/identity", read, nested, h.getIdentity)
 	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 	// {id} also matches {id}.yaml (ServeMux cannot split one segment): GET

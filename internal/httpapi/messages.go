@@ -218,3 +218,50 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// composeRequest is POST /v1/messages.
+type composeRequest struct {
+	To               []string                    `json:"to"`
+	Cc               []string                    `json:"cc"`
+	Subject          string                      `json:"subject"`
+	Body             string                      `json:"body"`
+	ReplyToMessageID string                      `json:"reply_to_message_id"`
+	Attachments      []inbound.ComposeAttachment `json:"attachments"`
+	TrackOpens       *bool                       `json:"track_opens"`
+	SendAt           string                      `json:"send_at"`
+}
+
+// sentJSON answers POST /v1/messages: the sent message (200) or the
+// booking (202).
+type sentJSON struct {
+	ID          *string `json:"id"`
+	ThreadID    *string `json:"thread_id"`
+	EmailID     string  `json:"email_id"`
+	ScheduledID *string `json:"scheduled_id,omitempty"`
+	Status      string  `json:"status"`
+}
+
+func (h *handler) composeMessage(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, maxSendBody) // attachments travel in the body
+	if err != nil {
+		return err
+	}
+	var req composeRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	out, err := h.d.Services.Inbound.Send(r.Context(), reader(r), caller(r), inbound.Compose{To: req.To, Cc: req.Cc, Subject: req.Subject, Body: req.Body,
+		ReplyToMessageID: req.ReplyToMessageID, Attachments: req.Attachments, TrackOpens: req.TrackOpens, SendAt: req.SendAt})
+	if err != nil {
+		return err
+	}
+	res := sentJSON{EmailID: out.EmailID, Status: out.Status}
+	if out.MessageID != "" {
+		res.ID, res.ThreadID = &out.MessageID, &out.ThreadID
+	}
+	if out.ScheduledID != "" {
+		res.ScheduledID = &out.ScheduledID
+	}
+	writeJSON(w, out.HTTPStatus, res)
+	return nil
+}

@@ -190,6 +190,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/mailboxes/{id}", ws, nested, h.getMailbox)
 	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
 	t.handle("GET /v1/messages", read, nested, h.listMessages)
+	t.handle("POST /v1/messages", send, nested, h.composeMessage) // sends as a mailbox, through the sending service
 	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage) // marks it read
 	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)
 	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)

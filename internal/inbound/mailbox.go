@@ -74,6 +74,8 @@ type Service struct {
 	cfg   Config
 
 	provisioned sync.Map // workspace id -> true once its default mailbox exists
+	sender      Sender
+	renderer    *bodyRenderer
 }
 
 // New builds the service.
@@ -86,7 +88,7 @@ func New(cfg Config) *Service {
 	}
 	cfg.ServiceDomain = strings.ToLower(cfg.ServiceDomain)
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	return &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg}
+	return &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg, renderer: newBodyRenderer()}
 }
 
 var errMailboxNotFound = apierr.NotFound("mailbox")

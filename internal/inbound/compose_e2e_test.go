@@ -25,7 +25,7 @@ func TestComposeAndReply(t *testing.T) {
 	s.Run(t,
 		sc{Name: "received", Method: "GET", Path: "/v1/messages", Status: 200, Save: map[string]string{"orig": "messages.0.id", "thread": "messages.0.thread_id"}},
 		sc{Name: "reply", Method: "POST", Path: "/v1/messages", Status: 200,
-			Body: map[string]any{"to": to, "subject": "Re: Question", "body": "Thanks **Ann**.\nSee you.", "reply_to_message_id": "{orig}", "attachments": []any{att}},
+			Body:  map[string]any{"to": to, "subject": "Re: Question", "body": "Thanks **Ann**.\nSee you.", "reply_to_message_id": "{orig}", "attachments": []any{att}},
 			Shape: shape{"id": scenario.Present, "thread_id": scenario.Var("thread"), "email_id": scenario.Present, "status": "queued"},
 			Save:  map[string]string{"sent": "id", "email": "email_id"}},
 		sc{Name: "thread holds both, oldest first", Method: "GET", Path: "/v1/threads/{thread}", Status: 200,

@@ -255,6 +255,25 @@ func (h *handler) composeMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	writeSent(w, out)
+	return nil
+}
+
+// replyAllRequest is POST /v1/messages/{id}/reply-all.
+type replyAllRequest struct {
+	Body        string                      `json:"body"`
+	Attachments []inbound.ComposeAttachment `json:"attachments"`
+	TrackOpens  *bool                       `json:"track_opens"`
+}
+
+// forwardRequest is POST /v1/messages/{id}/forward.
+type forwardRequest struct {
+	To   []string `json:"to"`
+	Body string   `json:"body"`
+	Mode string   `json:"mode"`
+}
+
+func writeSent(w http.ResponseWriter, out *inbound.Sent) {
 	res := sentJSON{EmailID: out.EmailID, Status: out.Status}
 	if out.MessageID != "" {
 		res.ID, res.ThreadID = &out.MessageID, &out.ThreadID
@@ -263,5 +282,34 @@ func (h *handler) composeMessage(w http.ResponseWriter, r *http.Request) error {
 		res.ScheduledID = &out.ScheduledID
 	}
 	writeJSON(w, out.HTTPStatus, res)
+}
+
+func (h *handler) replyAll(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, maxSendBody)
+	if err != nil {
+		return err
+	}
+	var req replyAllRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	out, err := h.d.Services.Inbound.ReplyAll(r.Context(), reader(r), caller(r), r.PathValue("id"), req.Body, req.Attachments, req.TrackOpens)
+	if err != nil {
+		return err
+	}
+	writeSent(w, out)
+	return nil
+}
+
+func (h *handler) forwardMessage(w http.ResponseWriter, r *http.Request) error {
+	var req forwardRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	out, err := h.d.Services.Inbound.Forward(r.Context(), reader(r), caller(r), r.PathValue("id"), req.To, req.Body, req.Mode)
+	if err != nil {
+		return err
+	}
+	writeSent(w, out)
 	return nil
 }

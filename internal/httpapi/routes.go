@@ -193,6 +193,8 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/messages", send, nested, h.composeMessage) // sends as a mailbox, through the sending service
 	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage) // marks it read
 	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)
+	t.handle("POST /v1/messages/{id}/reply-all", send, nested, h.replyAll)
+	t.handle("POST /v1/messages/{id}/forward", send, nested, h.forwardMessage)
 	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)
 	t.handle("GET /v1/threads", read, nested, h.listThreads)
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)

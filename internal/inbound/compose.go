@@ -46,6 +46,8 @@ type Compose struct {
 	Attachments      []ComposeAttachment
 	TrackOpens       *bool
 	SendAt           string
+
+	asMailbox string // a forward goes out from the forwarded message's mailbox
 }
 
 // Sent is the outcome of a compose: sent now (200) with the stored sent

@@ -313,3 +313,36 @@ func (h *handler) forwardMessage(w http.ResponseWriter, r *http.Request) error {
 	writeSent(w, out)
 	return nil
 }
+
+// scheduledJSON is GET /v1/messages/scheduled/{id}: the booking's outcome,
+// read from the sending service (the booking is its scheduled email).
+type scheduledJSON struct {
+	ScheduledID string   `json:"scheduled_id"`
+	EmailID     string   `json:"email_id"`
+	Status      string   `json:"status"`
+	SendAt      *string  `json:"send_at"`
+	From        string   `json:"from"`
+	To          []string `json:"to"`
+	Subject     string   `json:"subject"`
+	LastError   *string  `json:"last_error"`
+}
+
+func (h *handler) getScheduledMessage(w http.ResponseWriter, r *http.Request) error {
+	e, err := h.d.Services.Sending.Get(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := scheduledJSON{ScheduledID: e.ID, EmailID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Subject: e.Subject}
+	if out.To == nil {
+		out.To = []string{}
+	}
+	if e.ScheduledAt != nil {
+		at := ts(*e.ScheduledAt)
+		out.SendAt = &at
+	}
+	if e.LastError != "" {
+		out.LastError = &e.LastError
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -28,6 +28,7 @@ var owners = map[string]string{
 	"messages":             "inbound",
 	"message_parts":        "inbound",
 	"message_raw":          "inbound",
+	"messages_search":      "inbound", // FTS5 table on SQLite; on PostgreSQL the GIN index of messages.search_vector (store.DB.TextSearch)
 	"threads":              "inbound",
 	"emails":               "sending",
 	"idempotency_keys":     "sending",

@@ -1,6 +1,9 @@
 package app
 
-import "mailroom/internal/inbound"
+import (
+	"mailroom/internal/domains"
+	"mailroom/internal/inbound"
+)
 
 // wireInbound builds the receiving side: mailboxes (domains counts them
 // before deleting a domain), the default mailbox of every new workspace.
@@ -9,6 +12,7 @@ func (a *App) wireInbound(w *wiring) error {
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "inbound"),
 		Domains: a.services.Domains, Workspaces: a.Workspaces,
 		ServiceDomain: a.Config.ServiceDomain, PublicURL: a.Config.PublicURL,
+		Resolver: domains.NewResolver(a.Config.DNSResolver),
 	})
 	a.services.Domains.SetMailboxes(svc)
 	a.services.Inbound = svc

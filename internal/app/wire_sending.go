@@ -28,6 +28,9 @@ func (a *App) wireSending(w *wiring) error {
 		svc.SetDomains(a.services.Domains)
 	}
 	a.services.Sending = svc
+	if a.services.Inbound != nil {
+		a.services.Inbound.SetSender(svc) // POST /v1/messages sends through it
+	}
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
 	river.AddWorker(w.workers, &sending.CleanupWorker{S: svc})
 	w.periodic = append(w.periodic, sending.CleanupPeriodic())

@@ -175,3 +175,174 @@ func (h *handler) getThread(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// searchHitJSON is one GET /v1/search hit (the spec does not show one;
+// docs/decisions.md "Search").
+type searchHitJSON struct {
+	MessageID  string  `json:"message_id"`
+	ThreadID   string  `json:"thread_id"`
+	Mailbox    string  `json:"mailbox"`
+	Direction  string  `json:"direction"`
+	From       string  `json:"from"`
+	FromName   *string `json:"from_name"`
+	Subject    string  `json:"subject"`
+	Excerpt    string  `json:"excerpt"`
+	Score      float64 `json:"score"`
+	Unread     bool    `json:"unread"`
+	Archived   bool    `json:"archived"`
+	ReceivedAt string  `json:"received_at"`
+}
+
+type searchResult struct {
+	Hits []searchHitJSON `json:"hits"`
+}
+
+func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
+	pg, err := h.pager.page(r, 20, 50, false)
+	if err != nil {
+		return err
+	}
+	hits, err := h.d.Services.Inbound.Search(r.Context(), reader(r), r.URL.Query().Get("q"), pg.Limit)
+	if err != nil {
+		return err
+	}
+	out := searchResult{Hits: make([]searchHitJSON, 0, len(hits))}
+	for _, x := range hits {
+		hj := searchHitJSON{MessageID: x.MessageID, ThreadID: x.ThreadID, Mailbox: x.Mailbox, Direction: x.Direction, From: x.From,
+			Subject: x.Subject, Excerpt: x.Excerpt, Score: x.Score, Unread: x.Unread, Archived: x.Archived, ReceivedAt: ts(x.ReceivedAt)}
+		if x.FromName != "" {
+			hj.FromName = &x.FromName
+		}
+		out.Hits = append(out.Hits, hj)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// composeRequest is POST /v1/messages.
+type composeRequest struct {
+	To               []string                    `json:"to"`
+	Cc               []string                    `json:"cc"`
+	Subject          string                      `json:"subject"`
+	Body             string                      `json:"body"`
+	ReplyToMessageID string                      `json:"reply_to_message_id"`
+	Attachments      []inbound.ComposeAttachment `json:"attachments"`
+	TrackOpens       *bool                       `json:"track_opens"`
+	SendAt           string                      `json:"send_at"`
+}
+
+// sentJSON answers POST /v1/messages: the sent message (200) or the
+// booking (202).
+type sentJSON struct {
+	ID          *string `json:"id"`
+	ThreadID    *string `json:"thread_id"`
+	EmailID     string  `json:"email_id"`
+	ScheduledID *string `json:"scheduled_id,omitempty"`
+	Status      string  `json:"status"`
+}
+
+func (h *handler) composeMessage(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, maxSendBody) // attachments travel in the body
+	if err != nil {
+		return err
+	}
+	var req composeRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	out, err := h.d.Services.Inbound.Send(r.Context(), reader(r), caller(r), inbound.Compose{To: req.To, Cc: req.Cc, Subject: req.Subject, Body: req.Body,
+		ReplyToMessageID: req.ReplyToMessageID, Attachments: req.Attachments, TrackOpens: req.TrackOpens, SendAt: req.SendAt})
+	if err != nil {
+		return err
+	}
+	writeSent(w, out)
+	return nil
+}
+
+// replyAllRequest is POST /v1/messages/{id}/reply-all.
+type replyAllRequest struct {
+	Body        string                      `json:"body"`
+	Attachments []inbound.ComposeAttachment `json:"attachments"`
+	TrackOpens  *bool                       `json:"track_opens"`
+}
+
+// forwardRequest is POST /v1/messages/{id}/forward.
+type forwardRequest struct {
+	To   []string `json:"to"`
+	Body string   `json:"body"`
+	Mode string   `json:"mode"`
+}
+
+func writeSent(w http.ResponseWriter, out *inbound.Sent) {
+	res := sentJSON{EmailID: out.EmailID, Status: out.Status}
+	if out.MessageID != "" {
+		res.ID, res.ThreadID = &out.MessageID, &out.ThreadID
+	}
+	if out.ScheduledID != "" {
+		res.ScheduledID = &out.ScheduledID
+	}
+	writeJSON(w, out.HTTPStatus, res)
+}
+
+func (h *handler) replyAll(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, maxSendBody)
+	if err != nil {
+		return err
+	}
+	var req replyAllRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	out, err := h.d.Services.Inbound.ReplyAll(r.Context(), reader(r), caller(r), r.PathValue("id"), req.Body, req.Attachments, req.TrackOpens)
+	if err != nil {
+		return err
+	}
+	writeSent(w, out)
+	return nil
+}
+
+func (h *handler) forwardMessage(w http.ResponseWriter, r *http.Request) error {
+	var req forwardRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	out, err := h.d.Services.Inbound.Forward(r.Context(), reader(r), caller(r), r.PathValue("id"), req.To, req.Body, req.Mode)
+	if err != nil {
+		return err
+	}
+	writeSent(w, out)
+	return nil
+}
+
+// scheduledJSON is GET /v1/messages/scheduled/{id}: the booking's outcome,
+// read from the sending service (the booking is its scheduled email).
+type scheduledJSON struct {
+	ScheduledID string   `json:"scheduled_id"`
+	EmailID     string   `json:"email_id"`
+	Status      string   `json:"status"`
+	SendAt      *string  `json:"send_at"`
+	From        string   `json:"from"`
+	To          []string `json:"to"`
+	Subject     string   `json:"subject"`
+	LastError   *string  `json:"last_error"`
+}
+
+func (h *handler) getScheduledMessage(w http.ResponseWriter, r *http.Request) error {
+	e, err := h.d.Services.Sending.Get(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := scheduledJSON{ScheduledID: e.ID, EmailID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Subject: e.Subject}
+	if out.To == nil {
+		out.To = []string{}
+	}
+	if e.ScheduledAt != nil {
+		at := ts(*e.ScheduledAt)
+		out.SendAt = &at
+	}
+	if e.LastError != "" {
+		out.LastError = &e.LastError
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

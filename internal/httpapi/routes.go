@@ -190,11 +190,16 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/mailboxes/{id}", ws, nested, h.getMailbox)
 	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
 	t.handle("GET /v1/messages", read, nested, h.listMessages)
-	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage) // marks it read
+	t.handle("POST /v1/messages", send, nested, h.composeMessage)                    // sends as a mailbox, through the sending service
+	t.handle("GET /v1/messages/scheduled/{id}", send, nested, h.getScheduledMessage) // the booking's outcome, whenever asked
+	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage)                    // marks it read
 	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)
+	t.handle("POST /v1/messages/{id}/reply-all", send, nested, h.replyAll)
+	t.handle("POST /v1/messages/{id}/forward", send, nested, h.forwardMessage)
 	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)
 	t.handle("GET /v1/threads", read, nested, h.listThreads)
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
+	t.handle("GET /v1/search", read, nested, h.search)
 	t.handle("GET /v1/identity", read, nested, h.getIdentity)
 	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 	// {id} also matches {id}.yaml (ServeMux cannot split one segment): GET

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,9 @@ type Config struct {
 	Workspaces    Workspaces
 	ServiceDomain string // workspace subdomains live under it
 	PublicURL     string // base of attachment urls in events
+	// Resolver answers the SPF, DKIM and DMARC lookups
+	// (MAILROOM_DNS_RESOLVER); nil uses the system's.
+	Resolver *net.Resolver
 }
 
 // Service is the inbound area.
@@ -70,6 +74,8 @@ type Service struct {
 	cfg   Config
 
 	provisioned sync.Map // workspace id -> true once its default mailbox exists
+	sender      Sender
+	renderer    *bodyRenderer
 }
 
 // New builds the service.
@@ -82,7 +88,7 @@ func New(cfg Config) *Service {
 	}
 	cfg.ServiceDomain = strings.ToLower(cfg.ServiceDomain)
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	return &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg}
+	return &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg, renderer: newBodyRenderer()}
 }
 
 var errMailboxNotFound = apierr.NotFound("mailbox")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strings"
 	"time"
 
 	"mailroom/internal/events"
@@ -77,18 +78,18 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 		p.Text = &t
 	}
 	now := s.clock.Now()
-	auth, authResults := s.authenticate(ctx, env, raw, p)
+	ao := s.authenticate(ctx, env, raw, p)
 	msg := &Message{
 		ID: ids.New("msg"), WorkspaceID: m.WorkspaceID, MailboxID: m.ID, Mailbox: m.Address, Direction: DirectionReceived,
-		MailFrom: clean(env.MailFrom), Parsed: *p, Auth: auth, Unread: true, Size: int64(len(raw)), ReceivedAt: now,
+		MailFrom: clean(env.MailFrom), Parsed: *p, Auth: ao.Auth, Unread: true, Size: int64(len(raw)), ReceivedAt: now,
 	}
-	msg.Headers["authentication-results"] = joinHeader(msg.Headers["authentication-results"], authResults)
+	msg.Headers["authentication-results"] = joinHeader(msg.Headers["authentication-results"], ao.Header)
 	msg.From = msg.MailFrom
 	if msg.From == "" {
 		msg.From = p.FromAddr
 	}
 	msg.Snippet = snippet(p.Text, p.HTML)
-	msg.SpamVerdict = decideVerdict(auth, p, env)
+	msg.SpamVerdict = decideVerdict(ao, p)
 	msg.Automated = p.Automated || env.MailFrom == ""
 
 	action := firstMatch(m.Rules, msg.From, append(append([]string{}, p.To...), p.Cc...), p.Subject)
@@ -177,24 +178,46 @@ func (s *Service) thread(ctx context.Context, tx *store.Tx, msg *Message) error 
 	return touchThread(ctx, tx, id, msg.ReceivedAt)
 }
 
-// decideVerdict is the local spam verdict: spam when DMARC fails, suspect
-// when SPF or DKIM fails or the message has the marks of junk (no From, no
-// Date and no Message-ID), pass when some check passed and none failed,
-// unchecked when nothing could be checked.
-func decideVerdict(a Auth, p *Parsed, env smtpin.Envelope) string {
-	if a.DMARC == "fail" {
+// decideVerdict is the local spam verdict (docs/decisions.md): spam when
+// DMARC fails and the domain asks receivers to quarantine or reject;
+// suspect when DMARC fails under p=none, SPF or DKIM fails, the message has
+// the marks of junk (no From, Date and Message-ID) or carries an executable
+// attachment; pass when some check passed and none failed; unchecked when
+// nothing could be checked.
+func decideVerdict(ao authOutcome, p *Parsed) string {
+	a := ao.Auth
+	if a.DMARC == authFail && (ao.DMARCPolicy == "quarantine" || ao.DMARCPolicy == "reject") {
 		return VerdictSpam
 	}
-	if a.SPF == "fail" || a.DKIM == "fail" {
+	if a.DMARC == authFail || a.SPF == authFail || a.DKIM == authFail {
 		return VerdictSuspect
 	}
 	if p.FromAddr == "" && p.Date == "" && p.MessageID == "" {
 		return VerdictSuspect
 	}
-	if a.SPF == "pass" || a.DKIM == "pass" || a.DMARC == "pass" {
+	for _, pt := range p.Parts {
+		if executable(pt.Filename) {
+			return VerdictSuspect
+		}
+	}
+	if a.SPF == authPass || a.DKIM == authPass || a.DMARC == authPass {
 		return VerdictPass
 	}
 	return VerdictUnchecked
+}
+
+// executable reports a filename that Windows would run when opened, the
+// classic malware carrier (a double extension such as invoice.pdf.exe too).
+func executable(name string) bool {
+	dot := strings.LastIndexByte(name, '.')
+	if dot < 0 {
+		return false
+	}
+	switch strings.ToLower(name[dot+1:]) {
+	case "exe", "scr", "com", "pif", "bat", "cmd", "vbs", "vbe", "js", "jse", "wsf", "wsh", "msi", "hta", "cpl", "jar", "lnk", "ps1":
+		return true
+	}
+	return false
 }
 
 // attachmentURL is where an attachment's bytes are read.

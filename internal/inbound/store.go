@@ -171,13 +171,15 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO messages (id, workspace_id, mailbox_id, thread_id, direction, mail_from, from_addr, from_name,
 		to_addrs, cc_addrs, subject, snippet, text_body, html_body, date_header, message_id_header, in_reply_to, refs, list_id,
-		headers, spam_verdict, auth, automated, attachments, inline_images, unread, archived, size, email_id, received_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		headers, spam_verdict, auth, automated, attachments, inline_images, unread, archived, size, email_id, received_at,
+		search_body, search_people)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, nullIfEmpty(m.FromName),
 		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, nullString(m.Text), nullString(m.HTML), nullIfEmpty(m.Date),
 		nullIfEmpty(m.MessageID), nullIfEmpty(m.InReplyTo), jsonText(m.References), nullIfEmpty(m.ListID),
 		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), boolInt(m.Automated), jsonText(atts), jsonText(inl),
-		boolInt(m.Unread), boolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt))
+		boolInt(m.Unread), boolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt),
+		searchBody(m), searchPeople(m))
 	if err != nil {
 		return err
 	}
@@ -404,4 +406,27 @@ func getThread(ctx context.Context, q store.Querier, workspaceID, mailboxID, id 
 	where, args := scope("t", workspaceID, mailboxID)
 	return scanThread(q.QueryRow(ctx, `SELECT t.id, t.mailbox_id, t.subject, t.message_count, t.last_message_at, t.created_at FROM threads t
 		WHERE `+where+` AND t.id = ?`, append(args, id)...))
+}
+
+// messageIndex is the full-text index of messages (migrations 00049-00050).
+var messageIndex = store.TextIndex{Table: "messages", Key: "id", Columns: []string{"subject", "search_people", "search_body"}, Excerpt: "search_body"}
+
+// searchMessages is GET /v1/search: the messages of the workspace (of one
+// mailbox when mailboxID is set) holding every word of q, best first.
+func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q string, limit int) ([]Hit, error) {
+	where, args := scope("t", workspaceID, mailboxID)
+	e, ok := db.TextSearch(messageIndex, `t.id, t.thread_id, COALESCE((SELECT b.address FROM mailboxes b WHERE b.id = t.mailbox_id), ''),
+		t.direction, t.from_addr, COALESCE(t.from_name, ''), t.subject, t.unread, t.archived, t.received_at`,
+		store.Expr{SQL: where, Args: args}, q, "t.received_at DESC, t.id DESC", limit)
+	if !ok {
+		return []Hit{}, nil
+	}
+	return store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
+		var h Hit
+		var unread, archived int
+		var at int64
+		err := r.Scan(&h.MessageID, &h.ThreadID, &h.Mailbox, &h.Direction, &h.From, &h.FromName, &h.Subject, &unread, &archived, &at, &h.Score, &h.Excerpt)
+		h.Unread, h.Archived, h.ReceivedAt = unread == 1, archived == 1, store.FromMillis(at)
+		return h, err
+	}, e.SQL, e.Args...)
 }

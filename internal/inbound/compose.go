@@ -1,0 +1,206 @@
+package inbound
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/ids"
+	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
+	"mailroom/internal/store"
+)
+
+// Limits of POST /v1/messages (the spec's).
+const (
+	maxComposeTo          = 50
+	maxComposeCc          = 50
+	maxComposeAttachments = 10
+)
+
+// Sender books an email: the sending service, which validates, applies
+// policy and suppressions and commits the email with its delivery job.
+type Sender interface {
+	Send(ctx context.Context, c sending.Caller, raw []byte) (sending.Outcome, error)
+}
+
+// SetSender hands in the sending service (wired after inbound).
+func (s *Service) SetSender(snd Sender) { s.sender = snd }
+
+// ComposeAttachment is one attachments[] entry of POST /v1/messages.
+type ComposeAttachment struct {
+	Filename      string `json:"filename"`
+	ContentType   string `json:"content_type,omitempty"`
+	ContentBase64 string `json:"content_base64"`
+}
+
+// Compose is POST /v1/messages.
+type Compose struct {
+	To               []string
+	Cc               []string
+	Subject          string
+	Body             string
+	ReplyToMessageID string
+	Attachments      []ComposeAttachment
+	TrackOpens       *bool
+	SendAt           string
+
+	asMailbox string // a forward goes out from the forwarded message's mailbox
+}
+
+// Sent is the outcome of a compose: sent now (200) with the stored sent
+// message, or booked for later (202) with the sending service's id.
+type Sent struct {
+	HTTPStatus  int
+	MessageID   string // "" when booked
+	ThreadID    string // "" when booked
+	EmailID     string
+	ScheduledID string // "" when sent now
+	Status      string
+}
+
+// Send is POST /v1/messages: the body rendered from markdown, the email
+// booked through the sending service as the reader's mailbox, and (when
+// it goes now) a sent copy stored in the conversation it answers, or a new
+// one. Nothing is held for review (docs/decisions.md).
+func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Compose) (*Sent, error) {
+	switch {
+	case len(req.To) == 0:
+		return nil, apierr.InvalidRequest("to is required: 1 to %d addresses.", maxComposeTo)
+	case len(req.To) > maxComposeTo:
+		return nil, apierr.InvalidRequest("to has %d addresses; at most %d are allowed.", len(req.To), maxComposeTo)
+	case len(req.Cc) > maxComposeCc:
+		return nil, apierr.InvalidRequest("cc has %d addresses; at most %d are allowed.", len(req.Cc), maxComposeCc)
+	case strings.TrimSpace(req.Subject) == "":
+		return nil, apierr.InvalidRequest("subject is required.")
+	case strings.TrimSpace(req.Body) == "":
+		return nil, apierr.InvalidRequest("body is required.")
+	case len(req.Body) > maxBody:
+		return nil, apierr.InvalidRequest("body is longer than %d bytes.", maxBody)
+	case len(req.Attachments) > maxComposeAttachments:
+		return nil, apierr.InvalidRequest("attachments has %d entries; at most %d are allowed.", len(req.Attachments), maxComposeAttachments)
+	}
+	scope, err := rd.mailbox()
+	if err != nil {
+		return nil, err
+	}
+	var orig *Message
+	headers := map[string]string{}
+	if req.ReplyToMessageID != "" {
+		// A reply goes out from the mailbox of the message it answers.
+		orig, err = getMessage(ctx, s.db, rd.WorkspaceID, scope, req.ReplyToMessageID)
+		if err != nil {
+			return nil, notFound(err, errMessageNotFound)
+		}
+		scope = orig.MailboxID
+		if orig.MessageID != "" {
+			refs := make([]string, 0, len(orig.References)+1)
+			for _, r := range append(append([]string{}, orig.References...), orig.MessageID) {
+				refs = append(refs, "<"+r+">")
+			}
+			headers["In-Reply-To"] = "<" + orig.MessageID + ">"
+			headers["References"] = strings.Join(refs, " ")
+		}
+	}
+	mbx, err := s.sendingMailbox(ctx, rd.WorkspaceID, scope)
+	if err != nil {
+		return nil, err
+	}
+	html, text, err := s.renderer.Render(req.Body)
+	if err != nil {
+		return nil, apierr.InvalidRequest("body could not be rendered: %s.", err)
+	}
+	from := mbx.Address
+	if mbx.Name != "" {
+		from = mbx.Name + " <" + mbx.Address + ">"
+	}
+	send := map[string]any{"from": from, "to": req.To, "subject": req.Subject, "html": html, "text": text}
+	if len(req.Cc) > 0 {
+		send["cc"] = req.Cc
+	}
+	if len(headers) > 0 {
+		send["headers"] = headers
+	}
+	if len(req.Attachments) > 0 {
+		send["attachments"] = req.Attachments
+	}
+	if req.TrackOpens != nil {
+		send["track_opens"] = *req.TrackOpens
+	}
+	if req.SendAt != "" {
+		send["send_at"] = req.SendAt
+	}
+	raw, err := json.Marshal(send)
+	if err != nil {
+		return nil, err
+	}
+	if s.sender == nil {
+		return nil, apierr.Internal()
+	}
+	out, err := s.sender.Send(ctx, c, raw)
+	if err != nil {
+		return nil, err
+	}
+	if out.HTTPStatus == http.StatusAccepted {
+		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: out.ID, Status: string(out.Status)}, nil
+	}
+
+	// The email is committed with its delivery job; the sent copy joins the
+	// conversation. Should this write fail the email still goes, and the
+	// caller learns it from the error (the email id is in the log).
+	msg := &Message{
+		ID: ids.New("msg"), WorkspaceID: rd.WorkspaceID, MailboxID: mbx.ID, Mailbox: mbx.Address, Direction: DirectionSent,
+		MailFrom: mbx.Address, From: mbx.Address, EmailID: out.ID, Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone},
+		SpamVerdict: VerdictUnchecked, ReceivedAt: s.clock.Now(),
+		Parsed: Parsed{FromAddr: mbx.Address, FromName: mbx.Name, To: req.To, Cc: req.Cc, Subject: req.Subject, Text: &text, HTML: &html,
+			MessageID: strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>"), Headers: map[string]string{}, References: []string{}},
+	}
+	if msg.Cc == nil {
+		msg.Cc = []string{}
+	}
+	if orig != nil {
+		msg.InReplyTo = orig.MessageID
+		msg.References = append(append([]string{}, orig.References...), orig.MessageID)
+		if orig.MessageID == "" {
+			msg.References = orig.References
+		}
+	}
+	for _, a := range req.Attachments {
+		msg.Parts = append(msg.Parts, Part{Filename: a.Filename, ContentType: a.ContentType})
+	}
+	msg.Snippet = snippet(msg.Text, msg.HTML)
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if orig != nil {
+			msg.ThreadID = orig.ThreadID
+			if err := touchThread(ctx, tx, orig.ThreadID, msg.ReceivedAt); err != nil {
+				return err
+			}
+		} else if err := s.thread(ctx, tx, msg); err != nil {
+			return err
+		}
+		return insertMessage(ctx, tx, msg, nil)
+	})
+	if err != nil {
+		s.log.Error("inbound: the email was booked but its sent copy was not stored", "email_id", out.ID, "error", err)
+		return nil, err
+	}
+	return &Sent{HTTPStatus: http.StatusOK, MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
+}
+
+// sendingMailbox is the mailbox a compose sends as: id (the answered
+// message's, the key's or mailbox_id), or the workspace's first.
+func (s *Service) sendingMailbox(ctx context.Context, workspaceID, id string) (*Mailbox, error) {
+	if err := s.Provision(ctx, workspaceID); err != nil {
+		return nil, err
+	}
+	ms, err := listMailboxes(ctx, s.db, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return nil, errMailboxNotFound
+	}
+	return &ms[0], nil
+}

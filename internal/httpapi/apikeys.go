@@ -17,10 +17,14 @@ type apiKeyJSON struct {
 	LastUsedAt *string  `json:"last_used_at"`
 	MailboxID  *string  `json:"mailbox_id"` // the mailbox the key is bound to, or null
 	Key        string   `json:"key,omitempty"`
+	Token      string   `json:"token,omitempty"` // the key again, where the Resend SDKs read it
 }
 
+// apiKeyList carries the keys twice: api_keys (the spec) and data, where
+// the Resend SDKs read a list (docs/decisions.md).
 type apiKeyList struct {
 	APIKeys []apiKeyJSON `json:"api_keys"`
+	Data    []apiKeyJSON `json:"data"`
 	listMeta
 }
 
@@ -28,6 +32,21 @@ type createAPIKeyRequest struct {
 	Name      string          `json:"name"`
 	Scopes    json.RawMessage `json:"scopes"`     // absent, null or a list: the service tells them apart
 	MailboxID *string         `json:"mailbox_id"` // binds the key to this mailbox
+	// Resend's spelling: full_access or sending_access, mapped onto scopes
+	// (which win when both are given); domain_id is not kept (docs/decisions.md).
+	Permission *string `json:"permission"`
+	DomainID   *string `json:"domain_id"`
+}
+
+// permissionScopes maps Resend's permission onto scopes.
+func permissionScopes(p string) ([]string, error) {
+	switch p {
+	case "full_access":
+		return workspaces.AllScopes, nil
+	case "sending_access":
+		return []string{workspaces.ScopeSend}, nil
+	}
+	return nil, apierr.InvalidRequest("permission must be full_access or sending_access.")
 }
 
 func apiKeyOut(k *workspaces.Key) apiKeyJSON {
@@ -63,7 +82,7 @@ func (h *handler) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	for i := range keys {
 		out = append(out, apiKeyOut(&keys[i]))
 	}
-	writeJSON(w, http.StatusOK, apiKeyList{APIKeys: out})
+	writeJSON(w, http.StatusOK, apiKeyList{APIKeys: out, Data: out})
 	return nil
 }
 
@@ -78,6 +97,16 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		if err := json.Unmarshal(req.Scopes, &scopes); err != nil {
 			return jsonError(&json.UnmarshalTypeError{Field: "scopes", Value: "scopes", Type: typeOfStrings})
 		}
+	} else if req.Permission != nil {
+		var err error
+		if scopes, err = permissionScopes(*req.Permission); err != nil {
+			return err
+		}
+		given = true
+	}
+	if req.DomainID != nil {
+		return apierr.InvalidRequest("domain_id is not supported: a key cannot be restricted to one domain here.").
+			WithNext("Omit domain_id; a sending_access key sends from any verified domain of the workspace.")
 	}
 	caller := apiKey(r)
 	mailboxID := caller.MailboxID // a bound key makes only keys bound like it
@@ -96,7 +125,7 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := apiKeyOut(k)
-	out.Key = secret
+	out.Key, out.Token = secret, secret
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }

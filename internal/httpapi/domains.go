@@ -21,7 +21,10 @@ type domainJSON struct {
 	VerifiedAt         *string          `json:"verified_at"`
 }
 
+// domainList carries the domains twice: domains (the spec) and data, where
+// the Resend SDKs read a list (docs/decisions.md).
 type domainList struct {
+	Data    []domainJSON `json:"data"`
 	Domains []domainJSON `json:"domains"`
 	listMeta
 }
@@ -33,6 +36,7 @@ type domainDeletedJSON struct {
 
 type createDomainRequest struct {
 	Domain *string `json:"domain"`
+	Name   *string `json:"name"` // Resend's spelling of domain
 }
 
 func domainOut(d *domains.Domain) domainJSON {
@@ -49,7 +53,7 @@ func (h *handler) listDomains(w http.ResponseWriter, r *http.Request) error {
 	for _, d := range ds {
 		out = append(out, domainOut(d))
 	}
-	writeJSON(w, http.StatusOK, domainList{Domains: out})
+	writeJSON(w, http.StatusOK, domainList{Domains: out, Data: out})
 	return nil
 }
 
@@ -57,6 +61,9 @@ func (h *handler) createDomain(w http.ResponseWriter, r *http.Request) error {
 	var req createDomainRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if req.Domain == nil {
+		req.Domain = req.Name
 	}
 	if req.Domain == nil {
 		return apierr.InvalidRequest("Field \"domain\" is required.")

@@ -28,8 +28,11 @@ type webhookJSON struct {
 	Secret                   string            `json:"secret,omitempty"`
 }
 
+// webhookList carries the endpoints twice: webhooks (the spec) and data,
+// where the Resend SDKs read a list (docs/decisions.md).
 type webhookList struct {
 	AutoDisableAfterSilenceSec int64         `json:"auto_disable_after_silence_sec"`
+	Data                       []webhookJSON `json:"data"`
 	HasMore                    bool          `json:"has_more"`
 	MaxAttempts                int           `json:"max_attempts"`
 	NextCursor                 *string       `json:"next_cursor"`
@@ -40,6 +43,7 @@ type webhookList struct {
 
 type createWebhookRequest struct {
 	URL       string            `json:"url"`
+	Endpoint  string            `json:"endpoint"` // Resend's spelling of url
 	Events    []string          `json:"events"`
 	Headers   map[string]string `json:"headers"`
 	MailboxID *string           `json:"mailbox_id"` // scope the endpoint to one mailbox
@@ -91,6 +95,7 @@ func (h *handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, webhookList{
 		Webhooks:                   out,
+		Data:                       out,
 		RetryDelaysSec:             secondsOf(webhooks.RetryDelays),
 		MaxAttempts:                webhooks.MaxAttempts,
 		RetryWindowSec:             int64(webhooks.RetryWindow() / time.Second),
@@ -103,6 +108,9 @@ func (h *handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	var req createWebhookRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if req.URL == "" {
+		req.URL = req.Endpoint
 	}
 	p := webhooks.CreateParams{URL: req.URL, Events: req.Events, Headers: req.Headers}
 	if req.MailboxID != nil {

@@ -15,6 +15,8 @@ var (
 		Message: "missing_to: no To address of the message is an RCPT; a message needs at least one To recipient (blind copies are the other RCPTs)"}
 	errBadTags = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 6, 0},
 		Message: "invalid_request: X-Mailroom-Tags must be key=value pairs separated by commas"}
+	errAuthRequired = &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0},
+		Message: "Authentication required: AUTH with an API key (mail:send) as the password"}
 	errTLSRequired = &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0},
 		Message: "Must issue a STARTTLS command first"}
 	errBadCredentials = &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8},
@@ -52,6 +54,8 @@ func replyOf(err error) *smtp.SMTPError {
 	case e.Status == apierr.StatusRequestEntityTooLarge:
 		return &smtp.SMTPError{Code: 552, EnhancedCode: smtp.EnhancedCode{5, 3, 4}, Message: msg}
 	case e.Status == apierr.StatusConflict:
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: msg}
+	case strings.Contains(e.Code, "sandbox") || strings.Contains(e.Code, "suppress") || strings.Contains(e.Code, "locked"):
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: msg}
 	case strings.Contains(e.Code, "recipient") || e.Code == "missing_to":
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: msg}

@@ -109,7 +109,7 @@ func buildRequest(raw []byte, mailFrom string, rcpts []string) ([]byte, sending.
 			if req.Headers == nil {
 				req.Headers = map[string]string{}
 			}
-			req.Headers[textproto.CanonicalMIMEHeaderKey(name)] = v
+			req.Headers[textproto.CanonicalMIMEHeaderKey(name)] = unfold(v)
 		}
 	}
 	if v, ok := p.Headers[strings.ToLower(HeaderTags)]; ok {
@@ -135,6 +135,12 @@ func buildRequest(raw []byte, mailFrom string, rcpts []string) ([]byte, sending.
 	}
 	body, err := json.Marshal(req)
 	return body, opts, err
+}
+
+// unfold joins a folded header value onto one line (RFC 5322 §2.2.3), so a
+// continuation line stays part of its header and never becomes another.
+func unfold(v string) string {
+	return strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == '\r' || r == '\n' }), "")
 }
 
 // parseTags reads X-Mailroom-Tags: "key=value" pairs separated by commas;

@@ -83,7 +83,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 		if !ss.tls && !ss.loopback {
 			return errTLSRequired
 		}
-		return smtp.ErrAuthRequired
+		return errAuthRequired
 	}
 	ss.mailFrom = from
 	return nil
@@ -91,7 +91,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.secret == "" {
-		return smtp.ErrAuthRequired
+		return errAuthRequired
 	}
 	ss.rcpts = append(ss.rcpts, to)
 	return nil

@@ -19,6 +19,7 @@ type domainJSON struct {
 	TrackingHost       *string          `json:"tracking_host"`
 	CreatedAt          string           `json:"created_at"`
 	VerifiedAt         *string          `json:"verified_at"`
+	Name               string           `json:"name"` // domain again, where the Resend SDKs read it
 }
 
 // domainList carries the domains twice: domains (the spec) and data, where
@@ -40,7 +41,7 @@ type createDomainRequest struct {
 }
 
 func domainOut(d *domains.Domain) domainJSON {
-	return domainJSON{ID: d.ID, Domain: d.Name, VerificationStatus: d.Status, Shared: d.Shared, Records: d.Records,
+	return domainJSON{ID: d.ID, Domain: d.Name, Name: d.Name, VerificationStatus: d.Status, Shared: d.Shared, Records: d.Records,
 		DKIMStatus: d.DKIMStatus(), TrackingHost: d.Tracking, CreatedAt: ts(d.CreatedAt), VerifiedAt: tsPtr(d.VerifiedAt)}
 }
 

@@ -177,6 +177,9 @@ func (h *handler) rescheduleEmail(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
+	if req.ID != nil && *req.ID != r.PathValue("id") {
+		return apierr.InvalidRequest("id in the body (%q) is not the id in the path.", *req.ID)
+	}
 	if req.SendAt == nil {
 		req.SendAt = req.ScheduledAt // Resend's spelling; send_at wins when both are given
 	}
@@ -228,6 +231,7 @@ type emailList struct {
 type rescheduleRequest struct {
 	SendAt      *string `json:"send_at"`
 	ScheduledAt *string `json:"scheduled_at"` // Resend's spelling of send_at
+	ID          *string `json:"id"`           // the Resend SDKs repeat the path's id
 }
 
 type rescheduledJSON struct {

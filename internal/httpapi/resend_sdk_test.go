@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -109,6 +111,41 @@ func TestResendGoSDK(t *testing.T) {
 	if _, err := sk.Emails.Send(&bad); err == nil || !strings.Contains(err.Error(), "from") {
 		t.Fatalf("error for a missing from: %v", err)
 	}
+	// Webhooks: created through the SDK, switched to Svix-style signatures,
+	// and a delivery verified by the SDK's own Verify.
+	hooks := make(chan *http.Request, 1)
+	bodies := make(chan string, 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hooks <- r
+		bodies <- string(b)
+	}))
+	defer recv.Close()
+	wh, err := c.Webhooks.Create(&resend.CreateWebhookRequest{Endpoint: recv.URL, Events: []string{"email.delivered"}})
+	if err != nil || wh.Id == "" || !strings.HasPrefix(wh.SigningSecret, "whsec_") {
+		t.Fatalf("webhook create: %v %+v", err, wh)
+	}
+	if r := a.Do("GET", "/v1/webhooks/"+wh.Id, nil); r.JSON()["svix_signatures"] != false {
+		t.Fatalf("svix signatures are off by default: %s", r.Body)
+	}
+	if r := a.Do("PATCH", "/v1/webhooks/"+wh.Id, map[string]any{"svix_signatures": true}); r.Status != http.StatusOK || r.JSON()["svix_signatures"] != true {
+		t.Fatalf("svix on: %d %s", r.Status, r.Body)
+	}
+	if r := a.Do("POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": wh.Id}); r.Status >= 300 {
+		t.Fatalf("test delivery: %d %s", r.Status, r.Body)
+	}
+	hr, body := <-hooks, <-bodies
+	if hr.Header.Get("X-Svc-Signature") == "" || hr.Header.Get("Webhook-Signature") != hr.Header.Get("Svix-Signature") {
+		t.Fatalf("headers %v", hr.Header)
+	}
+	for _, spelling := range []string{"Svix", "Webhook"} {
+		err := c.Webhooks.Verify(&resend.VerifyWebhookOptions{Payload: body, WebhookSecret: wh.SigningSecret, Headers: resend.WebhookHeaders{
+			Id: hr.Header.Get(spelling + "-Id"), Timestamp: hr.Header.Get(spelling + "-Timestamp"), Signature: hr.Header.Get(spelling + "-Signature")}})
+		if err != nil {
+			t.Fatalf("SDK verify (%s-*): %v", spelling, err)
+		}
+	}
+
 	if ok, err := c.ApiKeys.Remove(k.Id); err != nil || !ok {
 		t.Fatalf("key remove: %v", err)
 	}

@@ -16,6 +16,7 @@ type apiKeyJSON struct {
 	CreatedAt  string   `json:"created_at"`
 	LastUsedAt *string  `json:"last_used_at"`
 	MailboxID  *string  `json:"mailbox_id"` // the mailbox the key is bound to, or null
+	DomainID   *string  `json:"domain_id"`  // the domain a sending key is restricted to, or null
 	Key        string   `json:"key,omitempty"`
 	Token      string   `json:"token,omitempty"` // the key again, where the Resend SDKs read it
 }
@@ -55,6 +56,10 @@ func apiKeyOut(k *workspaces.Key) apiKeyJSON {
 		m := k.MailboxID
 		out.MailboxID = &m
 	}
+	if k.DomainID != "" {
+		d := k.DomainID
+		out.DomainID = &d
+	}
 	if k.LastUsedAt != nil {
 		s := ts(*k.LastUsedAt)
 		out.LastUsedAt = &s
@@ -91,6 +96,7 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
+	caller := apiKey(r)
 	var scopes []string
 	given := len(req.Scopes) > 0 && string(req.Scopes) != "null"
 	if given {
@@ -104,11 +110,14 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		}
 		given = true
 	}
+	var domain workspaces.KeyDomain
 	if req.DomainID != nil {
-		return apierr.InvalidRequest("domain_id is not supported: a key cannot be restricted to one domain here.").
-			WithNext("Omit domain_id; a sending_access key sends from any verified domain of the workspace.")
+		d, err := h.d.Services.Domains.Get(r.Context(), caller.WorkspaceID, *req.DomainID)
+		if err != nil {
+			return err
+		}
+		domain = workspaces.KeyDomain{ID: d.ID, Name: d.Name}
 	}
-	caller := apiKey(r)
 	mailboxID := caller.MailboxID // a bound key makes only keys bound like it
 	if req.MailboxID != nil {
 		if caller.MailboxID != "" && *req.MailboxID != caller.MailboxID {
@@ -120,7 +129,7 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		}
 		mailboxID = m.ID
 	}
-	k, secret, err := h.d.Workspaces.CreateKey(r.Context(), caller.WorkspaceID, req.Name, scopes, given, mailboxID)
+	k, secret, err := h.d.Workspaces.CreateDomainKey(r.Context(), caller.WorkspaceID, req.Name, scopes, given, mailboxID, domain)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,8 @@ import (
 
 func caller(r *http.Request) sending.Caller {
 	k := apiKey(r)
-	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}
+	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed,
+		FromDomain: k.DomainName}
 	if k.Unconfirmed {
 		c.ConfirmKey = k.Confirm
 	}

@@ -127,10 +127,36 @@ func TestResendAliases(t *testing.T) {
 		if len(spec["scopes"].([]any)) != 1 {
 			t.Fatalf("scopes did not win: %v", spec["scopes"])
 		}
-		for _, body := range []string{`{"name":"x","permission":"admin"}`, `{"name":"x","permission":"sending_access","domain_id":"dom_1"}`, `{"name":"x","perms":"full_access"}`} {
+		for _, body := range []string{`{"name":"x","permission":"admin"}`, `{"name":"x","perms":"full_access"}`} {
 			if r := doHeader(a, "POST", "/v1/api-keys", body, nil); r.Status != http.StatusBadRequest {
 				t.Fatalf("%s: %d %s", body, r.Status, r.Body)
 			}
+		}
+		if r := doHeader(a, "POST", "/v1/api-keys", `{"name":"x","permission":"sending_access","domain_id":"dom_nope"}`, nil); r.Status != http.StatusNotFound {
+			t.Fatalf("unknown domain_id: %d %s", r.Status, r.Body)
+		}
+	})
+	t.Run("sending_access with domain_id sends from that domain only", func(t *testing.T) {
+		list := wantStatus(t, a.Do("GET", "/v1/domains", nil), http.StatusOK)
+		own := list["domains"].([]any)[0].(map[string]any) // the workspace's verified domain
+		if own["verification_status"] != "verified" {
+			t.Fatalf("first domain %v", own)
+		}
+		body := `{"name":"restricted","permission":"sending_access","domain_id":"` + own["id"].(string) + `"}`
+		if r := doHeader(a, "POST", "/v1/api-keys", strings.Replace(body, "sending_access", "full_access", 1), nil); r.Status != http.StatusBadRequest {
+			t.Fatalf("full_access with a domain: %d %s", r.Status, r.Body)
+		}
+		k := wantStatus(t, doHeader(a, "POST", "/v1/api-keys", body, nil), http.StatusCreated)
+		if k["domain_id"] != own["id"] {
+			t.Fatalf("key %v", k)
+		}
+		restricted := a.For(t)
+		restricted.Key = k["key"].(string)
+		fromOwn := `{"from":"hello@` + own["domain"].(string) + `","to":"` + deliveredTo + `","subject":"Hi","text":"x"}`
+		wantStatus(t, doHeader(restricted, "POST", "/v1/emails", fromOwn, nil), http.StatusOK)
+		other := doHeader(restricted, "POST", "/v1/emails", `{"from":"`+sandboxFrom+`","to":"`+deliveredTo+`","subject":"Hi","text":"x"}`, nil)
+		if other.Status != http.StatusForbidden || other.ErrCode() != "insufficient_scope" {
+			t.Fatalf("another domain: %d %s", other.Status, other.Body)
 		}
 	})
 }

@@ -337,6 +337,9 @@ func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Va
 	}
 	from := strings.ToLower(v.From.Email)
 	domain := from[strings.LastIndexByte(from, '@')+1:]
+	if c.FromDomain != "" && domain != c.FromDomain {
+		return apierr.Forbidden("insufficient_scope", "This API key may send only from %s; %s is another domain.", c.FromDomain, domain)
+	}
 	if domain == s.serviceDomain {
 		if from != s.sandboxFrom {
 			return apierr.Invalid422("invalid_from_domain", "%s is not a verified domain of this workspace; on the service domain only the sandbox sender %s may send.", domain, s.sandboxFrom)

@@ -123,7 +123,7 @@ func (ss *session) Data(r io.Reader) error {
 		return err
 	}
 	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(workspaces.ScopeWorkspace),
-		OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}
+		OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed, FromDomain: k.DomainName}
 	if k.Unconfirmed {
 		c.ConfirmKey = k.Confirm
 	}

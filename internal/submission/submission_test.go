@@ -371,3 +371,20 @@ func TestNetSMTP(t *testing.T) {
 		t.Fatalf("SendMail: %v", err)
 	}
 }
+
+// TestSubmitLoginAndRateLimit: AUTH LOGIN (user name, then the key), and
+// the key's per-minute rate limit applies to messages as to requests: past
+// it, 451 4.7.0 and nothing booked.
+func TestSubmitLoginAndRateLimit(t *testing.T) {
+	a := start(t, testapp.WithEnv("MAILROOM_RATE_LIMIT", "2"))
+	c := dial(t, a.SubmissionAddr())
+	c.cmd("EHLO client.example", "250")
+	c.cmd("AUTH LOGIN", "334")
+	c.cmd(base64.StdEncoding.EncodeToString([]byte("anyone")), "334")
+	c.cmd(base64.StdEncoding.EncodeToString([]byte(a.Key)), "235")
+	idOf(t, c.send(sandbox, []string{delivered}, message("", "one")))
+	idOf(t, c.send(sandbox, []string{delivered}, message("", "two")))
+	if reply := c.send(sandbox, []string{delivered}, message("", "three")); !strings.HasPrefix(reply, "451 4.7.0 rate_limited") {
+		t.Fatalf("past the limit: %q", reply)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"mailroom/internal/ratelimit"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
+	"mailroom/internal/submission"
 	"mailroom/internal/tracking"
 	"mailroom/internal/workspaces"
 )
@@ -55,6 +56,7 @@ type App struct {
 	services   httpapi.Services
 	background []Background
 	delivery   deliveryParts
+	submission *submission.Server
 	node       *node
 	lock       *store.Lock
 
@@ -171,6 +173,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 
 	limiter, err := newLimiter(cfg, o.Clock, o.Logger, a.Registry)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.wireSubmission(limiter); err != nil {
 		return nil, err
 	}
 	a.Handler = httpapi.NewHandler(httpapi.Deps{

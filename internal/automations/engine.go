@@ -495,7 +495,7 @@ func (s *Service) callWebhook(ctx context.Context, r Run, n pnode, secret string
 	if err != nil {
 		return effect{}, err
 	}
-	a := webhooks.Deliver(ctx, s.hookClient, n.Step.Webhook, nil, id, WebhookEvent, body, webhooks.Sign(now, body, secret), now)
+	a := webhooks.Deliver(ctx, s.hookClient, n.Step.Webhook, nil, nil, id, WebhookEvent, body, webhooks.Sign(now, body, secret), now)
 	if a.Success {
 		return effect{}, nil
 	}

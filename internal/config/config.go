@@ -71,6 +71,15 @@ type Config struct {
 	SMTPMaxRecipients int
 	SMTPMaxSessions   int
 	SMTPTimeout       time.Duration
+	// SMTP submission (internal/submission): MAILROOM_SUBMISSION_ADDR is the
+	// listener with STARTTLS, MAILROOM_SUBMISSION_TLS_ADDR the one with
+	// implicit TLS; both use MAILROOM_SMTP_TLS_CERT/_KEY. With a certificate
+	// they default to :587 and :465; without one both are off, and
+	// MAILROOM_SUBMISSION_ADDR may be set to a loopback address for
+	// development (AUTH in plain text is offered to loopback clients only).
+	// "off" turns either off.
+	SubmissionAddr    string
+	SubmissionTLSAddr string
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -193,6 +202,20 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""
+	}
+	subDef, subTLSDef := "off", "off"
+	if c.SMTPTLSCert != "" {
+		subDef, subTLSDef = ":587", ":465"
+	}
+	c.SubmissionAddr, c.SubmissionTLSAddr = get("MAILROOM_SUBMISSION_ADDR", subDef), get("MAILROOM_SUBMISSION_TLS_ADDR", subTLSDef)
+	if c.SubmissionAddr == "off" {
+		c.SubmissionAddr = ""
+	}
+	if c.SubmissionTLSAddr == "off" {
+		c.SubmissionTLSAddr = ""
+	}
+	if c.SubmissionTLSAddr != "" && c.SMTPTLSCert == "" {
+		errs = append(errs, fmt.Errorf("MAILROOM_SUBMISSION_TLS_ADDR: implicit TLS needs MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY"))
 	}
 	if c.InboundHost == "" {
 		c.InboundHost = "mx." + c.ServiceDomain

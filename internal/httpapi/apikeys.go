@@ -16,11 +16,16 @@ type apiKeyJSON struct {
 	CreatedAt  string   `json:"created_at"`
 	LastUsedAt *string  `json:"last_used_at"`
 	MailboxID  *string  `json:"mailbox_id"` // the mailbox the key is bound to, or null
+	DomainID   *string  `json:"domain_id"`  // the domain a sending key is restricted to, or null
 	Key        string   `json:"key,omitempty"`
+	Token      string   `json:"token,omitempty"` // the key again, where the Resend SDKs read it
 }
 
+// apiKeyList carries the keys twice: api_keys (the spec) and data, where
+// the Resend SDKs read a list (docs/decisions.md).
 type apiKeyList struct {
 	APIKeys []apiKeyJSON `json:"api_keys"`
+	Data    []apiKeyJSON `json:"data"`
 	listMeta
 }
 
@@ -28,6 +33,21 @@ type createAPIKeyRequest struct {
 	Name      string          `json:"name"`
 	Scopes    json.RawMessage `json:"scopes"`     // absent, null or a list: the service tells them apart
 	MailboxID *string         `json:"mailbox_id"` // binds the key to this mailbox
+	// Resend's spelling: full_access or sending_access, mapped onto scopes
+	// (which win when both are given); domain_id is not kept (docs/decisions.md).
+	Permission *string `json:"permission"`
+	DomainID   *string `json:"domain_id"`
+}
+
+// permissionScopes maps Resend's permission onto scopes.
+func permissionScopes(p string) ([]string, error) {
+	switch p {
+	case "full_access":
+		return workspaces.AllScopes, nil
+	case "sending_access":
+		return []string{workspaces.ScopeSend}, nil
+	}
+	return nil, apierr.InvalidRequest("permission must be full_access or sending_access.")
 }
 
 func apiKeyOut(k *workspaces.Key) apiKeyJSON {
@@ -35,6 +55,10 @@ func apiKeyOut(k *workspaces.Key) apiKeyJSON {
 	if k.MailboxID != "" {
 		m := k.MailboxID
 		out.MailboxID = &m
+	}
+	if k.DomainID != "" {
+		d := k.DomainID
+		out.DomainID = &d
 	}
 	if k.LastUsedAt != nil {
 		s := ts(*k.LastUsedAt)
@@ -63,7 +87,7 @@ func (h *handler) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	for i := range keys {
 		out = append(out, apiKeyOut(&keys[i]))
 	}
-	writeJSON(w, http.StatusOK, apiKeyList{APIKeys: out})
+	writeJSON(w, http.StatusOK, apiKeyList{APIKeys: out, Data: out})
 	return nil
 }
 
@@ -72,14 +96,28 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
+	caller := apiKey(r)
 	var scopes []string
 	given := len(req.Scopes) > 0 && string(req.Scopes) != "null"
 	if given {
 		if err := json.Unmarshal(req.Scopes, &scopes); err != nil {
 			return jsonError(&json.UnmarshalTypeError{Field: "scopes", Value: "scopes", Type: typeOfStrings})
 		}
+	} else if req.Permission != nil {
+		var err error
+		if scopes, err = permissionScopes(*req.Permission); err != nil {
+			return err
+		}
+		given = true
 	}
-	caller := apiKey(r)
+	var domain workspaces.KeyDomain
+	if req.DomainID != nil {
+		d, err := h.d.Services.Domains.Get(r.Context(), caller.WorkspaceID, *req.DomainID)
+		if err != nil {
+			return err
+		}
+		domain = workspaces.KeyDomain{ID: d.ID, Name: d.Name}
+	}
 	mailboxID := caller.MailboxID // a bound key makes only keys bound like it
 	if req.MailboxID != nil {
 		if caller.MailboxID != "" && *req.MailboxID != caller.MailboxID {
@@ -91,12 +129,12 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		}
 		mailboxID = m.ID
 	}
-	k, secret, err := h.d.Workspaces.CreateKey(r.Context(), caller.WorkspaceID, req.Name, scopes, given, mailboxID)
+	k, secret, err := h.d.Workspaces.CreateDomainKey(r.Context(), caller.WorkspaceID, req.Name, scopes, given, mailboxID, domain)
 	if err != nil {
 		return err
 	}
 	out := apiKeyOut(k)
-	out.Key = secret
+	out.Key, out.Token = secret, secret
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }

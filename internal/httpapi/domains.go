@@ -19,9 +19,13 @@ type domainJSON struct {
 	TrackingHost       *string          `json:"tracking_host"`
 	CreatedAt          string           `json:"created_at"`
 	VerifiedAt         *string          `json:"verified_at"`
+	Name               string           `json:"name"` // domain again, where the Resend SDKs read it
 }
 
+// domainList carries the domains twice: domains (the spec) and data, where
+// the Resend SDKs read a list (docs/decisions.md).
 type domainList struct {
+	Data    []domainJSON `json:"data"`
 	Domains []domainJSON `json:"domains"`
 	listMeta
 }
@@ -33,10 +37,11 @@ type domainDeletedJSON struct {
 
 type createDomainRequest struct {
 	Domain *string `json:"domain"`
+	Name   *string `json:"name"` // Resend's spelling of domain
 }
 
 func domainOut(d *domains.Domain) domainJSON {
-	return domainJSON{ID: d.ID, Domain: d.Name, VerificationStatus: d.Status, Shared: d.Shared, Records: d.Records,
+	return domainJSON{ID: d.ID, Domain: d.Name, Name: d.Name, VerificationStatus: d.Status, Shared: d.Shared, Records: d.Records,
 		DKIMStatus: d.DKIMStatus(), TrackingHost: d.Tracking, CreatedAt: ts(d.CreatedAt), VerifiedAt: tsPtr(d.VerifiedAt)}
 }
 
@@ -49,7 +54,7 @@ func (h *handler) listDomains(w http.ResponseWriter, r *http.Request) error {
 	for _, d := range ds {
 		out = append(out, domainOut(d))
 	}
-	writeJSON(w, http.StatusOK, domainList{Domains: out})
+	writeJSON(w, http.StatusOK, domainList{Domains: out, Data: out})
 	return nil
 }
 
@@ -57,6 +62,9 @@ func (h *handler) createDomain(w http.ResponseWriter, r *http.Request) error {
 	var req createDomainRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if req.Domain == nil {
+		req.Domain = req.Name
 	}
 	if req.Domain == nil {
 		return apierr.InvalidRequest("Field \"domain\" is required.")

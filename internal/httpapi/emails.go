@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -13,7 +14,8 @@ import (
 
 func caller(r *http.Request) sending.Caller {
 	k := apiKey(r)
-	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed}
+	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed,
+		FromDomain: k.DomainName}
 	if k.Unconfirmed {
 		c.ConfirmKey = k.Confirm
 	}
@@ -28,12 +30,18 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 	if err := checkJSONObject(body); err != nil {
 		return err
 	}
-	out, err := h.d.Services.Sending.Send(r.Context(), caller(r), body)
+	out, err := h.d.Services.Sending.SendWith(r.Context(), caller(r), body, sendOptions(r))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, out.HTTPStatus, out)
 	return nil
+}
+
+// sendOptions reads the Idempotency-Key header (Resend's spelling of
+// idempotency_key).
+func sendOptions(r *http.Request) sending.SendOptions {
+	return sending.SendOptions{IdempotencyKey: r.Header.Get("Idempotency-Key")}
 }
 
 // batchEntry is one element of the batch answer: {id, status} or
@@ -58,10 +66,15 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var req batchRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+		// Resend's batch is a bare array of sends.
+		if err := json.Unmarshal(t, &req.Emails); err != nil {
+			return apierr.New(http.StatusBadRequest, "invalid_json", "The request body is not valid JSON.")
+		}
+	} else if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
-	results, err := h.d.Services.Sending.SendBatch(r.Context(), caller(r), req.Emails)
+	results, err := h.d.Services.Sending.SendBatchWith(r.Context(), caller(r), req.Emails, sendOptions(r))
 	if err != nil {
 		return err
 	}
@@ -165,6 +178,12 @@ func (h *handler) rescheduleEmail(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
+	if req.ID != nil && *req.ID != r.PathValue("id") {
+		return apierr.InvalidRequest("id in the body (%q) is not the id in the path.", *req.ID)
+	}
+	if req.SendAt == nil {
+		req.SendAt = req.ScheduledAt // Resend's spelling; send_at wins when both are given
+	}
 	if req.SendAt == nil {
 		return apierr.InvalidRequest("send_at is required: the new time, e.g. \"in 10 min\" or an RFC 3339 timestamp.")
 	}
@@ -211,7 +230,9 @@ type emailList struct {
 
 // rescheduleRequest: send_at is required; a pointer tells absent from "".
 type rescheduleRequest struct {
-	SendAt *string `json:"send_at"`
+	SendAt      *string `json:"send_at"`
+	ScheduledAt *string `json:"scheduled_at"` // Resend's spelling of send_at
+	ID          *string `json:"id"`           // the Resend SDKs repeat the path's id
 }
 
 type rescheduledJSON struct {

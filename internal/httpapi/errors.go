@@ -47,15 +47,20 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeErrorShape(w http.ResponseWriter, e *apierr.Error, shape errShape) {
 	if shape == flat {
-		writeJSON(w, e.Status, flatError{Error: e.Code, Message: e.Message, Hint: e.Next, extra: e.Extra})
+		writeJSON(w, e.Status, flatError{Error: e.Code, Message: e.Message, Hint: e.Next, Name: e.Code, StatusCode: e.Status, extra: e.Extra})
 		return
 	}
-	writeJSON(w, e.Status, nestedError{Error: errorObjectOf(e)})
+	writeJSON(w, e.Status, nestedError{Error: errorObjectOf(e), Message: e.Message, Name: e.Code, StatusCode: e.Status})
 }
 
-// nestedError is the nested shape: { error: { code, message, next } }.
+// nestedError is the nested shape: { error: { code, message, next } }, with
+// message, name (the code) and statusCode beside it, where the Resend SDKs
+// read an error (docs/decisions.md, "Errors an SDK can read").
 type nestedError struct {
-	Error errorObject `json:"error"`
+	Error      errorObject `json:"error"`
+	Message    string      `json:"message"`
+	Name       string      `json:"name"`
+	StatusCode int         `json:"statusCode"`
 }
 
 // errorObject is the inner object of the nested shape; a batch entry that
@@ -81,12 +86,14 @@ func (o errorObject) MarshalJSON() ([]byte, error) {
 }
 
 // flatError is the flat shape: { error: <code>, message, hint? }, the
-// error's Extra members beside them.
+// error's Extra members beside them, and name and statusCode for the SDKs.
 type flatError struct {
-	Error   string `json:"error"`
-	Hint    string `json:"hint,omitempty"`
-	Message string `json:"message"`
-	extra   map[string]any
+	Error      string `json:"error"`
+	Hint       string `json:"hint,omitempty"`
+	Message    string `json:"message"`
+	Name       string `json:"name"`
+	StatusCode int    `json:"statusCode"`
+	extra      map[string]any
 }
 
 func (f flatError) MarshalJSON() ([]byte, error) {

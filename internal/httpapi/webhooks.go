@@ -26,10 +26,15 @@ type webhookJSON struct {
 	CreatedAt                string            `json:"created_at"`
 	UpdatedAt                string            `json:"updated_at"`
 	Secret                   string            `json:"secret,omitempty"`
+	SvixSignatures           bool              `json:"svix_signatures"`          // Svix-style headers too (docs/decisions.md)
+	SigningSecret            string            `json:"signing_secret,omitempty"` // secret again, where the Resend SDKs read it
 }
 
+// webhookList carries the endpoints twice: webhooks (the spec) and data,
+// where the Resend SDKs read a list (docs/decisions.md).
 type webhookList struct {
 	AutoDisableAfterSilenceSec int64         `json:"auto_disable_after_silence_sec"`
+	Data                       []webhookJSON `json:"data"`
 	HasMore                    bool          `json:"has_more"`
 	MaxAttempts                int           `json:"max_attempts"`
 	NextCursor                 *string       `json:"next_cursor"`
@@ -40,18 +45,23 @@ type webhookList struct {
 
 type createWebhookRequest struct {
 	URL       string            `json:"url"`
+	Endpoint  string            `json:"endpoint"` // Resend's spelling of url
 	Events    []string          `json:"events"`
 	Headers   map[string]string `json:"headers"`
 	MailboxID *string           `json:"mailbox_id"` // scope the endpoint to one mailbox
+	// SvixSignatures adds Svix-style signature headers, so a Resend
+	// receiver's verify works unchanged.
+	SvixSignatures bool `json:"svix_signatures"`
 }
 
 // updateWebhookRequest: a nil field is left unchanged.
 type updateWebhookRequest struct {
-	URL          *string            `json:"url"`
-	Events       *[]string          `json:"events"`
-	Active       *bool              `json:"active"`
-	Headers      *map[string]string `json:"headers"`
-	RotateSecret *bool              `json:"rotate_secret"`
+	URL            *string            `json:"url"`
+	Events         *[]string          `json:"events"`
+	Active         *bool              `json:"active"`
+	Headers        *map[string]string `json:"headers"`
+	RotateSecret   *bool              `json:"rotate_secret"`
+	SvixSignatures *bool              `json:"svix_signatures"`
 }
 
 func webhookOut(e *webhooks.Endpoint) webhookJSON {
@@ -61,6 +71,7 @@ func webhookOut(e *webhooks.Endpoint) webhookJSON {
 		LastSuccessAt: tsPtr(e.LastSuccessAt), LastFailureAt: tsPtr(e.LastFailureAt), HeldCount: e.HeldCount,
 		PreviousSecretValidUntil: tsPtr(e.PreviousSecretValidUntil),
 		CreatedAt:                ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt), Secret: e.Secret,
+		SvixSignatures: e.SvixSignatures, SigningSecret: e.Secret,
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason
@@ -91,6 +102,7 @@ func (h *handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, webhookList{
 		Webhooks:                   out,
+		Data:                       out,
 		RetryDelaysSec:             secondsOf(webhooks.RetryDelays),
 		MaxAttempts:                webhooks.MaxAttempts,
 		RetryWindowSec:             int64(webhooks.RetryWindow() / time.Second),
@@ -104,7 +116,10 @@ func (h *handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
-	p := webhooks.CreateParams{URL: req.URL, Events: req.Events, Headers: req.Headers}
+	if req.URL == "" {
+		req.URL = req.Endpoint
+	}
+	p := webhooks.CreateParams{URL: req.URL, Events: req.Events, Headers: req.Headers, SvixSignatures: req.SvixSignatures}
 	if req.MailboxID != nil {
 		m, err := h.d.Services.Inbound.Mailbox(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, *req.MailboxID)
 		if err != nil {
@@ -152,7 +167,7 @@ func (h *handler) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	e, err := h.d.Services.Webhooks.Update(r.Context(), apiKey(r).WorkspaceID, id, webhooks.UpdateParams{
 		URL: req.URL, Events: req.Events, Active: req.Active, Headers: req.Headers,
-		RotateSecret: req.RotateSecret != nil && *req.RotateSecret,
+		RotateSecret: req.RotateSecret != nil && *req.RotateSecret, SvixSignatures: req.SvixSignatures,
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,9 +57,22 @@ type booking struct {
 	err     error
 }
 
+// SendOptions carries what a send takes from outside its body.
+type SendOptions struct {
+	// IdempotencyKey comes from a header (HTTP or SMTP Idempotency-Key):
+	// the same as idempotency_key in the body; both given and different
+	// answer 400 invalid_request.
+	IdempotencyKey string
+}
+
 // Send books one email from a raw JSON send request.
 func (s *Service) Send(ctx context.Context, c Caller, raw []byte) (Outcome, error) {
-	res, err := s.book(ctx, c, []json.RawMessage{raw})
+	return s.SendWith(ctx, c, raw, SendOptions{})
+}
+
+// SendWith is Send with options from outside the body.
+func (s *Service) SendWith(ctx context.Context, c Caller, raw []byte, o SendOptions) (Outcome, error) {
+	res, err := s.book(ctx, c, []json.RawMessage{raw}, []string{o.IdempotencyKey}, false)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -72,6 +86,13 @@ var errKeyGone = errors.New("sending: the API key is gone")
 // SendBatch books up to MaxBatch emails; each entry succeeds or fails on its
 // own, and all accepted entries share the group commit.
 func (s *Service) SendBatch(ctx context.Context, c Caller, raws []json.RawMessage) ([]Result, error) {
+	return s.SendBatchWith(ctx, c, raws, SendOptions{})
+}
+
+// SendBatchWith is SendBatch with options from outside the body. A batch's
+// idempotency key gives entry i the key "<key>/<i>" unless the entry names
+// its own, so a retried batch replays every entry (docs/decisions.md).
+func (s *Service) SendBatchWith(ctx context.Context, c Caller, raws []json.RawMessage, o SendOptions) ([]Result, error) {
 	if len(raws) == 0 {
 		return nil, apierr.BadRequest("empty_batch", "emails is empty; a batch carries 1 to %d emails.", MaxBatch)
 	}
@@ -79,7 +100,13 @@ func (s *Service) SendBatch(ctx context.Context, c Caller, raws []json.RawMessag
 		return nil, apierr.BadRequest("batch_too_large", "The batch has %d emails; at most %d are allowed per call.", len(raws), MaxBatch).
 			WithNext("Split the emails over several batch calls.")
 	}
-	return s.book(ctx, c, raws)
+	keys := make([]string, len(raws))
+	if o.IdempotencyKey != "" {
+		for i := range keys {
+			keys[i] = o.IdempotencyKey + "/" + strconv.Itoa(i)
+		}
+	}
+	return s.book(ctx, c, raws, keys, true)
 }
 
 // workspaceInfo is what policy needs from the workspace row.
@@ -99,7 +126,9 @@ func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, err
 // book answers every entry of raws, or an error for the whole call: the
 // caller's key, taken on trust, turned out to be revoked before anything
 // was booked.
-func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) ([]Result, error) {
+// keys[i] is entry i's idempotency key from outside its body, or "";
+// batch says the keys were derived from a batch's key.
+func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, keys []string, batch bool) ([]Result, error) {
 	out := make([]Result, len(raws))
 	now := s.clock.Now().UTC()
 	var ws *workspaceInfo
@@ -117,7 +146,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage) ([
 			out[i].Err = wsErr
 			continue
 		}
-		b, replay, err := s.prepare(ctx, c, ws, raw, now)
+		b, replay, err := s.prepare(ctx, c, ws, raw, keys[i], batch, now)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -199,10 +228,20 @@ func (s *Service) confirmKey(ctx context.Context, c Caller, bookings []*booking,
 
 // prepare decodes, validates and checks policy. It answers a replayed
 // outcome for a known idempotency key, or a booking ready to commit.
-func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, now time.Time) (*booking, *Outcome, error) {
+// headerKey is the idempotency key from outside the body ("" for none); in
+// a batch (derived) an entry's own key takes precedence over it.
+func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, headerKey string, batch bool, now time.Time) (*booking, *Outcome, error) {
 	req, err := DecodeRequest(raw)
 	if err != nil {
 		return nil, nil, err
+	}
+	if headerKey != "" {
+		switch {
+		case req.IdempotencyKey == nil:
+			req.IdempotencyKey = &headerKey
+		case !batch && *req.IdempotencyKey != headerKey:
+			return nil, nil, apierr.InvalidRequest("The Idempotency-Key header and idempotency_key in the body differ; give one, or the same key in both.")
+		}
 	}
 	v, err := s.rules(c.WorkspaceID).Validate(req, now)
 	if err != nil {
@@ -298,6 +337,9 @@ func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Va
 	}
 	from := strings.ToLower(v.From.Email)
 	domain := from[strings.LastIndexByte(from, '@')+1:]
+	if c.FromDomain != "" && domain != c.FromDomain {
+		return apierr.Forbidden("insufficient_scope", "This API key may send only from %s; %s is another domain.", c.FromDomain, domain)
+	}
 	if domain == s.serviceDomain {
 		if from != s.sandboxFrom {
 			return apierr.Invalid422("invalid_from_domain", "%s is not a verified domain of this workspace; on the service domain only the sandbox sender %s may send.", domain, s.sandboxFrom)

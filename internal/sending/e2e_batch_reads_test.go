@@ -67,7 +67,7 @@ func TestBatch(t *testing.T) {
 		{map[string]any{}, "empty_batch"},
 		{map[string]any{"emails": many}, "batch_too_large"},
 		{map[string]any{"emails": []any{msg()}, "extra": 1}, "invalid_request"},
-		{`[1]`, "invalid_request"},
+		{`1`, "invalid_request"}, // a bare array is Resend's batch (TestResendAliases)
 	} {
 		r := a.Do(http.MethodPost, "/v1/emails/batch", tt.body)
 		if r.Status != http.StatusBadRequest || r.ErrCode() != tt.code {

@@ -9,6 +9,7 @@ package sending
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -105,7 +106,7 @@ func decodeRequest(raw []byte) (*Request, error) {
 		ReplyTo:        d.list("reply_to"),
 		Headers:        d.strMap("headers"),
 		Attachments:    d.attachments("attachments"),
-		Tags:           d.strMap("tags"),
+		Tags:           d.tags("tags"),
 		SendAt:         d.str("send_at"),
 		IdempotencyKey: d.str("idempotency_key"),
 		Topic:          d.str("topic"),
@@ -115,6 +116,10 @@ func decodeRequest(raw []byte) (*Request, error) {
 	if t, ok := fields["template"]; ok && !isNull(t) {
 		r.Template = t
 	}
+	// Resend's spelling of send_at; the spec's field wins when both are given.
+	if at := d.str("scheduled_at"); r.SendAt == nil {
+		r.SendAt = at
+	}
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -123,7 +128,8 @@ func decodeRequest(raw []byte) (*Request, error) {
 
 // requestFields are the send request's fields (the spec's table).
 var requestFields = []string{"from", "to", "subject", "html", "text", "cc", "bcc", "reply_to", "headers",
-	"attachments", "tags", "send_at", "idempotency_key", "template", "topic", "track_opens", "track_clicks"}
+	"attachments", "tags", "send_at", "idempotency_key", "template", "topic", "track_opens", "track_clicks",
+	"scheduled_at"} // the last: Resend's spelling, accepted as an alias (docs/decisions.md)
 
 // decoder reads typed fields out of a JSON object and keeps the first error,
 // so DecodeRequest reads as a list of fields.
@@ -200,6 +206,46 @@ func (d *decoder) strMap(name string) map[string]string {
 	return out
 }
 
+// tags reads the spec's object of strings, or Resend's [{name, value}]
+// (a repeated name: the last wins, as in an object).
+func (d *decoder) tags(name string) map[string]string {
+	raw, ok := d.fields[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
+		return d.strMap(name)
+	}
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		d.fail("%s must be an object of string values or an array of { name, value } objects.", name)
+		return nil
+	}
+	out := make(map[string]string, len(items))
+	for i, item := range items {
+		sub := decoder{fields: item}
+		n, v := sub.str("name"), sub.str("value")
+		for k := range item {
+			if k != "name" && k != "value" {
+				sub.fail("has an unknown field %q", clip(k))
+			}
+		}
+		if sub.err == nil && n == nil {
+			sub.fail("name is required")
+		}
+		if sub.err != nil {
+			e, _ := apierr.As(sub.err)
+			d.fail("%s[%d]: %s", name, i, e.Message)
+			return nil
+		}
+		out[*n] = ""
+		if v != nil {
+			out[*n] = *v
+		}
+	}
+	return out
+}
+
 func (d *decoder) attachments(name string) []AttachmentIn {
 	raw, ok := d.fields[name]
 	if !ok || isNull(raw) {
@@ -224,8 +270,12 @@ func (d *decoder) attachments(name string) []AttachmentIn {
 		}
 		if s := sub.str("content_base64"); s != nil {
 			a.ContentBase64 = *s
+		} else if s := sub.content("content"); s != nil { // Resend's spelling
+			a.ContentBase64 = *s
 		}
 		if s := sub.str("content_type"); s != nil {
+			a.ContentType = *s
+		} else if s := sub.str("contentType"); s != nil { // the Resend Node SDK's spelling
 			a.ContentType = *s
 		}
 		if sub.err != nil {
@@ -236,6 +286,33 @@ func (d *decoder) attachments(name string) []AttachmentIn {
 		out[i] = a
 	}
 	return out
+}
+
+// content reads Resend's attachment content: a base64 string, or an array
+// of byte values (0-255), which it answers as base64.
+func (d *decoder) content(name string) *string {
+	raw, ok := d.fields[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
+		return d.str(name)
+	}
+	var bs []int
+	if json.Unmarshal(raw, &bs) != nil {
+		d.fail("%s must be a base64 string or an array of byte values.", name)
+		return nil
+	}
+	b := make([]byte, len(bs))
+	for i, v := range bs {
+		if v < 0 || v > 255 {
+			d.fail("%s[%d] is not a byte value (0 to 255).", name, i)
+			return nil
+		}
+		b[i] = byte(v)
+	}
+	s := base64.StdEncoding.EncodeToString(b)
+	return &s
 }
 
 func isNull(raw json.RawMessage) bool {

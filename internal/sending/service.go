@@ -83,6 +83,9 @@ type Caller struct {
 	// taken on trust (workspaces.AuthenticateForSend). A send's commit reads
 	// the key itself; every other answer is given only after ConfirmKey.
 	ConfirmKey func(context.Context) error
+	// FromDomain, when set, is the only domain the caller's key may send
+	// from (a key restricted to a domain).
+	FromDomain string
 }
 
 // Service books emails (now, in batches, scheduled), answers idempotent

@@ -174,7 +174,10 @@ func reservedHeader(name string) bool {
 // headers go first and can never replace the service's own headers or the
 // framing ones. Success means a 2xx within the client's timeout (Timeout by
 // default). now is used to read an HTTP-date Retry-After.
-func Deliver(ctx context.Context, c *http.Client, url string, staticHeaders map[string]string,
+//
+// signed are further signature headers (Svix's, when the endpoint asks for
+// them), written after the static ones so that none can replace them.
+func Deliver(ctx context.Context, c *http.Client, url string, staticHeaders, signed map[string]string,
 	eventID, eventName string, body []byte, signature string, now time.Time) Attempt {
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -198,6 +201,9 @@ func Deliver(ctx context.Context, c *http.Client, url string, staticHeaders map[
 	req.Header.Set(HeaderDeliveryID, eventID)
 	req.Header.Set(HeaderRequestID, eventID)
 	req.Header.Set(HeaderSignature, signature)
+	for k, v := range signed {
+		req.Header.Set(k, v)
+	}
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "Mailroom-Webhooks/1.0")
 	}

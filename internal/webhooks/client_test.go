@@ -38,7 +38,7 @@ func receiver(t *testing.T, h http.HandlerFunc) (*httptest.Server, <-chan receiv
 func deliverTo(t *testing.T, c *http.Client, url string, static map[string]string, body []byte) Attempt {
 	t.Helper()
 	now := time.Now()
-	return Deliver(context.Background(), c, url, static, "whd_01", "email.delivered", body, Sign(now, body, "whsec_test"), now)
+	return Deliver(context.Background(), c, url, static, nil, "whd_01", "email.delivered", body, Sign(now, body, "whsec_test"), now)
 }
 
 func TestDeliverSignedAndHeaders(t *testing.T) {

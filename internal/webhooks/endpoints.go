@@ -44,6 +44,7 @@ type Endpoint struct {
 	PreviousSecretValidUntil *time.Time
 	HeldCount                int
 	MailboxID                string // "" when not scoped to a mailbox
+	SvixSignatures           bool   // deliveries also carry Svix-style signature headers
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
 
@@ -60,16 +61,19 @@ type CreateParams struct {
 	// caller): it gets that mailbox's received-mail events and no
 	// workspace or automation events.
 	MailboxID string
+	// SvixSignatures adds Svix-style signature headers to every delivery.
+	SvixSignatures bool
 }
 
 // UpdateParams is the body of PATCH /v1/webhooks/{id}; nil fields are left
 // untouched.
 type UpdateParams struct {
-	URL          *string
-	Events       *[]string
-	Active       *bool
-	Headers      *map[string]string
-	RotateSecret bool
+	URL            *string
+	Events         *[]string
+	Active         *bool
+	Headers        *map[string]string
+	RotateSecret   bool
+	SvixSignatures *bool
 }
 
 // normalizeEvents validates a subscription list: known names (message.*
@@ -132,6 +136,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, p CreateParams
 	e := &Endpoint{
 		ID: ids.New("wh"), WorkspaceID: workspaceID, URL: p.URL, Events: evs, Headers: p.Headers,
 		Active: true, CreatedAt: now, UpdatedAt: now, Secret: secret, MailboxID: p.MailboxID,
+		SvixSignatures: p.SvixSignatures,
 	}
 	if err := insertEndpoint(ctx, s.db, e, sealed); err != nil {
 		return nil, err
@@ -148,8 +153,9 @@ func scanEndpoint(r rowScanner, now time.Time) (*Endpoint, error) {
 	var reason sql.NullString
 	var disabledAt, lastOK, lastFail, prevUntil sql.NullInt64
 	var created, updated int64
+	var svix int
 	if err := r.Scan(&e.ID, &e.WorkspaceID, &e.URL, &evJSON, &hJSON, &active, &reason, &disabledAt,
-		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated, &e.MailboxID); err != nil {
+		&e.ConsecutiveFailures, &lastOK, &lastFail, &prevUntil, &created, &updated, &e.MailboxID, &svix); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, store.ErrNotFound
 		}
@@ -160,7 +166,7 @@ func scanEndpoint(r rowScanner, now time.Time) (*Endpoint, error) {
 	if e.Headers == nil {
 		e.Headers = map[string]string{}
 	}
-	e.Active = active == 1
+	e.Active, e.SvixSignatures = active == 1, svix == 1
 	e.DisabledReason = reason.String
 	e.DisabledAt = store.NullMillis(disabledAt)
 	e.LastSuccessAt = store.NullMillis(lastOK)
@@ -269,6 +275,13 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, p UpdatePa
 		set("active", 0)
 		set("disabled_reason", DisabledManual)
 		set("disabled_at", store.Millis(now))
+	}
+	if p.SvixSignatures != nil && *p.SvixSignatures != cur.SvixSignatures {
+		v := 0
+		if *p.SvixSignatures {
+			v = 1
+		}
+		set("svix_signatures", v)
 	}
 	var secret string
 	var prevUntil time.Time

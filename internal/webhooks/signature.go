@@ -3,6 +3,7 @@ package webhooks
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"strconv"
@@ -98,4 +99,39 @@ func Verify(header string, body []byte, secret string, now time.Time, tolerance 
 		return ErrSignatureMismatch
 	}
 	return nil
+}
+
+// SignSvix returns the Svix-style signature of body sent as msgID at t:
+// "v1,<base64 HMAC-SHA256 of "<msgID>.<unix>.<body>">" for each secret,
+// separated by spaces. The HMAC key is the base64-decoded secret after its
+// whsec_ prefix, as Svix's verifiers read it (ours decodes: its 52 base32
+// characters are in base64's alphabet).
+func SignSvix(msgID string, t time.Time, body []byte, secrets ...string) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	sigs := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
+		if err != nil {
+			key = []byte(s)
+		}
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte(msgID + "." + ts + "."))
+		h.Write(body)
+		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(h.Sum(nil)))
+	}
+	return strings.Join(sigs, " ")
+}
+
+// svixHeaders are the Svix-style headers of one delivery, in both
+// spellings (webhook-* of Standard Webhooks, svix-* of Svix's own
+// libraries), or nil when the endpoint did not ask for them.
+func svixHeaders(on bool, msgID string, t time.Time, body []byte, secrets []string) map[string]string {
+	if !on {
+		return nil
+	}
+	ts, sig := strconv.FormatInt(t.Unix(), 10), SignSvix(msgID, t, body, secrets...)
+	return map[string]string{
+		"Webhook-Id": msgID, "Webhook-Timestamp": ts, "Webhook-Signature": sig,
+		"Svix-Id": msgID, "Svix-Timestamp": ts, "Svix-Signature": sig,
+	}
 }

@@ -19,7 +19,7 @@ import (
 // statement on them is in this file.
 
 const endpointColumns = `id, workspace_id, url, events, headers, active, disabled_reason, disabled_at,
-	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at, COALESCE(mailbox_id, '')`
+	consecutive_failures, last_success_at, last_failure_at, previous_secret_until, created_at, updated_at, COALESCE(mailbox_id, ''), svix_signatures`
 
 // holdQueued moves an endpoint's queued deliveries into the held queue (its
 // endpoint was just disabled) and trims the queue to HoldMax.
@@ -222,7 +222,7 @@ func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) 
 	out := make(map[string]target, len(idList))
 	for start := 0; start < len(idList); start += 512 {
 		args, in := store.PaddedIn(nil, idList[start:min(start+512, len(idList))])
-		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+in+`)`, args...)
+		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until, svix_signatures FROM webhooks WHERE id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -230,11 +230,12 @@ func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) 
 			var id, url, hJSON, sealed string
 			var prev sql.NullString
 			var prevUntil sql.NullInt64
-			if err := rows.Scan(&id, &url, &hJSON, &sealed, &prev, &prevUntil); err != nil {
+			var svix int
+			if err := rows.Scan(&id, &url, &hJSON, &sealed, &prev, &prevUntil, &svix); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			t := target{url: url}
+			t := target{url: url, svix: svix == 1}
 			_ = json.Unmarshal([]byte(hJSON), &t.headers)
 			var prevP *string
 			var untilP *int64
@@ -386,9 +387,13 @@ func insertEndpoint(ctx context.Context, q store.Querier, e *Endpoint, sealedSec
 	if e.MailboxID != "" {
 		mailboxID = e.MailboxID
 	}
+	svix := 0
+	if e.SvixSignatures {
+		svix = 1
+	}
 	_, err := q.Exec(ctx, `INSERT INTO webhooks (id, workspace_id, url, events, headers, secret, active,
-		consecutive_failures, accepted_at, created_at, updated_at, mailbox_id) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?)`,
-		e.ID, e.WorkspaceID, e.URL, string(evJSON), string(hJSON), sealedSecret, now, now, now, mailboxID)
+		consecutive_failures, accepted_at, created_at, updated_at, mailbox_id, svix_signatures) VALUES (?, ?, ?, ?, ?, ?, 1, 0, ?, ?, ?, ?, ?)`,
+		e.ID, e.WorkspaceID, e.URL, string(evJSON), string(hJSON), sealedSecret, now, now, now, mailboxID, svix)
 	return err
 }
 

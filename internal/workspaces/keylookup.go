@@ -66,6 +66,7 @@ type keyResult struct {
 type keyRow struct {
 	id, workspaceID, name, scopes, hash, ownerEmail string
 	mailboxID                                       string // "" for an unbound key
+	domainID, domainName                            string // "" for a key not restricted to a domain
 	createdAt                                       int64
 	confirmed                                       int
 }

@@ -57,6 +57,10 @@ type Key struct {
 	// MailboxID binds the key to one mailbox (its identity): it reads only
 	// that mailbox's mail and sends as it. "" for an unbound key.
 	MailboxID string `json:"mailbox_id"`
+	// DomainID and DomainName restrict a sending key to one domain of the
+	// workspace (from addresses at DomainName only); "" for no restriction.
+	DomainID   string `json:"domain_id"`
+	DomainName string `json:"-"`
 
 	// The workspace's owner, read with the key (one query per request) so
 	// that the send path need not read the workspace again.
@@ -130,7 +134,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, ownerEmail string, 
 			return err
 		}
 		var err error
-		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes, "")
+		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes, "", KeyDomain{})
 		return err
 	})
 	if err != nil {
@@ -174,22 +178,39 @@ func hashKey(secret string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string, mailboxID string) (*Key, string, error) {
+func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string, mailboxID string, domain KeyDomain) (*Key, string, error) {
 	secret := KeyPrefix + ids.Secret(32)
-	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, MailboxID: mailboxID, CreatedAt: s.clock.Now()}
-	var mbx any
+	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, MailboxID: mailboxID, CreatedAt: s.clock.Now(),
+		DomainID: domain.ID, DomainName: strings.ToLower(domain.Name)}
+	var mbx, domID, domName any // NULL when unbound
 	if mailboxID != "" {
 		mbx = mailboxID
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at, mailbox_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt), mbx)
+	if domain.ID != "" {
+		domID, domName = domain.ID, strings.ToLower(domain.Name)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at, mailbox_id, domain_id, domain_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt), mbx, domID, domName)
 	return k, secret, err
 }
+
+// KeyDomain is the domain a sending key is restricted to (zero: none).
+type KeyDomain struct{ ID, Name string }
 
 // CreateKey validates and stores a new key, returning its value once.
 // mailboxID, when not "", binds the key to that mailbox; the caller has
 // checked that the mailbox is the workspace's.
 func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string) (*Key, string, error) {
+	return s.CreateDomainKey(ctx, workspaceID, name, scopes, scopesGiven, mailboxID, KeyDomain{})
+}
+
+// CreateDomainKey is CreateKey for a key restricted to sending from one
+// domain (the caller has checked the domain is the workspace's); such a key
+// carries mail:send only.
+func (s *Service) CreateDomainKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string, domain KeyDomain) (*Key, string, error) {
+	if domain.ID != "" && (!scopesGiven || len(scopes) != 1 || scopes[0] != ScopeSend) {
+		return nil, "", apierr.InvalidRequest("domain_id restricts a sending key: give it with permission sending_access (or scopes [\"mail:send\"]).")
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, "", apierr.InvalidRequest("name is required.")
@@ -219,7 +240,7 @@ func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scope
 	var secret string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean, mailboxID)
+		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean, mailboxID, domain)
 		return err
 	})
 	return k, secret, err
@@ -227,7 +248,7 @@ func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scope
 
 // ListKeys returns the workspace's keys, oldest first.
 func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at, COALESCE(mailbox_id, '') FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at, COALESCE(mailbox_id, ''), COALESCE(domain_id, '') FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +259,7 @@ func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, erro
 		var scopes string
 		var at int64
 		var used sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.Name, &scopes, &at, &used, &k.MailboxID); err != nil {
+		if err := rows.Scan(&k.ID, &k.Name, &scopes, &at, &used, &k.MailboxID, &k.DomainID); err != nil {
 			return nil, err
 		}
 		k.Scopes = strings.Split(scopes, ",")
@@ -309,7 +330,8 @@ func (s *Service) authenticate(ctx context.Context, secret string, unconfirmed b
 	if row == nil || subtle.ConstantTimeCompare([]byte(row.hash), []byte(h)) != 1 {
 		return nil, ErrBadKey
 	}
-	k := &Key{ID: row.id, WorkspaceID: row.workspaceID, Name: row.name, MailboxID: row.mailboxID, OwnerEmail: row.ownerEmail, Unconfirmed: !fresh}
+	k := &Key{ID: row.id, WorkspaceID: row.workspaceID, Name: row.name, MailboxID: row.mailboxID, OwnerEmail: row.ownerEmail, Unconfirmed: !fresh,
+		DomainID: row.domainID, DomainName: row.domainName}
 	if k.Unconfirmed {
 		k.confirm = func(ctx context.Context) error {
 			row, _, err := s.keys.find(ctx, h, false)
@@ -397,8 +419,9 @@ func keysByHash(ctx context.Context, q store.Querier, hashes []string) (map[stri
 	args, in := store.PaddedIn(nil, hashes)
 	rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (*keyRow, error) {
 		k := &keyRow{}
-		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID)
-	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed, COALESCE(k.mailbox_id, '')
+		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID, &k.domainID, &k.domainName)
+	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed, COALESCE(k.mailbox_id, ''),
+		COALESCE(k.domain_id, ''), COALESCE(k.domain_name, '')
 		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, err

@@ -64,6 +64,8 @@ func Start(t testing.TB, opts ...Option) *App {
 	env := map[string]string{
 		"MAILROOM_HTTP_ADDR":             "127.0.0.1:0",
 		"MAILROOM_SMTP_ADDR":             "off",
+		"MAILROOM_SUBMISSION_ADDR":       "off",
+		"MAILROOM_SUBMISSION_TLS_ADDR":   "off",
 		"MAILROOM_DATABASE_URL":          testdb.URL(t),
 		"MAILROOM_SECRET_KEY":            "test-secret-key-0123456789",
 		"MAILROOM_SERVICE_DOMAIN":        "mailroom.test",

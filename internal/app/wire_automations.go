@@ -18,6 +18,8 @@ func (a *App) wireAutomations(w *wiring) error {
 		Sending: a.services.Sending, PublicURL: a.Config.PublicURL, AllowPrivate: a.Config.WebhookAllowPrivate,
 		Log: a.Log.With("component", "automations"), Registry: a.Registry})
 	a.services.Automations = svc
+	// An import queues only the contact events an automation starts on.
+	a.services.Contacts.SetListened(automations.ListenedEvents)
 	river.AddWorker(w.workers, &automations.Worker{Service: svc})
 	if w.queues == nil {
 		w.queues = map[string]river.QueueConfig{}

@@ -129,6 +129,20 @@ func enabledEventAutomations(ctx context.Context, q store.Querier, workspaceID s
 		WHERE workspace_id = ? AND deleted_at IS NULL AND enabled = 1 AND trigger_event <> 'api.call'`, workspaceID)
 }
 
+// ListenedEvents says which contact events some live, enabled automation
+// of the workspace starts on (tag.added, contact.created, ...).
+func ListenedEvents(ctx context.Context, q store.Querier, workspaceID string) (map[string]bool, error) {
+	kinds, err := store.QueryAll(ctx, q, func(r store.Scanner) (string, error) {
+		var k string
+		return k, r.Scan(&k)
+	}, `SELECT DISTINCT trigger_event FROM automations WHERE workspace_id = ? AND deleted_at IS NULL AND enabled = 1`, workspaceID)
+	out := make(map[string]bool, len(kinds))
+	for _, k := range kinds {
+		out[k] = true
+	}
+	return out, err
+}
+
 // --- runs
 
 const runColumns = `id, workspace_id, automation_id, version, contact_id, email, audience_id, status, trigger_key, trigger_data,

@@ -79,6 +79,17 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 		if err != nil {
 			return notFound(err, errAudienceNotFound)
 		}
+		// An import's events are tens of thousands of rows: only the kinds
+		// an automation starts on are queued (an event made before its
+		// automation starts nothing anyway).
+		queue := func(string) bool { return true }
+		if s.listened != nil {
+			kinds, err := s.listened(ctx, tx, workspaceID)
+			if err != nil {
+				return err
+			}
+			queue = func(kind string) bool { return kinds[kind] }
+		}
 		doi, _ := aud.DoubleOptIn()
 		emails := make([]string, len(ok))
 		for i, c := range ok {
@@ -114,7 +125,9 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 				added = c.Tags
 				if !dryRun {
 					deferContact(tx, c)
-					deferEvent(tx, workspaceID, EventContactCreated, c.ID, createdData(c), now)
+					if queue(EventContactCreated) {
+						deferEvent(tx, workspaceID, EventContactCreated, c.ID, createdData(c), now)
+					}
 				}
 			} else {
 				for _, t := range r.tags {
@@ -134,7 +147,9 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 			res.TagsAdded += len(added)
 			if !dryRun {
 				for _, t := range added {
-					deferEvent(tx, workspaceID, EventTagAdded, c.ID, map[string]any{"tag": t, "email": c.Email}, now)
+					if queue(EventTagAdded) {
+						deferEvent(tx, workspaceID, EventTagAdded, c.ID, map[string]any{"tag": t, "email": c.Email}, now)
+					}
 				}
 			}
 
@@ -176,7 +191,9 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 				if !dryRun {
 					deferMember(tx, m)
 					if m.Status == StatusSubscribed {
-						deferEvent(tx, workspaceID, EventMemberSubscribed, c.ID, subscribedData(m, c.Email), now)
+						if queue(EventMemberSubscribed) {
+							deferEvent(tx, workspaceID, EventMemberSubscribed, c.ID, subscribedData(m, c.Email), now)
+						}
 					}
 				}
 				continue

@@ -26,7 +26,18 @@ type Service struct {
 	// stats is held while an import's statistics refresh runs after its
 	// answer.
 	stats sync.Mutex
+	// listened says which contact events an automation of the workspace
+	// starts on; nil: every event is queued.
+	listened Listened
 }
+
+// Listened reads which contact events some enabled automation of a
+// workspace starts on (the automations area answers, inside the caller's
+// transaction).
+type Listened func(ctx context.Context, q store.Querier, workspaceID string) (map[string]bool, error)
+
+// SetListened hands in the automations area's answer; wire before serving.
+func (s *Service) SetListened(f Listened) { s.listened = f }
 
 // testHooks are points inside a critical step where a test can hold the
 // code to run a race on purpose (export_test.go sets them); nil in

@@ -83,7 +83,9 @@ func TestDuplicatesAndMerge(t *testing.T) {
 	for _, e := range events {
 		got = append(got, e.Kind+" "+fmt.Sprint(e.Data["tag"]))
 	}
-	if want := "contact.created <nil>,tag.added a,contact.created <nil>,tag.added b,member.subscribed <nil>,member.subscribed <nil>,tag.added b"; strings.Join(got, ",") != want {
+	// (Imports queue only events an automation starts on: the memberships
+	// the import made queued no member.subscribed.)
+	if want := "contact.created <nil>,tag.added a,contact.created <nil>,tag.added b,tag.added b"; strings.Join(got, ",") != want {
 		t.Fatalf("events %q, want %q", strings.Join(got, ","), want)
 	}
 }

@@ -67,7 +67,7 @@ func (a *App) wireDelivery(w *wiring) error {
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "delivery"),
 		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain,
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
-		Reputation: a.services.Policy,
+		Reputation: a.services.Policy, Sources: a.services.Policy,
 	})
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})

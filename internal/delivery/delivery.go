@@ -77,6 +77,16 @@ type Config struct {
 	// Reputation counts bounces and complaints for the sending policy's
 	// pause rule (internal/policy); nil counts nothing.
 	Reputation Reputation
+	// Sources chooses each message's source address (a workspace's
+	// dedicated IP, internal/policy); nil sends from the node's own.
+	Sources Sources
+}
+
+// Sources is what delivery asks the policy area before a transaction: the
+// local address to send a workspace's message from ("" for the node's
+// own), the send counted against it.
+type Sources interface {
+	PickSource(ctx context.Context, workspaceID string) (string, error)
 }
 
 // Reputation is what delivery tells the policy area: a real send bounced or
@@ -101,6 +111,7 @@ type Service struct {
 	keys      atomic.Pointer[keysHolder]
 	svcDomain string
 	rep       Reputation
+	sources   Sources
 	retry     []time.Duration
 	writes    *groupCommit
 	signers   signerCache
@@ -124,7 +135,7 @@ func New(cfg Config) *Service {
 		cfg.Retry = DefaultRetrySchedule()
 	}
 	s := &Service{
-		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation,
+		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -154,6 +154,11 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 		return 0, err
 	}
 	env := outbound.Envelope{From: from, To: send}
+	if s.sources != nil {
+		if env.Source, err = s.sources.PickSource(ctx, e.WorkspaceID); err != nil {
+			return 0, err
+		}
+	}
 	res, sendErr := s.transport.Send(ctx, env, raw)
 	if sendErr != nil && ctx.Err() != nil {
 		// Cancelled mid-transaction (shutdown or job timeout): nothing is

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -64,10 +65,11 @@ type ipDeletedJSON struct {
 	ID      string `json:"id"`
 }
 
-func (h *handler) ipOut(x policy.IP) ipJSON {
+func (h *handler) ipOut(ctx context.Context, x policy.IP) (ipJSON, error) {
 	w := policy.WarmupOf(x, h.d.Clock.Now())
+	sent, err := h.d.Services.Policy.IPSends(ctx, x.WorkspaceID, x.IP)
 	return ipJSON{ID: x.ID, IP: x.IP, Paused: x.Paused, DailyCap: x.DailyCap, CreatedAt: ts(x.CreatedAt),
-		Warmup: warmupJSON{Day: w.Day, Allowance: w.Allowance}, SentToday: 0}
+		Warmup: warmupJSON{Day: w.Day, Allowance: w.Allowance}, SentToday: sent}, err
 }
 
 func (h *handler) listIPs(w http.ResponseWriter, r *http.Request) error {
@@ -78,7 +80,11 @@ func (h *handler) listIPs(w http.ResponseWriter, r *http.Request) error {
 	out := ipListJSON{DefaultRegion: policy.DefaultRegion, Residency: policy.Residency, IPs: make([]ipJSON, 0, len(list)),
 		SharedPools: []sharedPoolJSON{{ID: "shared", Default: true, IPs: h.d.Services.Policy.SharedPool()}}}
 	for _, x := range list {
-		out.IPs = append(out.IPs, h.ipOut(x))
+		o, err := h.ipOut(r.Context(), x)
+		if err != nil {
+			return err
+		}
+		out.IPs = append(out.IPs, o)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -109,7 +115,11 @@ func (h *handler) takeIP(w http.ResponseWriter, r *http.Request) error {
 	if !taken {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, h.ipOut(x))
+	o, err := h.ipOut(r.Context(), x)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, o)
 	return nil
 }
 
@@ -118,7 +128,10 @@ func (h *handler) getIP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := h.ipOut(x)
+	out, err := h.ipOut(r.Context(), x)
+	if err != nil {
+		return err
+	}
 	rd := h.d.Services.Policy.CheckReverseDNS(r.Context(), x.IP)
 	out.ReverseDNS = &reverseDNSJSON{Expected: rd.Expected, Actual: rd.Actual, ForwardConfirmed: rd.ForwardConfirmed}
 	writeJSON(w, http.StatusOK, out)
@@ -150,7 +163,11 @@ func (h *handler) patchIP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, h.ipOut(x))
+	o, err := h.ipOut(r.Context(), x)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
 	return nil
 }
 

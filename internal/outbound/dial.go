@@ -51,8 +51,11 @@ var errNoStartTLS = errors.New("outbound: server does not offer STARTTLS")
 // the one RFC 3207 section 4.2 requires). A server that does not offer
 // STARTTLS goes on in plaintext on the same connection, where allowed: no
 // second connection, no second EHLO.
-func (s *session) open(ctx context.Context, key, ip, port, serverName string) (*smtp.Client, error) {
+func (s *session) open(ctx context.Context, key, ip, port, serverName, source string) (*smtp.Client, error) {
 	d := net.Dialer{Timeout: s.dialTimeout}
+	if source != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
+	}
 	nc, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip, port))
 	if err != nil {
 		return nil, err
@@ -99,7 +102,7 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName string) (*
 				// The connection is spent; RFC 7435 opportunistic security
 				// falls back to plaintext on a new one.
 				s.noTLS.Store(key, true)
-				return s.open(ctx, key, ip, port, serverName)
+				return s.open(ctx, key, ip, port, serverName, source)
 			}
 			return nil, err
 		}
@@ -111,7 +114,7 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName string) (*
 		_ = c.Close()
 		if s.tls != nil && !s.implicitTLS && s.opportunistic && isTLSError(err) {
 			s.noTLS.Store(key, true)
-			return s.open(ctx, key, ip, port, serverName)
+			return s.open(ctx, key, ip, port, serverName, source)
 		}
 		return nil, err
 	}

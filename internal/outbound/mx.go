@@ -127,12 +127,13 @@ func NewMX(resolver MXResolver, opts MXOptions) *MXTransport {
 // the domain's MTA-STS policy: authenticated TLS or none, its outcome
 // reported.
 func (t *MXTransport) dial(ctx context.Context, key string) (*conn, error) {
+	source, key := cutSource(key)
 	addr, sess, domain := key, t.sess, ""
 	if rest, ok := strings.CutPrefix(key, "sts|"); ok && t.strict != nil {
 		domain, addr, _ = strings.Cut(rest, "|")
 		sess = t.strict
 	}
-	c, err := t.dialWith(ctx, sess, addr)
+	c, err := t.dialWith(ctx, sess, addr, source)
 	if domain != "" && t.onTLS != nil {
 		host, _, _ := net.SplitHostPort(addr)
 		r := TLSResult{PolicyDomain: domain, PolicyType: "sts", MXHost: host, Result: TLSSuccess}
@@ -146,7 +147,7 @@ func (t *MXTransport) dial(ctx context.Context, key string) (*conn, error) {
 	return c, err
 }
 
-func (t *MXTransport) dialWith(ctx context.Context, sess *session, addr string) (*conn, error) {
+func (t *MXTransport) dialWith(ctx context.Context, sess *session, addr, source string) (*conn, error) {
 	host, port, _ := net.SplitHostPort(addr)
 	ips := []string{host}
 	if net.ParseIP(host) == nil {
@@ -157,7 +158,7 @@ func (t *MXTransport) dialWith(ctx context.Context, sess *session, addr string) 
 	}
 	var errs []error
 	for _, ip := range ips {
-		c, err := sess.open(ctx, addr, ip, port, host)
+		c, err := sess.open(ctx, addr, ip, port, host, source)
 		if err == nil {
 			return &conn{c: c, host: addr}, nil
 		}
@@ -190,12 +191,12 @@ func (t *MXTransport) Send(ctx context.Context, env Envelope, data []byte) (*Res
 	results := make([]*Result, len(domains))
 	errs := make([]error, len(domains))
 	if len(domains) == 1 {
-		results[0], errs[0] = t.sendDomain(ctx, domains[0], Envelope{From: env.From, To: groups[domains[0]]}, data)
+		results[0], errs[0] = t.sendDomain(ctx, domains[0], Envelope{From: env.From, To: groups[domains[0]], Source: env.Source}, data)
 	} else {
 		var wg sync.WaitGroup
 		for i, d := range domains {
 			wg.Go(func() {
-				results[i], errs[i] = t.sendDomain(ctx, d, Envelope{From: env.From, To: groups[d]}, data)
+				results[i], errs[i] = t.sendDomain(ctx, d, Envelope{From: env.From, To: groups[d], Source: env.Source}, data)
 			})
 		}
 		wg.Wait()
@@ -266,14 +267,14 @@ func (t *MXTransport) sendDomain(ctx context.Context, domain string, env Envelop
 		}
 		var err error
 		if pol != nil && pol.Matches(h) {
-			err = t.pool.do(ctx, "sts|"+domain+"|"+addr, run)
+			err = t.pool.do(ctx, sourceKey(env.Source, "sts|"+domain+"|"+addr), run)
 			if err != nil && pol.Mode == STSTesting && tlsFailure(err) != "" {
 				// Testing mode: the failure is reported, the mail goes
 				// as it would without a policy.
-				err = t.pool.do(ctx, addr, run)
+				err = t.pool.do(ctx, sourceKey(env.Source, addr), run)
 			}
 		} else {
-			err = t.pool.do(ctx, addr, run)
+			err = t.pool.do(ctx, sourceKey(env.Source, addr), run)
 		}
 		if err == nil {
 			return res, nil

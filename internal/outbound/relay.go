@@ -93,8 +93,9 @@ func NewRelay(rawURL string, opts RelayOptions) (*Relay, error) {
 		s.pass, _ = u.User.Password()
 	}
 	r := &Relay{addr: net.JoinHostPort(host, port), sess: s}
-	r.pool = newPool(func(ctx context.Context, addr string) (*conn, error) {
-		c, err := s.open(ctx, addr, host, port, host)
+	r.pool = newPool(func(ctx context.Context, key string) (*conn, error) {
+		source, addr := cutSource(key)
+		c, err := s.open(ctx, addr, host, port, host, source)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +113,7 @@ func (r *Relay) Send(ctx context.Context, env Envelope, data []byte) (*Result, e
 		return nil, err
 	}
 	res := &Result{Host: r.addr}
-	err := r.pool.do(ctx, r.addr, func(cn *conn) error {
+	err := r.pool.do(ctx, sourceKey(env.Source, r.addr), func(cn *conn) error {
 		rcpts, err := transact(cn.c, r.addr, env, data)
 		res.Rcpts = rcpts
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/emersion/go-smtp"
@@ -15,6 +16,27 @@ import (
 type Envelope struct {
 	From string
 	To   []string
+	// Source is the local IP address to connect from (a workspace's
+	// dedicated IP); "" lets the system choose.
+	Source string
+}
+
+// sourceKey prefixes a pool key with the source address, so a session
+// opened from one address is never reused for mail from another.
+func sourceKey(source, key string) string {
+	if source == "" {
+		return key
+	}
+	return "src=" + source + "|" + key
+}
+
+// cutSource splits what sourceKey joined.
+func cutSource(key string) (source, rest string) {
+	if r, ok := strings.CutPrefix(key, "src="); ok {
+		source, rest, _ = strings.Cut(r, "|")
+		return source, rest
+	}
+	return "", key
 }
 
 // RcptResult is the receiving server's answer for one recipient: to RCPT
@@ -206,6 +228,11 @@ func validEnvelope(env Envelope) error {
 	for _, a := range append([]string{env.From}, env.To...) {
 		if strings.ContainsAny(a, "\r\n<>") {
 			return fmt.Errorf("outbound: invalid envelope address %q", a)
+		}
+	}
+	if env.Source != "" {
+		if _, err := netip.ParseAddr(env.Source); err != nil {
+			return fmt.Errorf("outbound: invalid source address %q", env.Source)
 		}
 	}
 	return nil

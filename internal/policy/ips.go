@@ -124,6 +124,7 @@ func (s *Service) TakeIP(ctx context.Context, ws, want string) (IP, bool, error)
 	}
 	var out IP
 	taken := true
+	defer s.forgetIPs(ws)
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		candidates := s.set.IPs
 		if wantIP.IsValid() {
@@ -159,6 +160,7 @@ func (s *Service) TakeIP(ctx context.Context, ws, want string) (IP, bool, error)
 
 // ReleaseIP hands an IP back to the inventory.
 func (s *Service) ReleaseIP(ctx context.Context, ws, id string) error {
+	defer s.forgetIPs(ws)
 	ok, err := deleteIP(ctx, s.db, ws, id)
 	if err != nil {
 		return err
@@ -194,6 +196,7 @@ func (s *Service) UpdateIP(ctx context.Context, ws, id string, p IPPatch) (IP, e
 		c := *p.DailyCap
 		x.DailyCap = &c
 	}
+	defer s.forgetIPs(ws)
 	return x, updateIP(ctx, s.db, x)
 }
 

@@ -68,6 +68,8 @@ type Service struct {
 
 	holds atomic.Pointer[holds]
 
+	ipCache ipCache // workspaces' dedicated IPs, for PickSource
+
 	stop, done chan struct{}
 	stopOnce   sync.Once
 }

@@ -34,7 +34,8 @@ type Message struct {
 	To       []string
 	Data     []byte
 	Received time.Time
-	TLS      bool // the session was encrypted (STARTTLS or implicit TLS)
+	TLS      bool   // the session was encrypted (STARTTLS or implicit TLS)
+	Remote   string // the client's address (ip:port): which source it sent from
 }
 
 // Option configures a Sink.
@@ -292,7 +293,7 @@ func (ss *session) Data(r io.Reader) error {
 		}
 	}
 	_, isTLS := ss.conn.TLSConnectionState()
-	ss.sink.record(Message{From: ss.from, To: to, Data: data, Received: time.Now(), TLS: isTLS})
+	ss.sink.record(Message{From: ss.from, To: to, Data: data, Received: time.Now(), TLS: isTLS, Remote: ss.conn.Conn().RemoteAddr().String()})
 	return nil
 }
 

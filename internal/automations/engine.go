@@ -141,7 +141,11 @@ func (s *Service) program(ctx context.Context, automationID string, version int)
 	if ok {
 		return c, nil
 	}
-	src, secret, err := versionSource(ctx, s.db, automationID, version)
+	src, sealed, err := versionSource(ctx, s.db, automationID, version)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := s.open(sealed)
 	if err != nil {
 		return nil, fmt.Errorf("reading automation %s version %d: %w", automationID, version, err)
 	}

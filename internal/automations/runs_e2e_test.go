@@ -1,6 +1,7 @@
 package automations_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -90,6 +91,15 @@ steps:
   - webhook: { url: `+srv.URL+`/hook }
 `)
 	id, secret := aut["id"].(string), aut["signing_secret"].(string)
+	// At rest the secret is sealed, as webhook endpoints' secrets are.
+	var stored string
+	if err := a.DB.QueryRow(context.Background(), `SELECT signing_secret FROM automations WHERE id = ?`, id).Scan(&stored); err != nil ||
+		stored == secret || strings.Contains(stored, secret) || !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("signing secret %q stored as %q (%v)", secret, stored, err)
+	}
+	if got := a.Do("GET", "/v1/automations/"+id, nil).JSON()["signing_secret"]; got != secret {
+		t.Fatalf("GET signing_secret %v, want %s", got, secret)
+	}
 	must(t, a.Do("POST", "/v1/contacts", map[string]any{"email": "delivered+vip@mailroom.test", "tags": []string{"vip"}}), 201)
 
 	r := must(t, a.Do("POST", "/v1/automations/"+id+"/trigger", map[string]any{"email": "delivered+vip@mailroom.test", "idempotency_key": "k1", "data": map[string]any{"name": "Ann"}}), 202)

@@ -21,6 +21,7 @@ import (
 	"mailroom/internal/contacts"
 	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
+	"mailroom/internal/secretbox"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
@@ -54,6 +55,7 @@ type Version struct {
 
 // Service holds the rules of automations and carries their runs.
 type Service struct {
+	box          *secretbox.Box
 	db           *store.DB
 	clock        clock.Clock
 	templates    *templates.Service
@@ -82,12 +84,15 @@ type Config struct {
 	AllowPrivate bool
 	Log          *slog.Logger
 	Registry     prometheus.Registerer
+	// Box seals the webhook steps' signing secret at rest, as the webhook
+	// endpoints' secrets are; nil keeps it as it is (tests).
+	Box *secretbox.Box
 }
 
 // New builds the service.
 func New(c Config) *Service {
 	s := &Service{db: c.DB, clock: c.Clock, templates: c.Templates, contacts: c.Contacts, sending: c.Sending, publicURL: c.PublicURL,
-		allowPrivate: c.AllowPrivate, hookClient: webhooks.NewHTTPClient(c.AllowPrivate), progs: programs{m: map[string]*compiled{}}}
+		allowPrivate: c.AllowPrivate, box: c.Box, hookClient: webhooks.NewHTTPClient(c.AllowPrivate), progs: programs{m: map[string]*compiled{}}}
 	// One committer: on PostgreSQL two concurrent batches could lock the
 	// same contact and run in opposite orders.
 	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "automations", DB: c.DB, Log: c.Log,
@@ -201,7 +206,11 @@ func (s *Service) Create(ctx context.Context, workspaceID string, src []byte) (A
 			if err != nil {
 				return err
 			}
-			if err := insertAutomation(ctx, tx, a); err != nil {
+			stored := a
+			if stored.SigningSecret, err = s.seal(a.SigningSecret); err != nil {
+				return err
+			}
+			if err := insertAutomation(ctx, tx, stored); err != nil {
 				return err
 			}
 			return insertVersion(ctx, tx, Version{ID: ids.New("autv"), Version: 1, YAML: a.YAML, CreatedAt: now}, a.ID, workspaceID)
@@ -238,7 +247,30 @@ func (s *Service) Get(ctx context.Context, workspaceID, ref string) (Automation,
 	if errors.Is(err, store.ErrNotFound) {
 		return a, notFound()
 	}
+	if err != nil {
+		return a, err
+	}
+	a.SigningSecret, err = s.open(a.SigningSecret)
 	return a, err
+}
+
+// seal and open keep the signing secret sealed in the database.
+func (s *Service) seal(secret string) (string, error) {
+	if s.box == nil {
+		return secret, nil
+	}
+	return s.box.Seal([]byte(secret))
+}
+
+func (s *Service) open(sealed string) (string, error) {
+	if s.box == nil {
+		return sealed, nil
+	}
+	b, err := s.box.Open(sealed)
+	if err != nil {
+		return "", fmt.Errorf("automations: opening the signing secret: %w", err)
+	}
+	return string(b), nil
 }
 
 // Definition parses a stored automation's YAML (checked when saved).

@@ -13,7 +13,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"mailroom/bench/internal/benchkeys"
 	"mailroom/internal/app"
 	"mailroom/internal/config"
 )
@@ -43,20 +43,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "automations:", err)
 		os.Exit(1)
 	}
-}
-
-type benchKeys struct{ key crypto.Signer }
-
-func (k benchKeys) SigningKey(context.Context, string, string) (string, crypto.Signer, error) {
-	return "s1", k.key, nil
-}
-
-func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, error) {
-	return "mailroom.localhost", "s1", k.key, nil
-}
-
-func (benchKeys) ReturnPathDomain(_ context.Context, _, domain string) (string, error) {
-	return domain, nil
 }
 
 const flow = `name: Bench flow
@@ -103,7 +89,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	a.Delivery().SetKeys(benchKeys{key})
+	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
 	if err := a.Start(ctx); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"mailroom/bench/internal/benchkeys"
 	"mailroom/internal/app"
 	"mailroom/internal/config"
 	"mailroom/internal/ids"
@@ -165,21 +166,6 @@ func smtpCeiling(ctx context.Context, s *sink, msg []byte, workers int, window t
 	}
 	return float64(count.Load()) / time.Since(start).Seconds(), nil
 }
-
-type benchKeys struct{ key crypto.Signer }
-
-func (k benchKeys) SigningKey(context.Context, string, string) (string, crypto.Signer, error) {
-	return "s1", k.key, nil
-}
-
-func (k benchKeys) ServiceKey(context.Context) (string, string, crypto.Signer, error) {
-	return "mailroom.localhost", "s1", k.key, nil
-}
-
-func (benchKeys) ReturnPathDomain(_ context.Context, _, domain string) (string, error) {
-	return domain, nil
-}
-
 func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (float64, error) {
 	dir, err := os.MkdirTemp("", "mailroom-bench-deliver")
 	if err != nil {
@@ -204,7 +190,7 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 	if err != nil {
 		return 0, err
 	}
-	a.Delivery().SetKeys(benchKeys{key})
+	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
 
 	// Accept the emails as the sending area does (row and job in one
 	// transaction, here 500 to a transaction) before the node starts, so

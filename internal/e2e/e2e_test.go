@@ -120,10 +120,7 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 	var dom struct {
 		ID      string
 		Domain  string
-		Records []struct {
-			Record, Type, Name, Value string
-			Priority                  *int
-		}
+		Records []dnsRecord
 	}
 	r.Decode(t, &dom)
 	send := map[string]any{"from": "Acme <news@acme.example>", "to": []string{"bob@rcpt.example"}, "subject": "Héllo", "html": "<p>Hi <b>Bob</b></p>", "tags": map[string]string{"campaign": "welcome"}}
@@ -136,16 +133,7 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 	}
 
 	// Publish exactly what was returned and verify.
-	for _, rec := range dom.Records {
-		switch rec.Type {
-		case "TXT":
-			dns.AddTXT(rec.Name, rec.Value)
-		case "MX":
-			dns.AddMX(rec.Name, rec.Value, uint16(*rec.Priority))
-		case "CNAME":
-			dns.AddCNAME(rec.Name, rec.Value)
-		}
-	}
+	publish(dns, dom.Records)
 	if r := a.Do("POST", "/v1/domains/"+dom.ID+"/verify", nil); r.Status != 200 || r.JSON()["verified"] != true {
 		t.Fatalf("verify: %d %s", r.Status, r.Body)
 	}

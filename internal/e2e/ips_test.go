@@ -27,30 +27,8 @@ func TestDedicatedIPIsTheSource(t *testing.T) {
 		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
 		testapp.WithEnv("MAILROOM_IPS", "127.0.0.2"),
 	)
-	r := a.Do("POST", "/v1/domains", map[string]any{"domain": "ips.example"})
-	if r.Status != 201 {
-		t.Fatalf("domain: %d %s", r.Status, r.Body)
-	}
-	var dom struct {
-		ID      string
-		Records []struct {
-			Type, Name, Value string
-			Priority          *int
-		}
-	}
-	r.Decode(t, &dom)
-	for _, rec := range dom.Records {
-		switch rec.Type {
-		case "TXT":
-			dns.AddTXT(rec.Name, rec.Value)
-		case "MX":
-			dns.AddMX(rec.Name, rec.Value, uint16(*rec.Priority))
-		}
-	}
-	if r := a.Do("POST", "/v1/domains/"+dom.ID+"/verify", nil); r.Status != 200 || r.JSON()["verified"] != true {
-		t.Fatalf("verify: %d %s", r.Status, r.Body)
-	}
-	r = a.Do("POST", "/v1/ips", map[string]any{"ip": "127.0.0.2"})
+	verifiedDomain(t, a, dns, "ips.example")
+	r := a.Do("POST", "/v1/ips", map[string]any{"ip": "127.0.0.2"})
 	if r.Status != 201 && r.Status != 200 {
 		t.Fatalf("take ip: %d %s", r.Status, r.Body)
 	}

@@ -23,7 +23,7 @@ func (c *Committer[T]) commit(batch []*write[T]) (flushed chan struct{}) {
 	wait, err := c.run(ctx, batch, errs)
 	if err == nil && wait == nil { // durable already (PostgreSQL)
 		for i, w := range batch {
-			c.answer(w, errs[i])
+			c.answer(w, c.settle(ctx, w, errs[i]))
 		}
 		return nil
 	}
@@ -41,7 +41,7 @@ func (c *Committer[T]) commit(batch []*write[T]) (flushed chan struct{}) {
 				if err != nil {
 					c.answer(w, err)
 				} else {
-					c.answer(w, errs[i])
+					c.answer(w, c.settle(ctx, w, errs[i]))
 				}
 			}
 		}()
@@ -49,7 +49,7 @@ func (c *Committer[T]) commit(batch []*write[T]) (flushed chan struct{}) {
 		return flushed
 	}
 	if len(batch) == 1 {
-		c.answer(batch[0], err)
+		c.answer(batch[0], c.settle(ctx, batch[0], err))
 		return nil
 	}
 	c.metrics.fallbacks.Inc()
@@ -60,15 +60,44 @@ func (c *Committer[T]) commit(batch []*write[T]) (flushed chan struct{}) {
 	return nil
 }
 
-// alone commits one write in its own transaction and waits for the disk.
-func (c *Committer[T]) alone(ctx context.Context, w *write[T]) error {
-	errs := make([]error, 1)
-	wait, err := c.run(ctx, []*write[T]{w}, errs)
-	if err == nil && wait != nil {
-		err = wait()
+// settle is a write's answer once its batch committed: a write rolled back
+// to its savepoint as a deadlock victim runs again alone, since its caller
+// may already have done what the write records (a message handed to a mail
+// server) and would otherwise do it twice.
+func (c *Committer[T]) settle(ctx context.Context, w *write[T], err error) error {
+	if !store.IsDeadlock(err) {
+		return err
 	}
-	if err == nil {
-		err = errs[0]
+	c.metrics.deadlocks.Inc()
+	time.Sleep(5 * time.Millisecond) // let the other side take its locks first
+	return c.alone(ctx, w)
+}
+
+// deadlockTries bounds how often a write that keeps losing deadlocks runs
+// alone before its caller is told.
+const deadlockTries = 6
+
+// alone commits one write in its own transaction and waits for the disk,
+// running it again while PostgreSQL picks it as a deadlock victim.
+func (c *Committer[T]) alone(ctx context.Context, w *write[T]) error {
+	var err error
+	for try := range deadlockTries {
+		if try > 0 {
+			c.metrics.deadlocks.Inc()
+			time.Sleep(time.Duration(try*try) * 5 * time.Millisecond) // let the other side finish
+		}
+		errs := make([]error, 1)
+		var wait func() error
+		wait, err = c.run(ctx, []*write[T]{w}, errs)
+		if err == nil && wait != nil {
+			err = wait()
+		}
+		if err == nil {
+			err = errs[0]
+		}
+		if !store.IsDeadlock(err) {
+			return err
+		}
 	}
 	return err
 }

@@ -246,6 +246,34 @@ func TestCommitter(t *testing.T) {
 				}
 			})
 
+			t.Run("ADeadlockVictimRunsAgainAlone", func(t *testing.T) {
+				b := setup(t, Config[int]{Isolation: st.iso})
+				b.start(t)
+				var victim atomic.Int32
+				release := b.hold(t)
+				var chs []<-chan error
+				for i := 1; i <= 5; i++ {
+					chs = append(chs, b.c.Submit(i, func(ctx context.Context, tx *store.Tx) error {
+						if err := insert(i)(ctx, tx); err != nil {
+							return err
+						}
+						if i == 3 && victim.Add(1) == 1 {
+							return errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")
+						}
+						return nil
+					}))
+				}
+				release()
+				for i, err := range answers(t, chs, 10*time.Second) {
+					if err != nil {
+						t.Errorf("write %d answered %v; a deadlock victim must run again, not fail its caller", i+1, err)
+					}
+				}
+				if got, want := b.rows(t), []int{0, 1, 2, 3, 4, 5}; !slices.Equal(got, want) {
+					t.Errorf("rows %v, want %v: each write once", got, want)
+				}
+			})
+
 			t.Run("AFailedWriteLeavesNothingDeferred", func(t *testing.T) {
 				b := setup(t, Config[int]{Isolation: st.iso})
 				b.start(t)
@@ -503,6 +531,84 @@ func TestPostgresCommitsTwoFullBatchesAtOnce(t *testing.T) {
 	}
 	if n, want := len(b.rows(t)), 1+pipe+pipe+pipe; n != want {
 		t.Errorf("%d rows, want %d", n, want)
+	}
+}
+
+// A write that PostgreSQL really picks as a deadlock victim runs again once
+// the other side has finished, and its caller hears only of its success:
+// delivery records outcomes of messages already handed to a mail server,
+// and a failure there would send them again.
+func TestPostgresDeadlockVictimRunsAgain(t *testing.T) {
+	if !testdb.IsPostgres() {
+		t.Skip("PostgreSQL only (MAILROOM_TEST_DATABASE_URL): SQLite's one writer never deadlocks")
+	}
+	for _, st := range strategies {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t, Config[int]{Isolation: st.iso})
+			if _, err := b.db.Exec(ctx, `CREATE TABLE locks (k INTEGER PRIMARY KEY)`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.db.Exec(ctx, `INSERT INTO locks (k) VALUES (1), (2)`); err != nil {
+				t.Fatal(err)
+			}
+			b.start(t)
+			other, err := b.db.W.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Rollback()
+			// The other side checks for the deadlock later than the write
+			// does, so the write is the victim even on a loaded machine.
+			if _, err := other.ExecContext(ctx, `SET LOCAL deadlock_timeout = '30s'`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.ExecContext(ctx, `UPDATE locks SET k = k WHERE k = 1`); err != nil {
+				t.Fatal(err)
+			}
+			var runs atomic.Int32
+			ch := b.c.Submit(1, func(ctx context.Context, tx *store.Tx) error {
+				if runs.Add(1) == 1 { // its run again takes no lock the other side waits for
+					for _, k := range []int{2, 1} {
+						if _, err := tx.Exec(ctx, `UPDATE locks SET k = k WHERE k = ?`, k); err != nil {
+							return err
+						}
+					}
+				}
+				return insert(1)(ctx, tx)
+			})
+			// Once the write waits for row 1, taking row 2 closes the cycle.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				var waiting int
+				if err := b.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the write never waited for the other transaction's lock")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if _, err := other.ExecContext(ctx, `UPDATE locks SET k = k WHERE k = 2`); err != nil {
+				t.Fatalf("the other transaction was the victim (%v); the write should have been", err)
+			}
+			if err := other.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := answers(t, []<-chan error{ch}, 20*time.Second)[0]; err != nil {
+				t.Fatalf("the write answered %v; a deadlock victim must run again", err)
+			}
+			if got := b.rows(t); !slices.Equal(got, []int{1}) {
+				t.Errorf("rows %v, want [1]", got)
+			}
+			if n := runs.Load(); n != 2 {
+				t.Errorf("the write ran %d times, want 2 (aborted once, then alone)", n)
+			}
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ type metrics struct {
 	seconds   prometheus.Histogram // one commit: its statements and COMMIT (and SQLite's FinishWAL)
 	flush     prometheus.Histogram // after COMMIT until on disk (SQLite's WAL flush; PostgreSQL's COMMIT is durable)
 	fallbacks prometheus.Counter   // batches that failed and were run again one write at a time
+	deadlocks prometheus.Counter   // writes run again alone after PostgreSQL picked them as a deadlock victim
 }
 
 func newMetrics(name string, maxBatch int, reg prometheus.Registerer) metrics {
@@ -37,9 +38,13 @@ func newMetrics(name string, maxBatch int, reg prometheus.Registerer) metrics {
 			Name: "mailroom_group_commit_fallbacks_total", Help: "Group commits that failed as a whole and were run again one write at a time.",
 			ConstLabels: labels,
 		}),
+		deadlocks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mailroom_group_commit_deadlock_retries_total", Help: "Writes run again alone after PostgreSQL picked them as a deadlock victim.",
+			ConstLabels: labels,
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.writes, m.seconds, m.flush, m.fallbacks)
+		reg.MustRegister(m.writes, m.seconds, m.flush, m.fallbacks, m.deadlocks)
 	}
 	return m
 }

@@ -1,21 +1,13 @@
 package broadcasts_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/smtpsink"
-	"mailroom/internal/testkit/testdb"
 )
 
 // TestCrashMidFanOut runs the real binary, kills it with SIGKILL while a
@@ -27,62 +19,19 @@ func TestCrashMidFanOut(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	const n = 2000
-	bin := binary.Build(t)
 	sink := smtpsink.Start(t, smtpsink.WithHandler(func(string, []string, []byte) error {
 		time.Sleep(time.Millisecond) // a receiving server takes a moment
 		return nil
 	}))
-	addr := binary.FreeAddr(t)
-	env := append(os.Environ(),
-		"MAILROOM_DATABASE_URL="+testdb.URL(t),
-		"MAILROOM_HTTP_ADDR="+addr,
-		"MAILROOM_SMTP_ADDR=off",
-		"MAILROOM_SECRET_KEY=test-secret-key-0123456789",
-		"MAILROOM_SERVICE_DOMAIN=mailroom.test",
-		"MAILROOM_DATA_DIR="+t.TempDir(),
+	node := binary.Start(t,
 		"MAILROOM_OUTBOUND=smtp://"+sink.Addr(),
 		"MAILROOM_JOB_RESCUE_AFTER=60s", // a marketing batch of 100 may take longer than the 3 s other crash tests use
-		"MAILROOM_RATE_LIMIT=100000",
-		"MAILROOM_NODE_TIMEOUT=2s", // the restarted node takes up the killed one's running jobs within seconds
-		"MAILROOM_LOG_LEVEL=warn",
+		"MAILROOM_NODE_TIMEOUT=2s",      // the restarted node takes up the killed one's running jobs within seconds
 	)
-	var logs bytes.Buffer
-	first := binary.Serve(t, bin, env, &logs)
-	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
-	create := exec.Command(bin, "workspace", "create", "--name", "Crash", "--owner-email", "owner@example.com")
-	create.Env = env
-	out, err := create.Output()
-	if err != nil {
-		t.Fatalf("workspace create: %v", err)
-	}
-	var ws struct {
-		APIKey string `json:"api_key"`
-	}
-	if err := json.Unmarshal(out, &ws); err != nil {
-		t.Fatal(err)
-	}
+	key := node.Workspace("Crash", "owner@example.com")
 	call := func(method, path string, body any) map[string]any {
 		t.Helper()
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, "http://"+addr+path, rd)
-		req.Header.Set("Authorization", "Bearer "+ws.APIKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		raw, _ := io.ReadAll(resp.Body)
-		_ = json.Unmarshal(raw, &m)
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-		}
-		return m
+		return node.Call(key, method, path, body)
 	}
 	aud := call("POST", "/v1/audiences", map[string]any{"name": "Everyone"})["id"].(string)
 	var rows []any
@@ -97,18 +46,14 @@ func TestCrashMidFanOut(t *testing.T) {
 	for sink.Count() < n/3 && time.Now().Before(deadline) {
 		time.Sleep(2 * time.Millisecond)
 	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	first.Wait()
+	node.Kill()
 	atKill := sink.Count()
 	if atKill >= n {
 		t.Fatal("everything was delivered before the kill; the test proves nothing")
 	}
 
-	second := binary.Serve(t, bin, env, &logs)
-	defer func() { second.Process.Signal(syscall.SIGTERM); second.Wait() }()
-	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
+	node.Restart()
+	defer node.Stop()
 	deadline = time.Now().Add(90 * time.Second)
 	var b map[string]any
 	for time.Now().Before(deadline) {
@@ -137,7 +82,7 @@ func TestCrashMidFanOut(t *testing.T) {
 	t.Logf("killed with %d of %d at the sink; after the restart: %d messages, %d repeats, %d missing; broadcast %v %v",
 		atKill, n, sink.Count(), dups, missing, b["status"], b["stats"])
 	if missing > 0 {
-		t.Errorf("%d recipients never got the broadcast\n%s", missing, logs.String())
+		t.Errorf("%d recipients never got the broadcast\n%s", missing, node.Logs.String())
 	}
 	if dups > 100 {
 		t.Errorf("%d repeats: more than the one batch in flight at the kill", dups)

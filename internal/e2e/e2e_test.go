@@ -120,7 +120,7 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 	var dom struct {
 		ID      string
 		Domain  string
-		Records []dnsRecord
+		Records []dnstest.Record
 	}
 	r.Decode(t, &dom)
 	send := map[string]any{"from": "Acme <news@acme.example>", "to": []string{"bob@rcpt.example"}, "subject": "Héllo", "html": "<p>Hi <b>Bob</b></p>", "tags": map[string]string{"campaign": "welcome"}}
@@ -133,7 +133,7 @@ func TestVerifiedDomainSendsSignedMailAndWebhooks(t *testing.T) {
 	}
 
 	// Publish exactly what was returned and verify.
-	publish(dns, dom.Records)
+	dns.Publish(dom.Records)
 	if r := a.Do("POST", "/v1/domains/"+dom.ID+"/verify", nil); r.Status != 200 || r.JSON()["verified"] != true {
 		t.Fatalf("verify: %d %s", r.Status, r.Body)
 	}

@@ -27,7 +27,7 @@ func TestDedicatedIPIsTheSource(t *testing.T) {
 		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
 		testapp.WithEnv("MAILROOM_IPS", "127.0.0.2"),
 	)
-	verifiedDomain(t, a, dns, "ips.example")
+	a.VerifiedDomain(a.Key, dns, "ips.example", nil)
 	r := a.Do("POST", "/v1/ips", map[string]any{"ip": "127.0.0.2"})
 	if r.Status != 201 && r.Status != 200 {
 		t.Fatalf("take ip: %d %s", r.Status, r.Body)

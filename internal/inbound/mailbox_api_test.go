@@ -1,8 +1,6 @@
 package inbound_test
 
 import (
-	"net/http"
-	"strings"
 	"testing"
 
 	"mailroom/internal/testkit/dnstest"
@@ -15,48 +13,13 @@ type (
 	shape = scenario.Shape
 )
 
-type apiRecord struct {
-	Record   string `json:"record"`
-	Type     string `json:"type"`
-	Name     string `json:"name"`
-	Value    string `json:"value"`
-	Priority *int   `json:"priority"`
-}
-
-// verifiedDomain adds name to the workspace, publishes its records in dns
-// (the MX too when withMX) and verifies it.
-func verifiedDomain(t *testing.T, a *testapp.App, dns *dnstest.Server, key, name string, withMX bool) string {
-	t.Helper()
-	r := a.DoKey(key, "POST", "/v1/domains", map[string]any{"domain": name})
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create domain: %d %s", r.Status, r.Body)
-	}
-	var d struct {
-		ID      string      `json:"id"`
-		Records []apiRecord `json:"records"`
-	}
-	r.Decode(t, &d)
-	for _, rec := range d.Records {
-		switch rec.Type {
-		case "TXT":
-			dns.AddTXT(rec.Name, rec.Value)
-		case "MX":
-			if withMX || rec.Name != name { // the bounce subdomain's MX is required
-				dns.AddMX(rec.Name, rec.Value, uint16(*rec.Priority))
-			}
-		}
-	}
-	if r := a.DoKey(key, "POST", "/v1/domains/"+d.ID+"/verify", nil); r.Status != 200 || !strings.Contains(string(r.Body), `"verified":true`) {
-		t.Fatalf("verify: %d %s", r.Status, r.Body)
-	}
-	return d.ID
-}
-
 func TestMailboxAndIdentityRoutes(t *testing.T) {
 	dns := dnstest.Start(t)
 	a := testapp.Start(t, testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()))
-	withMX := verifiedDomain(t, a, dns, a.Key, "mx.example.com", true)
-	noMX := verifiedDomain(t, a, dns, a.Key, "nomx.example.com", false)
+	withMX := a.VerifiedDomain(a.Key, dns, "mx.example.com", nil)
+	noMX := a.VerifiedDomain(a.Key, dns, "nomx.example.com", func(r dnstest.Record) bool {
+		return r.Type != "MX" || r.Name != "nomx.example.com" // the bounce subdomain's MX is required
+	})
 	_, otherKey := a.NewWorkspace("Other", "o@example.com")
 	s := scenario.New(a)
 	s.Set("other", otherKey)

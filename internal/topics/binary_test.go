@@ -1,18 +1,13 @@
 package topics_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"mailroom/internal/testkit/binary"
-	"mailroom/internal/testkit/testdb"
 )
 
 // TestBinaryPreferencePage runs the real binary: a topic made over the API,
@@ -22,50 +17,16 @@ func TestBinaryPreferencePage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := binary.Build(t)
 	addr := binary.FreeAddr(t)
-	env := append(os.Environ(),
-		"MAILROOM_DATABASE_URL="+testdb.URL(t),
-		"MAILROOM_HTTP_ADDR="+addr,
-		"MAILROOM_PUBLIC_URL=http://"+addr,
-		"MAILROOM_SMTP_ADDR=off",
-		"MAILROOM_SECRET_KEY=test-secret-key-0123456789",
-		"MAILROOM_SERVICE_DOMAIN=mailroom.test",
-		"MAILROOM_DATA_DIR="+t.TempDir(),
-		"MAILROOM_LOG_LEVEL=warn",
-	)
-	var logs bytes.Buffer
-	binary.Serve(t, bin, env, &logs)
-	binary.WaitHealthy(t, addr, 60*time.Second, &logs)
-	create := exec.Command(bin, "workspace", "create", "--name", "Acme", "--owner-email", "owner@example.com")
-	create.Env = env
-	out, err := create.Output()
-	if err != nil {
-		t.Fatalf("workspace create: %v\n%s", err, logs.String())
-	}
-	var ws struct {
-		APIKey string `json:"api_key"`
-	}
-	if err := json.Unmarshal(out, &ws); err != nil {
-		t.Fatalf("workspace create printed %q", out)
-	}
+	node := binary.Start(t, "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_PUBLIC_URL=http://"+addr)
+	key := node.Workspace("Acme", "owner@example.com")
 	api := func(method, path, body string) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+ws.APIKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		var v any
+		if body != "" {
+			v = json.RawMessage(body)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
-		}
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		return m
+		return node.Call(key, method, path, v)
 	}
 	api("POST", "/v1/topics", `{"name":"Product news","key":"news"}`)
 	p := api("GET", "/v1/topics/preferences?email=ann@example.com", "")

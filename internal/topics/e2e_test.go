@@ -42,31 +42,7 @@ func startNode(t *testing.T) *node {
 		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
 		testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"),
 	)
-	r := a.Do("POST", "/v1/domains", map[string]any{"domain": "acme.example"})
-	if r.Status != 201 {
-		t.Fatalf("domain: %d %s", r.Status, r.Body)
-	}
-	var dom struct {
-		ID      string
-		Records []struct {
-			Type, Name, Value string
-			Priority          *int
-		}
-	}
-	r.Decode(t, &dom)
-	for _, rec := range dom.Records {
-		switch rec.Type {
-		case "TXT":
-			dns.AddTXT(rec.Name, rec.Value)
-		case "MX":
-			dns.AddMX(rec.Name, rec.Value, uint16(*rec.Priority))
-		case "CNAME":
-			dns.AddCNAME(rec.Name, rec.Value)
-		}
-	}
-	if r := a.Do("POST", "/v1/domains/"+dom.ID+"/verify", nil); r.Status != 200 {
-		t.Fatalf("verify: %d %s", r.Status, r.Body)
-	}
+	a.VerifiedDomain(a.Key, dns, "acme.example", nil)
 	return &node{App: a, sink: sink, dns: dns}
 }
 

@@ -100,6 +100,29 @@ func (s *Server) AddTXT(name string, values ...string) {
 	s.add(&dns.TXT{Hdr: s.hdr(name, dns.TypeTXT), Txt: parts})
 }
 
+// Record is a DNS record as POST /v1/domains lists it (its JSON decodes
+// into it).
+type Record struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	Priority *int   `json:"priority"`
+}
+
+// Publish serves recs exactly as a domain owner following them would.
+func (s *Server) Publish(recs []Record) {
+	for _, r := range recs {
+		switch r.Type {
+		case "TXT":
+			s.AddTXT(r.Name, r.Value)
+		case "MX":
+			s.AddMX(r.Name, r.Value, uint16(*r.Priority))
+		case "CNAME":
+			s.AddCNAME(r.Name, r.Value)
+		}
+	}
+}
+
 // AddMX adds an MX record at name pointing at host with the given preference.
 func (s *Server) AddMX(name, host string, pref uint16) {
 	s.add(&dns.MX{Hdr: s.hdr(name, dns.TypeMX), Mx: fqdn(host), Preference: pref})

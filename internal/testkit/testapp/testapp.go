@@ -12,12 +12,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"mailroom/internal/app"
 	"mailroom/internal/clock"
 	"mailroom/internal/config"
+	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/openapicheck"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/testkit/testkeys"
@@ -215,6 +217,30 @@ func (a *App) DoKey(key, method, path string, body any) *Response {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	return a.Send(req)
+}
+
+// VerifiedDomain adds name to key's workspace, publishes in dns the records
+// it lists (those keep accepts, when keep is not nil) and verifies it; it
+// returns the domain's id.
+func (a *App) VerifiedDomain(key string, dns *dnstest.Server, name string, keep func(dnstest.Record) bool) string {
+	a.T.Helper()
+	r := a.DoKey(key, "POST", "/v1/domains", map[string]any{"domain": name})
+	if r.Status != http.StatusCreated {
+		a.T.Fatalf("create domain %s: %d %s", name, r.Status, r.Body)
+	}
+	var d struct {
+		ID      string           `json:"id"`
+		Records []dnstest.Record `json:"records"`
+	}
+	r.Decode(a.T, &d)
+	if keep != nil {
+		d.Records = slices.DeleteFunc(d.Records, func(rec dnstest.Record) bool { return !keep(rec) })
+	}
+	dns.Publish(d.Records)
+	if r := a.DoKey(key, "POST", "/v1/domains/"+d.ID+"/verify", nil); r.Status != 200 || r.JSON()["verified"] != true {
+		a.T.Fatalf("verify %s: %d %s", name, r.Status, r.Body)
+	}
+	return d.ID
 }
 
 // Send performs a prepared request.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -129,4 +130,15 @@ func BareJSONServer() (url string, closeFn func()) {
 	})}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }
+}
+
+// ProcessCPU is the user and system CPU time this process has used: the
+// benches run the server in-process, so its difference over a run is the
+// work (server and load generator), whatever the machine's load.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"time"
 
 	"mailroom/bench/internal/load"
@@ -122,19 +121,10 @@ func main() {
 	}
 	res.Body.Close()
 	load.Run(*conns, time.Second, 200, r)
-	if *prof != "" {
-		f, err := os.Create(*prof)
-		if err != nil {
-			panic(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			panic(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	stop := load.StartCPUProfile(*prof)
 	c0 := load.ProcessCPU()
 	got := load.Run(*conns, *dur, 200, r)
+	stop()
 	// SQLite runs in this process; PostgreSQL's own CPU is not in this figure.
 	cpu := (load.ProcessCPU() - c0) / time.Duration(max(got.Requests, 1))
 	fmt.Printf("GET /v1/analytics 400 days by day, tag breakdown (%s): %s\n", a.DB.Dialect, got)

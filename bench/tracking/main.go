@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -139,18 +138,9 @@ func main() {
 		return r
 	}
 	br := run("bare net/http 302", bareRedirect, 302)
-	if *prof != "" { // the click route's run only
-		f, err := os.Create(*prof)
-		if err != nil {
-			panic(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			panic(err)
-		}
-	}
+	stop := load.StartCPUProfile(*prof) // the click route's run only
 	cr := run("GET /t/c/{token} ("+a.DB.Dialect.String()+")", click, 302)
-	pprof.StopCPUProfile()
+	stop()
 	bp := run("bare net/http GIF", barePixel, 200)
 	or := run("GET /t/o/{token} ("+a.DB.Dialect.String()+")", open, 200)
 	if err := a.Tracking().Flush(ctx); err != nil {

@@ -52,13 +52,7 @@ type statsJSON struct {
 	Complained int `json:"complained"`
 	Failed     int `json:"failed"`
 	Skipped    int `json:"skipped"`
-	// Opens and clicks as on an email: people's, and machines' apart.
-	Opens         int64 `json:"opens"`
-	UniqueOpens   int64 `json:"unique_opens"`
-	Clicks        int64 `json:"clicks"`
-	UniqueClicks  int64 `json:"unique_clicks"`
-	MachineOpens  int64 `json:"machine_opens"`
-	MachineClicks int64 `json:"machine_clicks"`
+	engagementJSON
 }
 
 type broadcastJSON struct {
@@ -174,8 +168,8 @@ func (h *handler) fullBroadcast(r *http.Request, b broadcasts.Broadcast) (broadc
 func statsOut(st broadcasts.Stats) statsJSON {
 	return statsJSON{Total: st.Total, Pending: st.Pending, Sent: st.Sent, Delivered: st.Delivered, Bounced: st.Bounced,
 		Complained: st.Complained, Failed: st.Failed, Skipped: st.Skipped,
-		Opens: st.Opens, UniqueOpens: st.UniqueOpens, Clicks: st.Clicks, UniqueClicks: st.UniqueClicks,
-		MachineOpens: st.MachineOpens, MachineClicks: st.MachineClicks}
+		engagementJSON: engagementJSON{Opens: st.Opens, UniqueOpens: st.UniqueOpens, Clicks: st.Clicks, UniqueClicks: st.UniqueClicks,
+			MachineOpens: st.MachineOpens, MachineClicks: st.MachineClicks}}
 }
 
 func (h *handler) getBroadcast(w http.ResponseWriter, r *http.Request) error {

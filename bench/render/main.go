@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"mailroom/bench/internal/load"
@@ -119,12 +118,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		for j := range kinds {
 			k := &kinds[(i+j)%len(kinds)] // rotate which goes first
 			time.Sleep(200 * time.Millisecond)
-			c0 := processCPU()
+			c0 := load.ProcessCPU()
 			res := load.Run(*conns, *slice, 200, load.JSONRequest("POST", target, key, k.body))
 			if res.Errors > 0 {
 				return fmt.Errorf("%s: %d errors; a probe answered: %v", k.name, res.Errors, probe(ctx, target, key, k.body, *conns))
 			}
-			k.cpu += processCPU() - c0
+			k.cpu += load.ProcessCPU() - c0
 			k.n += res.Requests
 			k.rate += res.PerSecond() / float64(rounds)
 		}
@@ -217,13 +216,4 @@ func merge(a, b map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-// processCPU is the user plus system time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -15,9 +15,9 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/clock"
 	"mailroom/internal/contacts"
 	"mailroom/internal/ids"
@@ -125,11 +125,11 @@ func measure(ctx context.Context, db *store.DB, ws, aud string, n, runs int) {
 	var times, cpus []time.Duration
 	var count int
 	for range runs {
-		t, c := time.Now(), cpuTime()
+		t, c := time.Now(), benchload.ProcessCPU()
 		s, err := svc.Get(ctx, ws, seg.ID, true)
 		check(err)
 		times = append(times, time.Since(t))
-		cpus = append(cpus, cpuTime()-c)
+		cpus = append(cpus, benchload.ProcessCPU()-c)
 		count = s.MemberCount
 	}
 	slices.Sort(times)
@@ -139,13 +139,6 @@ func measure(ctx context.Context, db *store.DB, ws, aud string, n, runs int) {
 	// core; SQLite runs in this process, so its CPU time is the work.
 	fmt.Printf("this process's CPU per count: median %s\n", cpus[len(cpus)/2].Round(time.Millisecond))
 	fmt.Printf("count=live over %d contacts, 5 rules, %s: median %s (ceiling 200ms)\n", n, db.Dialect, times[len(times)/2].Round(time.Millisecond))
-}
-
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func check(err error) {

@@ -51,6 +51,7 @@ func main() {
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
 	conns := flag.Int("c", 64, "connections")
 	dur := flag.Duration("d", 5*time.Second, "duration of each run")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the two Mailroom runs to this file")
 	flag.Parse()
 
 	dir, _ := os.MkdirTemp("", "mailroom-bench-tracking")
@@ -126,14 +127,20 @@ func main() {
 	})
 	defer c2()
 
+	// CPU per request is this process's (server, load generator and, on
+	// SQLite, the database) over the run: steadier than req/s on a busy machine.
 	run := func(name, url string, want int) load.Result {
 		load.Run(*conns, time.Second, want, get(url)) // warm up
+		c0 := load.ProcessCPU()
 		r := load.Run(*conns, *dur, want, get(url))
-		fmt.Printf("%-28s %s\n", name+":", r)
+		cpu := (load.ProcessCPU() - c0) / time.Duration(max(r.Requests, 1))
+		fmt.Printf("%-28s %s, CPU %v per request\n", name+":", r, cpu.Round(time.Microsecond/10))
 		return r
 	}
 	br := run("bare net/http 302", bareRedirect, 302)
+	stop := load.StartCPUProfile(*prof) // the click route's run only
 	cr := run("GET /t/c/{token} ("+a.DB.Dialect.String()+")", click, 302)
+	stop()
 	bp := run("bare net/http GIF", barePixel, 200)
 	or := run("GET /t/o/{token} ("+a.DB.Dialect.String()+")", open, 200)
 	if err := a.Tracking().Flush(ctx); err != nil {

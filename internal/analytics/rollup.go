@@ -1,8 +1,9 @@
 // Package analytics keeps the counters behind GET /v1/analytics and
 // /v1/analytics/tags and answers those reads. Counters are rollups: one row
 // per workspace, UTC day and combination of the email's single-valued
-// dimensions (sending domain, mail class, template) in analytics_daily, and
-// the same once more per tag in analytics_tags. Whoever raises what a
+// dimensions (sending domain, mail class, template) in analytics_cells, the
+// same once more per tag, and per day (and tag) alone in analytics_days.
+// Whoever raises what a
 // counter counts (an email.* event, an open, a click) calls Add inside its
 // own transaction, so a counter moves exactly when the change it counts
 // commits; reads sum rollup rows and never scan the emails table, so a
@@ -11,7 +12,9 @@
 package analytics
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -116,113 +119,59 @@ func pendingOf(tx *store.Tx) *pending {
 	}).(*pending)
 }
 
-// dailyKey and tagKey name one rollup row.
-type dailyKey struct {
+// cellKey names a row of analytics_cells; a row of analytics_days is one
+// with domain, class and template empty. key "" is the email as a whole.
+type cellKey struct {
 	ws                        string
+	key                       string
 	day                       int64
+	value                     string
 	domain, class, templateID string
 }
 
-type tagKey struct {
-	dailyKey
-	key, value string
+func compareCells(a, b cellKey) int {
+	return cmp.Or(strings.Compare(a.ws, b.ws), strings.Compare(a.key, b.key), cmp.Compare(a.day, b.day),
+		strings.Compare(a.value, b.value), strings.Compare(a.domain, b.domain), strings.Compare(a.class, b.class),
+		strings.Compare(a.templateID, b.templateID))
 }
 
-// flush writes the transaction's counts: one upsert per row, in key order
-// so that two concurrent transactions (PostgreSQL) lock shared rows in the
-// same order and never deadlock.
+// flush sums the transaction's counts per row of both tables (the email as
+// a whole under key "", then once per tag) and defers one upsert row each:
+// they join the transaction's multi-row statements (one round trip on
+// PostgreSQL) rather than a statement each. Rows go in key order so that
+// two concurrent transactions (PostgreSQL) lock shared rows in the same
+// order and never deadlock.
 func (p *pending) flush(ctx context.Context, tx *store.Tx) error {
 	if p.empty() {
 		return nil
 	}
-	daily := map[dailyKey]*Counts{}
-	tags := map[tagKey]*Counts{}
-	p.each(func(a pendingAdd) {
-		k := dailyKey{ws: a.ws, day: a.day, domain: a.dims.Domain, class: a.dims.MailClass, templateID: a.dims.TemplateID}
-		if daily[k] == nil {
-			daily[k] = &Counts{}
+	cells := map[cellKey]*Counts{}
+	days := map[cellKey]*Counts{}
+	bump := func(m map[cellKey]*Counts, k cellKey, c Counts) {
+		if m[k] == nil {
+			m[k] = &Counts{}
 		}
-		daily[k].add(a.counts)
+		m[k].add(c)
+	}
+	p.each(func(a pendingAdd) {
+		k := cellKey{ws: a.ws, day: a.day, domain: a.dims.Domain, class: a.dims.MailClass, templateID: a.dims.TemplateID}
+		bump(cells, k, a.counts)
+		bump(days, cellKey{ws: a.ws, day: a.day}, a.counts)
 		for tk, tv := range a.dims.Tags {
-			t := tagKey{dailyKey: k, key: tk, value: tv}
-			if tags[t] == nil {
-				tags[t] = &Counts{}
+			if tk == "" { // "" is the whole email's row
+				continue
 			}
-			tags[t].add(a.counts)
+			k.key, k.value = tk, tv
+			bump(cells, k, a.counts)
+			bump(days, cellKey{ws: a.ws, key: tk, day: a.day, value: tv}, a.counts)
 		}
 	})
 	p.reset()
-	dk := make([]dailyKey, 0, len(daily))
-	for k := range daily {
-		dk = append(dk, k)
+	for _, k := range slices.SortedFunc(maps.Keys(cells), compareCells) {
+		deferCell(tx, k, *cells[k])
 	}
-	slices.SortFunc(dk, compareDaily)
-	for _, k := range dk {
-		if err := upsertDaily(ctx, tx, k, *daily[k]); err != nil {
-			return err
-		}
-	}
-	tk := make([]tagKey, 0, len(tags))
-	for k := range tags {
-		tk = append(tk, k)
-	}
-	slices.SortFunc(tk, func(a, b tagKey) int {
-		if c := compareDaily(a.dailyKey, b.dailyKey); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return strings.Compare(a.value, b.value)
-	})
-	for _, k := range tk {
-		if err := upsertTag(ctx, tx, k, *tags[k]); err != nil {
-			return err
-		}
-	}
-	// The same per tag without the other dimensions (analytics_tag_days).
-	days := map[tagKey]*Counts{}
-	var dk2 []tagKey
-	for _, k := range tk {
-		short := tagKey{dailyKey: dailyKey{ws: k.ws, day: k.day}, key: k.key, value: k.value}
-		if days[short] == nil {
-			days[short] = &Counts{}
-			dk2 = append(dk2, short) // tk is sorted by ws, day first: so is dk2
-		}
-		days[short].add(*tags[k])
-	}
-	slices.SortFunc(dk2, func(a, b tagKey) int {
-		if c := compareDaily(a.dailyKey, b.dailyKey); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return strings.Compare(a.value, b.value)
-	})
-	for _, k := range dk2 {
-		if err := upsertTagDay(ctx, tx, k, *days[k]); err != nil {
-			return err
-		}
+	for _, k := range slices.SortedFunc(maps.Keys(days), compareCells) {
+		deferDay(tx, k, *days[k])
 	}
 	return nil
-}
-
-func compareDaily(a, b dailyKey) int {
-	if c := strings.Compare(a.ws, b.ws); c != 0 {
-		return c
-	}
-	if a.day != b.day {
-		if a.day < b.day {
-			return -1
-		}
-		return 1
-	}
-	if c := strings.Compare(a.domain, b.domain); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.class, b.class); c != 0 {
-		return c
-	}
-	return strings.Compare(a.templateID, b.templateID)
 }

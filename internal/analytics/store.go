@@ -7,9 +7,9 @@ import (
 	"mailroom/internal/store"
 )
 
-// All of the analytics area's SQL. The upserts are the same statement on
-// both dialects (INSERT … ON CONFLICT DO UPDATE with excluded, which SQLite
-// has had since 3.24).
+// All of the analytics area's SQL. The upserts are the same clause on both
+// dialects (ON CONFLICT DO UPDATE with excluded, which SQLite has had since
+// 3.24), deferred into the transaction's multi-row statements.
 
 const counterColumns = `sent, delivered, bounced, complained, opens, unique_opens, clicks, unique_clicks, machine_opens, machine_clicks`
 
@@ -22,34 +22,20 @@ const counterUpdates = `sent = %[1]s.sent + excluded.sent, delivered = %[1]s.del
 func updates(table string) string { return strings.ReplaceAll(counterUpdates, "%[1]s", table) }
 
 var (
-	upsertDailySQL = `INSERT INTO analytics_daily (workspace_id, day, domain, mail_class, template_id, ` + counterColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (workspace_id, day, domain, mail_class, template_id) DO UPDATE SET ` + updates("analytics_daily")
-	upsertTagSQL = `INSERT INTO analytics_tags (workspace_id, tag_key, day, tag_value, domain, mail_class, template_id, ` + counterColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (workspace_id, tag_key, day, tag_value, domain, mail_class, template_id) DO UPDATE SET ` + updates("analytics_tags")
-	upsertTagDaySQL = `INSERT INTO analytics_tag_days (workspace_id, tag_key, day, tag_value, ` + counterColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (workspace_id, tag_key, day, tag_value) DO UPDATE SET ` + updates("analytics_tag_days")
+	cellColumns  = strings.Split(`workspace_id, tag_key, day, tag_value, domain, mail_class, template_id, `+counterColumns, ", ")
+	cellConflict = ` ON CONFLICT (workspace_id, tag_key, day, tag_value, domain, mail_class, template_id) DO UPDATE SET ` + updates("analytics_cells")
+	dayColumns   = strings.Split(`workspace_id, tag_key, day, tag_value, `+counterColumns, ", ")
+	dayConflict  = ` ON CONFLICT (workspace_id, tag_key, day, tag_value) DO UPDATE SET ` + updates("analytics_days")
 )
 
-func (c Counts) args() []any {
-	return []any{c.Sent, c.Delivered, c.Bounced, c.Complained, c.Opens, c.UniqueOpens, c.Clicks, c.UniqueClicks, c.MachineOpens, c.MachineClicks}
+func deferCell(tx *store.Tx, k cellKey, c Counts) {
+	tx.DeferUpsert("analytics_cells", cellColumns, cellConflict, k.ws, k.key, k.day, k.value, k.domain, k.class, k.templateID,
+		c.Sent, c.Delivered, c.Bounced, c.Complained, c.Opens, c.UniqueOpens, c.Clicks, c.UniqueClicks, c.MachineOpens, c.MachineClicks)
 }
 
-func upsertDaily(ctx context.Context, tx *store.Tx, k dailyKey, c Counts) error {
-	_, err := tx.Exec(ctx, upsertDailySQL, append([]any{k.ws, k.day, k.domain, k.class, k.templateID}, c.args()...)...)
-	return err
-}
-
-func upsertTag(ctx context.Context, tx *store.Tx, k tagKey, c Counts) error {
-	_, err := tx.Exec(ctx, upsertTagSQL, append([]any{k.ws, k.key, k.day, k.value, k.domain, k.class, k.templateID}, c.args()...)...)
-	return err
-}
-
-func upsertTagDay(ctx context.Context, tx *store.Tx, k tagKey, c Counts) error {
-	_, err := tx.Exec(ctx, upsertTagDaySQL, append([]any{k.ws, k.key, k.day, k.value}, c.args()...)...)
-	return err
+func deferDay(tx *store.Tx, k cellKey, c Counts) {
+	tx.DeferUpsert("analytics_days", dayColumns, dayConflict, k.ws, k.key, k.day, k.value,
+		c.Sent, c.Delivered, c.Bounced, c.Complained, c.Opens, c.UniqueOpens, c.Clicks, c.UniqueClicks, c.MachineOpens, c.MachineClicks)
 }
 
 // sums are the counter columns summed (CAST: PostgreSQL's SUM of a bigint
@@ -70,34 +56,26 @@ func (c *Counts) dest() []any {
 	return []any{&c.Sent, &c.Delivered, &c.Bounced, &c.Complained, &c.Opens, &c.UniqueOpens, &c.Clicks, &c.UniqueClicks, &c.MachineOpens, &c.MachineClicks}
 }
 
-// source is the table and WHERE clause a query reads: analytics_daily, or
-// analytics_tags for one tag key (and value) when the query filters on a tag
-// or breaks down by one.
+// source is the table and WHERE clause a query reads.
 type source struct {
 	where string
 	args  []any
 	table string
 }
 
-// sourceFor builds the WHERE clause of q over the days [from, to]. tagKey
-// (and tagValue when not nil) pick the tag rows; "" reads analytics_daily.
+// sourceFor builds the WHERE clause of q over the days [from, to] on the
+// rows of tagKey (and tagValue when not nil), "" being the email as a
+// whole. Without a domain, class or template filter or breakdown, the rows
+// per day (and tag value) of analytics_days answer; otherwise
+// analytics_cells, a row per combination.
 func sourceFor(q *Query, from, to int64, tagKey string, tagValue *string) source {
-	var b strings.Builder
-	args := []any{q.WorkspaceID}
-	b.WriteString(`workspace_id = ?`)
-	s := source{table: "analytics_daily"}
-	if tagKey != "" {
-		// Without a filter or breakdown on the other dimensions, the
-		// per-tag table without them has a row per day and value.
-		s.table = "analytics_tag_days"
-		if q.Domain != "" || q.MailClass != "" || q.TemplateID != "" || (q.Breakdown != "" && q.Breakdown != BreakdownTag) {
-			s.table = "analytics_tags"
-		}
-		b.WriteString(` AND tag_key = ?`)
-		args = append(args, tagKey)
+	s := source{table: "analytics_days"}
+	if q.Domain != "" || q.MailClass != "" || q.TemplateID != "" || (q.Breakdown != "" && q.Breakdown != BreakdownTag) {
+		s.table = "analytics_cells"
 	}
-	b.WriteString(` AND day >= ? AND day <= ?`)
-	args = append(args, from, to)
+	var b strings.Builder
+	b.WriteString(`workspace_id = ? AND tag_key = ? AND day >= ? AND day <= ?`)
+	args := []any{q.WorkspaceID, tagKey, from, to}
 	if tagValue != nil {
 		b.WriteString(` AND tag_value = ?`)
 		args = append(args, *tagValue)
@@ -154,7 +132,7 @@ func topTagKeys(ctx context.Context, db store.Querier, workspaceID string, from,
 		var k TagKey
 		err := sc.Scan(&k.Key, &k.Sent)
 		return k, err
-	}, `SELECT tag_key, CAST(SUM(sent) AS BIGINT) AS s FROM analytics_tag_days
-		WHERE workspace_id = ? AND day >= ? AND day <= ? GROUP BY tag_key ORDER BY s DESC, tag_key LIMIT ?`,
+	}, `SELECT tag_key, CAST(SUM(sent) AS BIGINT) AS s FROM analytics_days
+		WHERE workspace_id = ? AND tag_key <> '' AND day >= ? AND day <= ? GROUP BY tag_key ORDER BY s DESC, tag_key LIMIT ?`,
 		workspaceID, from, to, limit)
 }

@@ -47,9 +47,8 @@ var owners = map[string]string{
 	"contacts_search":      "contacts", // SQLite's FTS5 trigram index of contacts.search (store.DB.ContainsIndexed)
 	"topics":               "topics",
 	"topic_preferences":    "topics",
-	"analytics_daily":      "analytics",
-	"analytics_tags":       "analytics",
-	"analytics_tag_days":   "analytics",
+	"analytics_cells":      "analytics",
+	"analytics_days":       "analytics",
 	"email_tracking":       "tracking",
 	"policy_counters":      "policy",
 	"policy_holds":         "policy",

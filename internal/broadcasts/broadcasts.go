@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"mailroom/internal/render"
+	"mailroom/internal/tracking"
 )
 
 // Status is where a broadcast is in its life.
@@ -73,9 +74,11 @@ type Problem struct {
 	Message string
 }
 
-// Stats count a broadcast's recipients by status.
+// Stats count a broadcast's recipients by status, and the opens and
+// clicks of its emails (zero unless it tracks them).
 type Stats struct {
 	Total, Pending, Sent, Delivered, Bounced, Complained, Failed, Skipped int
+	tracking.Engagement
 }
 
 // Recipient is one snapshotted recipient with its current status.

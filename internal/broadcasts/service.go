@@ -22,6 +22,7 @@ import (
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
 	"mailroom/internal/topics"
+	"mailroom/internal/tracking"
 )
 
 // Limits.
@@ -174,9 +175,15 @@ func (s *Service) List(ctx context.Context, workspaceID string, limit int, befor
 	return listBroadcasts(ctx, s.c.DB, workspaceID, limit, before)
 }
 
-// Stats counts the broadcast's recipients by current status.
+// Stats counts the broadcast's recipients by current status and, when it
+// tracks opens or clicks, sums its emails' counters.
 func (s *Service) Stats(ctx context.Context, b Broadcast) (Stats, error) {
-	return recipientStats(ctx, s.c.DB, b.ID)
+	st, err := recipientStats(ctx, s.c.DB, b.ID)
+	if err != nil || !(b.TrackOpens || b.TrackClicks) {
+		return st, err
+	}
+	st.Engagement, err = tracking.EngagementOf(ctx, s.c.DB, b.WorkspaceID, recipientEmailIDs, b.ID)
+	return st, err
 }
 
 func errNotDraft(b Broadcast) error {

@@ -170,6 +170,10 @@ func firstInFlight(ctx context.Context, q store.Querier, broadcastID, from strin
 	return id, err
 }
 
+// recipientEmailIDs selects the ids of a broadcast's emails (parameter:
+// the broadcast id), for tracking.EngagementOf.
+const recipientEmailIDs = `SELECT email_id FROM broadcast_recipients WHERE broadcast_id = ? AND email_id <> ''`
+
 func recipientStats(ctx context.Context, q store.Querier, broadcastID string) (Stats, error) {
 	var s Stats
 	rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (struct {

@@ -24,17 +24,23 @@ type ratesJSON struct {
 	ClickRate     *float64 `json:"click_rate"`
 }
 
-type countsJSON struct {
-	Sends         int64 `json:"sends"`
-	Deliveries    int64 `json:"deliveries"`
-	Bounces       int64 `json:"bounces"`
-	Complaints    int64 `json:"complaints"`
+// engagementJSON are opens and clicks as analytics and broadcast stats
+// answer them: people's, and machines' apart.
+type engagementJSON struct {
 	Opens         int64 `json:"opens"`
 	UniqueOpens   int64 `json:"unique_opens"`
 	Clicks        int64 `json:"clicks"`
 	UniqueClicks  int64 `json:"unique_clicks"`
 	MachineOpens  int64 `json:"machine_opens"`
 	MachineClicks int64 `json:"machine_clicks"`
+}
+
+type countsJSON struct {
+	Sends      int64 `json:"sends"`
+	Deliveries int64 `json:"deliveries"`
+	Bounces    int64 `json:"bounces"`
+	Complaints int64 `json:"complaints"`
+	engagementJSON
 	ratesJSON
 }
 
@@ -65,8 +71,8 @@ type analyticsJSON struct {
 func countsOut(c analytics.Counts) countsJSON {
 	r := c.Rates()
 	return countsJSON{Sends: c.Sent, Deliveries: c.Delivered, Bounces: c.Bounced, Complaints: c.Complained,
-		Opens: c.Opens, UniqueOpens: c.UniqueOpens, Clicks: c.Clicks, UniqueClicks: c.UniqueClicks,
-		MachineOpens: c.MachineOpens, MachineClicks: c.MachineClicks,
+		engagementJSON: engagementJSON{Opens: c.Opens, UniqueOpens: c.UniqueOpens, Clicks: c.Clicks, UniqueClicks: c.UniqueClicks,
+			MachineOpens: c.MachineOpens, MachineClicks: c.MachineClicks},
 		ratesJSON: ratesJSON{DeliveryRate: r.Delivery, BounceRate: r.Bounce, ComplaintRate: r.Complaint, OpenRate: r.Open, ClickRate: r.Click}}
 }
 

@@ -52,6 +52,7 @@ type statsJSON struct {
 	Complained int `json:"complained"`
 	Failed     int `json:"failed"`
 	Skipped    int `json:"skipped"`
+	engagementJSON
 }
 
 type broadcastJSON struct {
@@ -159,9 +160,16 @@ func (h *handler) fullBroadcast(r *http.Request, b broadcasts.Broadcast) (broadc
 	out := broadcastOut(b)
 	ready := len(ps) == 0
 	out.HTML, out.Text, out.Ready, out.Problems = &b.HTML, &b.Text, &ready, problemsOut(ps)
-	out.Stats = &statsJSON{Total: st.Total, Pending: st.Pending, Sent: st.Sent, Delivered: st.Delivered, Bounced: st.Bounced,
-		Complained: st.Complained, Failed: st.Failed, Skipped: st.Skipped}
+	stats := statsOut(st)
+	out.Stats = &stats
 	return out, nil
+}
+
+func statsOut(st broadcasts.Stats) statsJSON {
+	return statsJSON{Total: st.Total, Pending: st.Pending, Sent: st.Sent, Delivered: st.Delivered, Bounced: st.Bounced,
+		Complained: st.Complained, Failed: st.Failed, Skipped: st.Skipped,
+		engagementJSON: engagementJSON{Opens: st.Opens, UniqueOpens: st.UniqueOpens, Clicks: st.Clicks, UniqueClicks: st.UniqueClicks,
+			MachineOpens: st.MachineOpens, MachineClicks: st.MachineClicks}}
 }
 
 func (h *handler) getBroadcast(w http.ResponseWriter, r *http.Request) error {
@@ -377,7 +385,6 @@ func (h *handler) listBroadcastRecipients(w http.ResponseWriter, r *http.Request
 			EmailID: opt(x.EmailID), CreatedAt: ts(x.CreatedAt), UpdatedAt: ts(x.UpdatedAt)})
 	}
 	writeJSON(w, http.StatusOK, recipientList{Recipients: out, HasMore: meta.HasMore, NextCursor: meta.NextCursor, NextAfter: meta.NextCursor,
-		Stats: statsJSON{Total: st.Total, Pending: st.Pending, Sent: st.Sent, Delivered: st.Delivered, Bounced: st.Bounced,
-			Complained: st.Complained, Failed: st.Failed, Skipped: st.Skipped}})
+		Stats: statsOut(st)})
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"sync"
 )
 
 // prefix versions the sealed format so a later key or cipher change can
@@ -36,7 +37,8 @@ var ErrInvalid = errors.New("secretbox: value is malformed, tampered with, or se
 // It is safe for concurrent use.
 type Box struct {
 	aead   cipher.AEAD
-	master []byte // HKDF pseudorandom key, the input for per-purpose MAC keys
+	master []byte   // HKDF pseudorandom key, the input for per-purpose MAC keys
+	keys   sync.Map // purpose → its MAC key: deriving one per MAC was half a tracking token's check
 }
 
 // New derives the box's keys from the operator's secret key string.
@@ -99,14 +101,22 @@ func (b *Box) Open(s string) ([]byte, error) {
 // MAC returns HMAC-SHA256 of data under a key derived for purpose, so a MAC
 // made for one use (say "unsubscribe") is never valid for another ("cursor").
 func (b *Box) MAC(purpose string, data []byte) []byte {
+	m := hmac.New(sha256.New, b.macKey(purpose))
+	m.Write(data)
+	return m.Sum(nil)
+}
+
+func (b *Box) macKey(purpose string) []byte {
+	if k, ok := b.keys.Load(purpose); ok {
+		return k.([]byte)
+	}
 	key, err := hkdf.Expand(sha256.New, b.master, "mac v1 "+purpose, sha256.Size)
 	if err != nil {
 		// Expand fails only when asked for more than 255*32 bytes.
 		panic("secretbox: " + err.Error())
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(data)
-	return m.Sum(nil)
+	b.keys.Store(purpose, key)
+	return key
 }
 
 // Verify reports, in constant time, whether mac is MAC(purpose, data).

@@ -17,10 +17,11 @@ func (tx *Tx) BeforeFlush(f func(ctx context.Context, tx *Tx) error) {
 
 // deferred gathers rows of one INSERT shape for a multi-row statement.
 type deferred struct {
-	table string
-	cols  []string
-	args  []any // rows × len(cols) values, row by row
-	rows  int
+	table    string
+	cols     []string
+	conflict string // "" or an ON CONFLICT clause (DeferUpsert)
+	args     []any  // rows × len(cols) values, row by row
+	rows     int
 }
 
 // DeferInsert queues one row for table (columns cols) to be inserted just
@@ -29,18 +30,26 @@ type deferred struct {
 // of many sends thus runs a handful of statements instead of several per
 // send. Use it only for rows nothing in the same transaction reads back.
 func (tx *Tx) DeferInsert(table string, cols []string, args ...any) {
+	tx.DeferUpsert(table, cols, "", args...)
+}
+
+// DeferUpsert is DeferInsert with conflict (an ON CONFLICT ... DO UPDATE
+// clause, the same on both dialects) ending each statement. The rows of one
+// transaction must not conflict with each other (PostgreSQL refuses to
+// update a row twice in one statement): the caller sums them first.
+func (tx *Tx) DeferUpsert(table string, cols []string, conflict string, args ...any) {
 	if len(args) != len(cols) {
 		panic("store: DeferInsert with " + strconv.Itoa(len(args)) + " values for " + strconv.Itoa(len(cols)) + " columns")
 	}
 	for _, d := range tx.inserts {
-		if d.table == table && slices.Equal(d.cols, cols) {
+		if d.table == table && d.conflict == conflict && slices.Equal(d.cols, cols) {
 			d.args = append(d.args, args...)
 			d.rows++
 			return
 		}
 	}
 	// Room for a few rows: a group commit defers dozens of each kind.
-	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, args: append(make([]any, 0, 8*len(args)), args...), rows: 1})
+	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, conflict: conflict, args: append(make([]any, 0, 8*len(args)), args...), rows: 1})
 }
 
 // insertChunks are the row counts of the multi-row statements; a fixed set
@@ -89,7 +98,7 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 			if d.rows-done < n {
 				continue
 			}
-			q := prefix + strings.TrimSuffix(strings.Repeat(tuple+",", n), ",")
+			q := prefix + strings.TrimSuffix(strings.Repeat(tuple+",", n), ",") + d.conflict
 			for d.rows-done >= n {
 				if _, err := tx.Exec(ctx, q, d.args[done*width:(done+n)*width]...); err != nil {
 					return err

@@ -75,7 +75,9 @@ func (tx *Tx) flushGuarded(ctx context.Context) (done bool, err error) {
 	for i, part := range parts {
 		q.WriteString(", w" + strconv.Itoa(i) + " AS (")
 		q.WriteString(part)
-		q.WriteString(" WHERE NOT (SELECT veto FROM v))")
+		q.WriteString(" WHERE NOT (SELECT veto FROM v)")
+		q.WriteString(tx.inserts[i].conflict)
+		q.WriteString(")")
 	}
 	q.WriteString(" SELECT v.veto, g.kind, g.a, g.b, g.c FROM v LEFT JOIN g ON true")
 

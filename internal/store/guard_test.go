@@ -52,6 +52,8 @@ func TestGuardKeepsRowsOut(t *testing.T) {
 				id := "ws_guard_" + tc.name
 				tx.DeferInsert("workspaces", cols, id, "n", "o@x.test", 1, 1)
 				tx.DeferInsert("workspaces", cols, id+"_2", "n", "o@x.test", 1, 1)
+				// An upsert's ON CONFLICT goes after the guard's WHERE.
+				tx.DeferUpsert("workspaces", cols, " ON CONFLICT (id) DO UPDATE SET name = excluded.name", id+"_3", "n", "o@x.test", 1, 1)
 				tx.SetGuard(&store.Guard{
 					Query:    `SELECT 0, workspace_id, email, reason FROM suppressions WHERE email IN (?)`,
 					Args:     []any{tc.email},
@@ -64,7 +66,7 @@ func TestGuardKeepsRowsOut(t *testing.T) {
 			if got := errors.Is(err, store.ErrVetoed); got != tc.vetoed || (err != nil && !got) {
 				t.Fatalf("err %v, want vetoed %v", err, tc.vetoed)
 			}
-			want := before + 2
+			want := before + 3
 			if tc.vetoed {
 				want = before
 				if len(found) != 1 || found[0] != "ws_a/x@y.test/manual" {

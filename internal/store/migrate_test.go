@@ -166,3 +166,40 @@ func migratedTo(t *testing.T, version int64) *store.DB {
 	}
 	return db
 }
+
+// Migration 00067 folds the three analytics rollup tables into two: the
+// email-wide rows under tag key ”, and a total per day summed from them.
+func TestRollupTablesMigrate(t *testing.T) {
+	ctx := context.Background()
+	db := migratedTo(t, 66)
+	for _, q := range []string{
+		`INSERT INTO analytics_daily (workspace_id, day, domain, mail_class, template_id, sent, delivered, opens) VALUES ('ws', 20000, 'a.example', 'marketing', '', 3, 2, 1)`,
+		`INSERT INTO analytics_daily (workspace_id, day, domain, mail_class, template_id, sent, delivered, opens) VALUES ('ws', 20000, 'b.example', 'transactional', 'tpl', 4, 4, 0)`,
+		`INSERT INTO analytics_tags (workspace_id, tag_key, day, tag_value, domain, mail_class, template_id, sent) VALUES ('ws', 'plan', 20000, 'pro', 'a.example', 'marketing', '', 3)`,
+		`INSERT INTO analytics_tag_days (workspace_id, tag_key, day, tag_value, sent) VALUES ('ws', 'plan', 20000, 'pro', 3)`,
+	} {
+		if _, err := db.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cells, tagCells int
+	if err := db.QueryRow(ctx, `SELECT COUNT(*), COUNT(CASE WHEN tag_key = 'plan' THEN 1 END) FROM analytics_cells WHERE workspace_id = 'ws'`).Scan(&cells, &tagCells); err != nil {
+		t.Fatal(err)
+	}
+	if cells != 3 || tagCells != 1 {
+		t.Errorf("analytics_cells: %d rows, %d of tag plan; want 3 and 1", cells, tagCells)
+	}
+	var sent, delivered, opens, planSent int64
+	if err := db.QueryRow(ctx, `SELECT sent, delivered, opens FROM analytics_days WHERE workspace_id = 'ws' AND tag_key = '' AND tag_value = '' AND day = 20000`).Scan(&sent, &delivered, &opens); err != nil {
+		t.Fatal(err)
+	}
+	if sent != 7 || delivered != 6 || opens != 1 {
+		t.Errorf("day total sent %d delivered %d opens %d, want 7 6 1", sent, delivered, opens)
+	}
+	if err := db.QueryRow(ctx, `SELECT sent FROM analytics_days WHERE workspace_id = 'ws' AND tag_key = 'plan' AND tag_value = 'pro' AND day = 20000`).Scan(&planSent); err != nil || planSent != 3 {
+		t.Errorf("plan:pro sent %d (%v), want 3", planSent, err)
+	}
+}

@@ -169,6 +169,38 @@ func TestDeferInsertSeveralTables(t *testing.T) {
 	}
 }
 
+// Deferred upserts end each of their statements with the ON CONFLICT
+// clause: new keys are inserted, existing ones updated, in multi-row
+// statements beside plain deferred inserts (one statement on PostgreSQL).
+func TestDeferUpsert(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	cols := []string{"id", "name", "owner_email", "owner_confirmed", "created_at"}
+	const conflict = ` ON CONFLICT (id) DO UPDATE SET name = workspaces.name || excluded.name, created_at = workspaces.created_at + excluded.created_at`
+	for round, name := range []string{"a", "b"} {
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i := range 70 - 69*round { // 70 rows, then one
+				tx.DeferUpsert("workspaces", cols, conflict, fmt.Sprintf("ws_u%d", i), name, "o@x.io", 1, int64(i+1))
+			}
+			tx.DeferInsert("events", []string{"id", "workspace_id", "type", "sequence", "created_at", "data"}, fmt.Sprintf("whd_u%d", round), "ws_u0", "domain.verified", 0, int64(1), "{}")
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	var first, last string
+	var at int64
+	var n, ev int
+	if err := db.QueryRow(ctx, `SELECT (SELECT name FROM workspaces WHERE id = 'ws_u0'), (SELECT created_at FROM workspaces WHERE id = 'ws_u0'),
+		(SELECT name FROM workspaces WHERE id = 'ws_u69'), (SELECT count(*) FROM workspaces WHERE id LIKE 'ws_u%'), (SELECT count(*) FROM events WHERE id LIKE 'whd_u%')`).Scan(&first, &at, &last, &n, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if first != "ab" || at != 2 || last != "a" || n != 70 || ev != 2 {
+		t.Fatalf("ws_u0 %q at %d, ws_u69 %q, %d workspaces, %d events; want ab 2 a 70 2", first, at, last, n, ev)
+	}
+}
+
 // A writer that never pauses still reuses its WAL: FinishWAL between
 // transactions lets the next one start the log over, instead of appending to
 // it for as long as the load lasts (a bench run grew it to 660 MB, and

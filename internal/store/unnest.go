@@ -28,6 +28,7 @@ func (db *DB) unnestStatement(ctx context.Context, ds []*deferred) (string, []an
 	if err != nil || !ok {
 		return "", nil, false, err
 	}
+	parts = withConflict(parts, ds)
 	var q strings.Builder
 	for i, part := range parts[:len(parts)-1] {
 		if i == 0 {
@@ -88,6 +89,15 @@ func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 		arrays[c] = arr
 	}
 	return "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT " + strings.Join(unnests, ", "), arrays, true, nil
+}
+
+// withConflict is the parts of unnestParts each ended with its rows' ON
+// CONFLICT clause (a guarded statement puts its WHERE before it).
+func withConflict(parts []string, ds []*deferred) []string {
+	for i, d := range ds {
+		parts[i] += d.conflict
+	}
+	return parts
 }
 
 // column gathers column c of d's rows as one array, converting each value

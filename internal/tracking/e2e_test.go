@@ -2,6 +2,8 @@ package tracking_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 	"mailroom/internal/clock"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/tracking"
 )
 
 var t0 = time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -208,6 +211,106 @@ func TestTrackedEmailEndToEnd(t *testing.T) {
 	}
 	if len(rep.Breakdown.Items) != 1 || rep.Breakdown.Items[0]["value"] != "spring" || rep.Breakdown.Items[0]["opens"] != float64(2) {
 		t.Errorf("breakdown: %+v", rep.Breakdown.Items)
+	}
+}
+
+// TestTokensNeverCountAgainstTheWrongMessage: a count lands only on the
+// email a token names, in the workspace it names. A token naming another
+// workspace (with this email's id), or an email that does not exist, is
+// served harmlessly and counts nothing anywhere; the email's own token
+// fetched on another workspace's tracking host counts on its own email;
+// truncated and oversized tokens count nothing.
+func TestTokensNeverCountAgainstTheWrongMessage(t *testing.T) {
+	n := start(t)
+	ctx := context.Background()
+	r := n.Do("POST", "/v1/emails", map[string]any{"from": n.from, "to": []string{"ann@example.net"}, "subject": "Tracked",
+		"html": `<a href="https://shop.example/">shop</a>`, "track_opens": true, "track_clicks": true})
+	if r.Status != 200 {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	id := r.JSON()["id"].(string)
+	if msgs := n.sink.WaitFor(1, 20*time.Second); len(msgs) != 1 {
+		t.Fatalf("sink got %d messages", len(msgs))
+	}
+	other, otherKey, err := n.Workspaces.CreateWorkspace(ctx, "Other", "owner@other.test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.clock.Advance(time.Hour) // well past the scan window: a person's visits
+	s := tracking.Signer{Box: n.Box}
+	issued := t0.Truncate(time.Second)
+	own := tracking.Link{WorkspaceID: n.WorkspaceID, EmailID: id, Issued: issued, URL: "https://shop.example/"}
+	foreign := own
+	foreign.WorkspaceID = other.ID
+	missing := own
+	missing.EmailID = "em_00000000000000000000000000"
+	for _, l := range []tracking.Link{foreign, missing} {
+		if res := n.get(t, n.URL+tracking.OpenPath+s.OpenToken(l), browser); res.StatusCode != 200 {
+			t.Errorf("pixel for %+v: %d", l, res.StatusCode)
+		}
+		if res := n.get(t, n.URL+tracking.ClickPath+s.ClickToken(l), browser); res.StatusCode != 302 || res.Header.Get("Location") != "https://shop.example/" {
+			t.Errorf("click for %+v: %d %q", l, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	ptok := s.OpenToken(own)
+	for _, u := range []string{n.URL + tracking.OpenPath + ptok[:len(ptok)/2], n.URL + tracking.OpenPath + strings.Repeat("A", 64<<10)} {
+		if res := n.get(t, u, browser); res.StatusCode != 200 {
+			t.Errorf("bad pixel %.60s…: %d", u, res.StatusCode)
+		}
+	}
+	if res := n.get(t, n.URL+tracking.ClickPath+strings.Repeat("A", 64<<10), browser); res.StatusCode != 400 || res.Header.Get("Location") != "" {
+		t.Errorf("oversized click token: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if err := n.Tracking().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := n.Do("GET", "/v1/emails/"+id, nil).JSON()
+	if e["opens"] != float64(0) || e["clicks"] != float64(0) {
+		t.Fatalf("email counted opens %v, clicks %v from tokens that do not name it", e["opens"], e["clicks"])
+	}
+	day := t0.Format("2006-01-02")
+	totals := func(key string) map[string]any {
+		req, _ := http.NewRequest("GET", n.URL+"/v1/analytics?from="+day+"&to="+day, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var rep struct{ Totals map[string]any }
+		if err := json.NewDecoder(res.Body).Decode(&rep); err != nil || res.StatusCode != 200 {
+			t.Fatalf("analytics: %d %v", res.StatusCode, err)
+		}
+		return rep.Totals
+	}
+	for _, key := range []string{n.Key, otherKey} {
+		tot := totals(key)
+		for _, k := range []string{"opens", "clicks", "machine_opens", "machine_clicks"} {
+			if tot[k] != float64(0) {
+				t.Errorf("analytics %s = %v, want 0", k, tot[k])
+			}
+		}
+	}
+
+	// The email's own tokens count on it, whichever host they are fetched on.
+	for _, path := range []string{tracking.OpenPath + ptok, tracking.ClickPath + s.ClickToken(own)} {
+		req, _ := http.NewRequest("GET", n.URL+path, nil)
+		req.Host = "track.other.test"
+		req.Header.Set("User-Agent", browser)
+		res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	if err := n.Tracking().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e := n.Do("GET", "/v1/emails/"+id, nil).JSON(); e["opens"] != float64(1) || e["clicks"] != float64(1) {
+		t.Fatalf("own tokens: opens %v, clicks %v, want 1 and 1", e["opens"], e["clicks"])
+	}
+	if tot := totals(otherKey); tot["opens"] != float64(0) || tot["clicks"] != float64(0) {
+		t.Errorf("the other workspace counted %v opens, %v clicks", tot["opens"], tot["clicks"])
 	}
 }
 

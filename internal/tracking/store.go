@@ -80,3 +80,23 @@ func MachineCounts(ctx context.Context, db store.Querier, ws, id string) (Machin
 	}
 	return m, err
 }
+
+// Engagement is the opens and clicks of a set of emails: human ones (all,
+// and the emails opened or clicked at least once) and machine ones apart.
+type Engagement struct {
+	Opens, UniqueOpens, Clicks, UniqueClicks int64
+	MachineOpens, MachineClicks              int64
+}
+
+// EngagementOf sums the counters of the workspace's emails whose ids the
+// query emailIDs (the caller's SQL over its own table, with args) selects.
+// Untracked emails have no row and add nothing.
+func EngagementOf(ctx context.Context, db store.Querier, ws, emailIDs string, args ...any) (Engagement, error) {
+	var e Engagement
+	err := db.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(opens), 0) AS BIGINT), COUNT(CASE WHEN opens > 0 THEN 1 END),
+		CAST(COALESCE(SUM(clicks), 0) AS BIGINT), COUNT(CASE WHEN clicks > 0 THEN 1 END),
+		CAST(COALESCE(SUM(machine_opens), 0) AS BIGINT), CAST(COALESCE(SUM(machine_clicks), 0) AS BIGINT)
+		FROM email_tracking WHERE workspace_id = ? AND email_id IN (`+emailIDs+`)`, append([]any{ws}, args...)...).
+		Scan(&e.Opens, &e.UniqueOpens, &e.Clicks, &e.UniqueClicks, &e.MachineOpens, &e.MachineClicks)
+	return e, err
+}

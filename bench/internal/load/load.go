@@ -9,9 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -129,4 +132,31 @@ func BareJSONServer() (url string, closeFn func()) {
 	})}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }
+}
+
+// ProcessCPU is the user and system CPU time this process has used: the
+// benches run the server in-process, so its difference over a run is the
+// work (server and load generator), whatever the machine's load.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// StartCPUProfile profiles this process into path until the returned stop;
+// with path "" it does nothing.
+func StartCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		panic(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }

@@ -175,7 +175,8 @@ func (s *Service) thread(ctx context.Context, tx *store.Tx, msg *Message) error 
 		return err
 	}
 	msg.ThreadID = id
-	return touchThread(ctx, tx, id, msg.ReceivedAt)
+	_, err = touchThread(ctx, tx, id, msg.ReceivedAt)
+	return err
 }
 
 // decideVerdict is the local spam verdict (docs/decisions.md): spam when

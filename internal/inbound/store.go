@@ -423,7 +423,7 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 	if !ok {
 		return []Hit{}, nil
 	}
-	return store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
+	hits, err := store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
 		var h Hit
 		var unread, archived int
 		var at int64
@@ -431,6 +431,25 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 		h.Unread, h.Archived, h.ReceivedAt = unread == 1, archived == 1, store.FromMillis(at)
 		return h, err
 	}, e.SQL, e.Args...)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, h := range hits {
+		if h.Excerpt == "" {
+			keys = append(keys, h.MessageID)
+		}
+	}
+	ex, err := db.TextExcerpts(ctx, messageIndex, q, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		if e, ok := ex[hits[i].MessageID]; ok {
+			hits[i].Excerpt = e
+		}
+	}
+	return hits, nil
 }
 
 // booking is a receive-side scheduled send (message_bookings).

@@ -53,10 +53,11 @@ func SearchWords(q string) []string {
 // the rows (SQL over t; empty for all). ok is false when q holds no word,
 // and then there is nothing to ask.
 //
-// SQLite ranks with bm25 (column weights 10, 4, 1, 1) the rankCandidates
-// newest hits and leaves search_excerpt empty for TextExcerpts (snippet());
-// PostgreSQL ranks with ts_rank over the weighted vector and
-// cuts excerpts with ts_headline, for the page of hits only.
+// Only the rankCandidates newest hits are ranked (SQLite: by rowid, the
+// order rows were written; PostgreSQL: in the order tie). SQLite ranks
+// with bm25 (column weights 10, 4, 1, 1) and leaves search_excerpt empty
+// for TextExcerpts (snippet()); PostgreSQL ranks with ts_rank over the
+// weighted vector and cuts excerpts with ts_headline, for the page only.
 func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, limit int) (Expr, bool) {
 	words := SearchWords(q)
 	if len(words) == 0 {
@@ -70,8 +71,10 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 		// Each word is letters and digits only, quoted as one lexeme.
 		query := "'" + strings.Join(words, "' & '") + "'"
 		return Cat(`WITH q AS (SELECT to_tsquery('simple', `, Val(query), `) AS q),
-			hits AS (SELECT t.`+ix.Key+` AS key, ts_rank(t.search_vector, q.q) AS rank FROM `+ix.Table+` t, q
-				WHERE t.search_vector @@ q.q AND (`, where, `) ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
+			cand AS (SELECT t.`+ix.Key+` AS key FROM `+ix.Table+` t, q
+				WHERE t.search_vector @@ q.q AND (`, where, `) ORDER BY `+tie+` LIMIT `, Val(rankCandidates), `),
+			hits AS (SELECT t.`+ix.Key+` AS key, ts_rank(t.search_vector, q.q) AS rank FROM cand JOIN `+ix.Table+` t ON t.`+ix.Key+` = cand.key, q
+				ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
 			SELECT `+cols+`, hits.rank AS search_rank,
 				ts_headline('simple', COALESCE(t.`+ix.Excerpt+`, ''), q.q, 'MaxWords=30, MinWords=12, ShortWord=0, StartSel="", StopSel="", MaxFragments=1')
 			FROM hits JOIN `+ix.Table+` t ON t.`+ix.Key+` = hits.key CROSS JOIN q
@@ -86,9 +89,8 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 	}
 	bm25 := `bm25(` + fts + `, ` + strings.Join(weights, ", ") + `)`
 	match := Val(ftsQuery(words))
-	// Only the rankCandidates newest hits in where are ranked (a word in
-	// every message would rank them all: half a second for 100,000), and
-	// the excerpts are cut for the page alone, by TextExcerpts.
+	// Only the rankCandidates newest hits in where are ranked, and the
+	// excerpts are cut for the page alone, by TextExcerpts.
 	return Cat(`WITH floor AS (SELECT COALESCE((SELECT `+fts+`.rowid FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
 			WHERE `+fts+` MATCH `, match, ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT 1 OFFSET `, Val(rankCandidates-1), `), 0) AS r)
 		SELECT `+cols+`, -`+bm25+` AS search_rank, '' AS search_excerpt
@@ -106,7 +108,8 @@ func ftsQuery(words []string) string {
 	return strings.Join(phrases, " ")
 }
 
-// rankCandidates is how many of the newest hits SQLite ranks.
+// rankCandidates is how many of the newest hits are ranked: a word in
+// every one of 100,000 messages cost half a second to rank them all.
 const rankCandidates = 1000
 
 // TextExcerpts cuts the excerpts of the hits keys (values of ix.Key) that

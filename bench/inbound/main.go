@@ -36,7 +36,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -285,7 +284,7 @@ func deliver(addr string, g *generator, n, clients, offset int) (measured, error
 	var next atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := load.ProcessCPU(), time.Now()
 	for _, c := range cs {
 		wg.Go(func() {
 			for {
@@ -301,7 +300,7 @@ func deliver(addr string, g *generator, n, clients, offset int) (measured, error
 		})
 	}
 	wg.Wait()
-	r := measured{n: n, elapsed: time.Since(start), cpu: processCPU() - cpu0}
+	r := measured{n: n, elapsed: time.Since(start), cpu: load.ProcessCPU() - cpu0}
 	if err, ok := firstErr.Load().(error); ok {
 		return r, err
 	}
@@ -334,9 +333,9 @@ func searchBench(ctx context.Context, a *app.App, wsID, key string, inbox inboun
 	} {
 		r := load.JSONRequest("GET", base+url.QueryEscape(term.q), key, nil)
 		load.Run(o.searchConns, 300*time.Millisecond, 200, r)
-		cpu0 := processCPU()
+		cpu0 := load.ProcessCPU()
 		res := load.Run(o.searchConns, o.searchDur, 200, r)
-		cpu := processCPU() - cpu0
+		cpu := load.ProcessCPU() - cpu0
 		fmt.Printf("GET /v1/search?q=%s, %s: p50 %.2f ms, p99 %.2f ms (target 50), %.0f req/s, CPU %s per search, %d errors\n",
 			term.q, term.name, ms(res.P50), ms(res.P99), res.PerSecond(), (cpu / time.Duration(max(1, res.Requests))).Round(time.Microsecond), res.Errors)
 	}
@@ -422,14 +421,6 @@ func (discardSession) Data(r io.Reader) error {
 }
 func (discardSession) Reset()        {}
 func (discardSession) Logout() error { return nil }
-
-// processCPU is the user and system CPU time this process has used (node,
-// clients, sink and webhook receiver alike).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")

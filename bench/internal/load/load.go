@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -129,4 +130,12 @@ func BareJSONServer() (url string, closeFn func()) {
 	})}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }
+}
+
+// ProcessCPU is the user and system CPU time this process has used: in an
+// in-process bench, the node's and the load generator's alike.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

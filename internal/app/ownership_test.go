@@ -26,6 +26,7 @@ var owners = map[string]string{
 	"mailboxes":            "inbound",
 	"inbound_provisioned":  "inbound",
 	"messages":             "inbound",
+	"message_bookings":     "inbound",
 	"message_parts":        "inbound",
 	"message_raw":          "inbound",
 	"messages_search":      "inbound", // FTS5 table on SQLite; on PostgreSQL the GIN index of messages.search_vector (store.DB.TextSearch)

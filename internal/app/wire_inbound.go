@@ -12,10 +12,11 @@ func (a *App) wireInbound(w *wiring) error {
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "inbound"),
 		Domains: a.services.Domains, Workspaces: a.Workspaces,
 		ServiceDomain: a.Config.ServiceDomain, PublicURL: a.Config.PublicURL,
-		Resolver: domains.NewResolver(a.Config.DNSResolver),
+		Resolver: domains.NewResolver(a.Config.DNSResolver), Registry: a.Registry,
 	})
 	a.services.Domains.SetMailboxes(svc)
 	a.services.Inbound = svc
+	a.background = append(a.background, svc) // its committer: received mail shares commits
 	a.Workspaces.OnCreate(svc.Provision)
 	return nil
 }

@@ -30,6 +30,7 @@ func (a *App) wireSending(w *wiring) error {
 	a.services.Sending = svc
 	if a.services.Inbound != nil {
 		a.services.Inbound.SetSender(svc) // POST /v1/messages sends through it
+		svc.SetScheduleWatcher(a.services.Inbound.ScheduleChanged)
 	}
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
 	river.AddWorker(w.workers, &sending.CleanupWorker{S: svc})

@@ -209,6 +209,9 @@ func (h *handler) cancelEmail(w http.ResponseWriter, r *http.Request) error {
 // cancelled: false}.
 func (h *handler) cancelScheduled(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	if _, err := h.booked(r, id); err != nil {
+		return err // a bound key cancels its mailbox's bookings only
+	}
 	status, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), id)
 	if e, ok := apierr.As(err); ok && e.Code == "too_late_to_cancel" {
 		obj := errorObjectOf(e)

@@ -314,8 +314,11 @@ func (h *handler) forwardMessage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// scheduledJSON is GET /v1/messages/scheduled/{id}: the booking's outcome,
-// read from the sending service (the booking is its scheduled email).
+// scheduledJSON is a receive-side scheduled send: an entry of GET
+// /v1/messages/scheduled, and GET /v1/messages/scheduled/{id} with the
+// outcome read from the sending service (the booking is its scheduled
+// email). mailbox_id, thread_id and message_id are null for a scheduled
+// email of POST /v1/emails read here.
 type scheduledJSON struct {
 	ScheduledID string   `json:"scheduled_id"`
 	EmailID     string   `json:"email_id"`
@@ -323,22 +326,94 @@ type scheduledJSON struct {
 	SendAt      *string  `json:"send_at"`
 	From        string   `json:"from"`
 	To          []string `json:"to"`
+	Cc          []string `json:"cc"`
 	Subject     string   `json:"subject"`
+	MailboxID   *string  `json:"mailbox_id"`
+	ThreadID    *string  `json:"thread_id"`
+	MessageID   *string  `json:"message_id"`
 	LastError   *string  `json:"last_error"`
+	CreatedAt   *string  `json:"created_at"`
+}
+
+type scheduledList struct {
+	Scheduled []scheduledJSON `json:"scheduled"`
+	listMeta
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func bookingOut(b *inbound.Booking) scheduledJSON {
+	at, created := ts(b.SendAt), ts(b.CreatedAt)
+	out := scheduledJSON{ScheduledID: b.ScheduledID, EmailID: b.ScheduledID, Status: b.Status, SendAt: &at, From: b.Mailbox, To: b.To, Cc: b.Cc,
+		Subject: b.Subject, MailboxID: &b.MailboxID, ThreadID: optional(b.ThreadID), MessageID: optional(b.MessageID), CreatedAt: &created}
+	if out.To == nil {
+		out.To = []string{}
+	}
+	if out.Cc == nil {
+		out.Cc = []string{}
+	}
+	return out
+}
+
+func (h *handler) listScheduledMessages(w http.ResponseWriter, r *http.Request) error {
+	pg, err := h.pager.page(r, 20, 100, false)
+	if err != nil {
+		return err
+	}
+	var after *inbound.Position
+	if pg.After != nil {
+		after = &inbound.Position{At: pg.After.At, ID: pg.After.ID}
+	}
+	bs, err := h.d.Services.Inbound.Bookings(r.Context(), reader(r), after, pg.Limit+1)
+	if err != nil {
+		return err
+	}
+	meta, n := h.pager.meta(pg, len(bs), func(i int) Cursor { return Cursor{At: bs[i].SendAt.UnixMilli(), ID: bs[i].ScheduledID} })
+	out := make([]scheduledJSON, 0, n)
+	for i := range bs[:n] {
+		out = append(out, bookingOut(&bs[i]))
+	}
+	writeJSON(w, http.StatusOK, scheduledList{Scheduled: out, listMeta: meta})
+	return nil
+}
+
+// booked is the receive-side booking id names, in the key's reach. A key
+// bound to a mailbox reaches its mailbox's bookings only; an unbound key
+// also reaches the workspace's other scheduled emails (nil, no error).
+func (h *handler) booked(r *http.Request, id string) (*inbound.Booking, error) {
+	b, err := h.d.Services.Inbound.Booking(r.Context(), reader(r), id)
+	if e, ok := apierr.As(err); ok && e.Status == http.StatusNotFound && apiKey(r).MailboxID == "" {
+		return nil, nil
+	}
+	return b, err
 }
 
 func (h *handler) getScheduledMessage(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.booked(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
 	e, err := h.d.Services.Sending.Get(r.Context(), caller(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	out := scheduledJSON{ScheduledID: e.ID, EmailID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Subject: e.Subject}
+	if e.ScheduledAt == nil {
+		return apierr.NotFound("scheduled message")
+	}
+	out := scheduledJSON{ScheduledID: e.ID, EmailID: e.ID, From: e.From, To: e.To, Cc: []string{}, Subject: e.Subject}
+	if b != nil {
+		out = bookingOut(b)
+	}
+	out.Status = string(e.Status) // the outcome, whenever asked
+	at := ts(*e.ScheduledAt)
+	out.SendAt = &at
 	if out.To == nil {
 		out.To = []string{}
-	}
-	if e.ScheduledAt != nil {
-		at := ts(*e.ScheduledAt)
-		out.SendAt = &at
 	}
 	if e.LastError != "" {
 		out.LastError = &e.LastError

@@ -191,6 +191,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
 	t.handle("GET /v1/messages", read, nested, h.listMessages)
 	t.handle("POST /v1/messages", send, nested, h.composeMessage)                    // sends as a mailbox, through the sending service
+	t.handle("GET /v1/messages/scheduled", send, nested, h.listScheduledMessages)    // receive-side bookings still waiting, soonest first
 	t.handle("GET /v1/messages/scheduled/{id}", send, nested, h.getScheduledMessage) // the booking's outcome, whenever asked
 	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage)                    // marks it read
 	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)

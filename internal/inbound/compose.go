@@ -21,9 +21,10 @@ const (
 )
 
 // Sender books an email: the sending service, which validates, applies
-// policy and suppressions and commits the email with its delivery job.
+// policy and suppressions and commits the email with its delivery job (and,
+// through o.InTx, with inbound's sent copy or booking).
 type Sender interface {
-	Send(ctx context.Context, c sending.Caller, raw []byte) (sending.Outcome, error)
+	SendWith(ctx context.Context, c sending.Caller, raw []byte, o sending.SendOptions) (sending.Outcome, error)
 }
 
 // SetSender hands in the sending service (wired after inbound).
@@ -139,28 +140,21 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	if s.sender == nil {
 		return nil, apierr.Internal()
 	}
-	out, err := s.sender.Send(ctx, c, raw)
-	if err != nil {
-		return nil, err
-	}
-	if out.HTTPStatus == http.StatusAccepted {
-		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: out.ID, Status: string(out.Status)}, nil
-	}
-
-	// The email is committed with its delivery job; the sent copy joins the
-	// conversation. Should this write fail the email still goes, and the
-	// caller learns it from the error (the email id is in the log).
+	// The sent copy (or, when booked, the booking that stores it when the
+	// email goes) commits in the sending service's transaction.
 	msg := &Message{
 		ID: ids.New("msg"), WorkspaceID: rd.WorkspaceID, MailboxID: mbx.ID, Mailbox: mbx.Address, Direction: DirectionSent,
-		MailFrom: mbx.Address, From: mbx.Address, EmailID: out.ID, Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone},
-		SpamVerdict: VerdictUnchecked, ReceivedAt: s.clock.Now(),
+		MailFrom: mbx.Address, From: mbx.Address, Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone},
+		SpamVerdict: VerdictUnchecked,
 		Parsed: Parsed{FromAddr: mbx.Address, FromName: mbx.Name, To: req.To, Cc: req.Cc, Subject: req.Subject, Text: &text, HTML: &html,
-			MessageID: strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>"), Headers: map[string]string{}, References: []string{}},
+			Headers: map[string]string{}, References: []string{}},
 	}
 	if msg.Cc == nil {
 		msg.Cc = []string{}
 	}
+	threadID := ""
 	if orig != nil {
+		threadID = orig.ThreadID
 		msg.InReplyTo = orig.MessageID
 		msg.References = append(append([]string{}, orig.References...), orig.MessageID)
 		if orig.MessageID == "" {
@@ -171,22 +165,42 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 		msg.Parts = append(msg.Parts, Part{Filename: a.Filename, ContentType: a.ContentType})
 	}
 	msg.Snippet = snippet(msg.Text, msg.HTML)
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		if orig != nil {
-			msg.ThreadID = orig.ThreadID
-			if err := touchThread(ctx, tx, orig.ThreadID, msg.ReceivedAt); err != nil {
-				return err
-			}
-		} else if err := s.thread(ctx, tx, msg); err != nil {
-			return err
+	now := s.clock.Now()
+	out, err := s.sender.SendWith(ctx, c, raw, sending.SendOptions{InTx: func(ctx context.Context, tx *store.Tx, out sending.Outcome) error {
+		msg.EmailID = out.ID
+		msg.MessageID = strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>")
+		if out.Status == sending.StatusScheduled {
+			return insertBooking(ctx, tx, msg, threadID, out.ScheduledAt, now)
 		}
-		return insertMessage(ctx, tx, msg, nil)
-	})
+		msg.ReceivedAt = now
+		return s.storeSent(ctx, tx, msg, threadID)
+	}})
 	if err != nil {
-		s.log.Error("inbound: the email was booked but its sent copy was not stored", "email_id", out.ID, "error", err)
 		return nil, err
 	}
+	if out.HTTPStatus == http.StatusAccepted {
+		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: out.ID, Status: string(out.Status)}, nil
+	}
 	return &Sent{HTTPStatus: http.StatusOK, MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
+}
+
+// storeSent stores a sent copy in the conversation it answers (threadID),
+// or by the usual threading when that is "" or gone.
+func (s *Service) storeSent(ctx context.Context, tx *store.Tx, msg *Message, threadID string) error {
+	joined := false
+	if threadID != "" {
+		var err error
+		if joined, err = touchThread(ctx, tx, threadID, msg.ReceivedAt); err != nil {
+			return err
+		}
+		msg.ThreadID = threadID
+	}
+	if !joined {
+		if err := s.thread(ctx, tx, msg); err != nil {
+			return err
+		}
+	}
+	return insertMessage(ctx, tx, msg, nil)
 }
 
 // sendingMailbox is the mailbox a compose sends as: id (the answered

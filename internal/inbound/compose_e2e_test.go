@@ -12,7 +12,8 @@ import (
 // TestComposeAndReply: POST /v1/messages sends as the mailbox through the
 // sending service; a reply carries In-Reply-To/References, joins the
 // thread of the message it answers and goes out from that message's
-// mailbox; bad input answers the spec's errors; send_at books (202).
+// mailbox; bad input answers the spec's errors; a refused send answers 422
+// with its reason; send_at books (202), checking nothing until its time.
 func TestComposeAndReply(t *testing.T) {
 	a, inbox := startSMTP(t)
 	_, host, _ := strings.Cut(inbox, "@")
@@ -63,6 +64,11 @@ func TestComposeAndReply(t *testing.T) {
 		sc{Name: "bound: sends as its mailbox", Method: "POST", Path: "/v1/messages", Key: "{bound}", Status: 200,
 			Body: map[string]any{"to": to, "subject": "from support", "body": "b"}, Save: map[string]string{"supportSent": "id"}},
 		sc{Name: "bound: reads it", Method: "GET", Path: "/v1/messages/{supportSent}", Key: "{bound}", Status: 200, Shape: shape{"from": "support@" + host}},
+		sc{Name: "suppress an address", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "gone@example.net"}, Status: 201},
+		sc{Name: "rejected with a reason", Method: "POST", Path: "/v1/messages", Status: 422, Code: "recipient_suppressed",
+			Body: map[string]any{"to": []any{"gone@example.net"}, "subject": "s", "body": "b"}},
+		sc{Name: "a booking checks nothing until its time", Method: "POST", Path: "/v1/messages", Status: 202,
+			Body: map[string]any{"to": []any{"gone@example.net"}, "subject": "s", "body": "b", "send_at": "in 1 hour"}},
 	)
 }
 

@@ -16,9 +16,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"mailroom/internal/apierr"
 	"mailroom/internal/clock"
 	"mailroom/internal/domains"
+	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -64,6 +67,8 @@ type Config struct {
 	// Resolver answers the SPF, DKIM and DMARC lookups
 	// (MAILROOM_DNS_RESOLVER); nil uses the system's.
 	Resolver *net.Resolver
+	// Registry receives the receiving committer's metrics; nil keeps none.
+	Registry prometheus.Registerer
 }
 
 // Service is the inbound area.
@@ -76,6 +81,7 @@ type Service struct {
 	provisioned sync.Map // workspace id -> true once its default mailbox exists
 	sender      Sender
 	renderer    *bodyRenderer
+	commits     *groupcommit.Committer[struct{}]
 }
 
 // New builds the service.
@@ -88,7 +94,29 @@ func New(cfg Config) *Service {
 	}
 	cfg.ServiceDomain = strings.ToLower(cfg.ServiceDomain)
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	return &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg, renderer: newBodyRenderer()}
+	s := &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg, renderer: newBodyRenderer()}
+	// Received messages share commits (one fsync on SQLite for many), each
+	// in its own savepoint so that one failing write fails alone.
+	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "inbound", DB: cfg.DB, Log: cfg.Log,
+		Isolation: groupcommit.Savepoint, MaxBatch: receiveBatch, FlushGather: receiveGather, Registry: cfg.Registry})
+	return s
+}
+
+// receiveBatch bounds the messages of one commit (each may be megabytes);
+// receiveGather: on SQLite a smaller batch waits for the last one's flush.
+const (
+	receiveBatch  = 64
+	receiveGather = 4
+)
+
+// Start runs the receiving committer; Stop commits what is queued and ends
+// it (a message received outside them commits alone).
+func (s *Service) Start(ctx context.Context) error { return s.commits.Start(ctx) }
+
+// Stop: see Start.
+func (s *Service) Stop(context.Context) error {
+	s.commits.Stop()
+	return nil
 }
 
 var errMailboxNotFound = apierr.NotFound("mailbox")

@@ -70,27 +70,10 @@ type Received struct {
 // email.received (or email.filtered when a rule drops it), all in one
 // transaction.
 func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, raw []byte) (*Received, error) {
-	p, err := Parse(raw)
-	if err != nil {
-		// The header block itself is unreadable: keep what can be kept.
-		p = &Parsed{Headers: map[string]string{}, To: []string{}, Cc: []string{}, References: []string{}}
-		t := clean(string(raw))
-		p.Text = &t
-	}
+	p := parseKept(raw)
 	now := s.clock.Now()
 	ao := s.authenticate(ctx, env, raw, p)
-	msg := &Message{
-		ID: ids.New("msg"), WorkspaceID: m.WorkspaceID, MailboxID: m.ID, Mailbox: m.Address, Direction: DirectionReceived,
-		MailFrom: clean(env.MailFrom), Parsed: *p, Auth: ao.Auth, Unread: true, Size: int64(len(raw)), ReceivedAt: now,
-	}
-	msg.Headers["authentication-results"] = joinHeader(msg.Headers["authentication-results"], ao.Header)
-	msg.From = msg.MailFrom
-	if msg.From == "" {
-		msg.From = p.FromAddr
-	}
-	msg.Snippet = snippet(p.Text, p.HTML)
-	msg.SpamVerdict = decideVerdict(ao, p)
-	msg.Automated = p.Automated || env.MailFrom == ""
+	msg := received(m, env, raw, p, ao, now)
 
 	action := firstMatch(m.Rules, msg.From, append(append([]string{}, p.To...), p.Cc...), p.Subject)
 	if p.FromAddr != "" && action == "" && p.FromAddr != msg.From {
@@ -98,7 +81,7 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 	}
 	switch action {
 	case ActionDrop:
-		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		err := s.commit(func(ctx context.Context, tx *store.Tx) error {
 			data, err := json.Marshal(filteredData{Mailbox: m.Address, From: msg.From, To: p.To, Subject: p.Subject, MessageIDHeader: nullable(p.MessageID), Action: ActionDrop})
 			if err != nil {
 				return err
@@ -112,11 +95,8 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 	case ActionMarkRead:
 		msg.Unread = false
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.thread(ctx, tx, msg); err != nil {
-			return err
-		}
-		if err := insertMessage(ctx, tx, msg, raw); err != nil {
+	err := s.commit(func(ctx context.Context, tx *store.Tx) error {
+		if err := s.storeReceived(ctx, tx, msg, raw); err != nil {
 			return err
 		}
 		data, err := json.Marshal(s.Payload(msg))
@@ -130,6 +110,72 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 		return nil, err
 	}
 	return &Received{MessageID: msg.ID, ThreadID: msg.ThreadID, Action: action}, nil
+}
+
+// commit runs fn in a transaction shared with other deliveries and
+// returns once it is on disk, whatever the caller's context: the 250 waits
+// for it.
+func (s *Service) commit(fn func(context.Context, *store.Tx) error) error {
+	return <-s.commits.Submit(struct{}{}, fn)
+}
+
+// Seed stores raws for mailbox m as received mail, parsed, threaded and
+// indexed as Receive stores it, in one transaction, without the checks
+// that need the SMTP session (auth none, verdict unchecked) and without
+// events: the bulk path bench/inbound fills its search corpus through.
+func (s *Service) Seed(ctx context.Context, m *Mailbox, raws [][]byte) error {
+	now := s.clock.Now()
+	none := authOutcome{Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone}}
+	msgs := make([]*Message, len(raws))
+	for i, raw := range raws {
+		p := parseKept(raw)
+		msgs[i] = received(m, smtpin.Envelope{MailFrom: p.FromAddr}, raw, p, none, now)
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		for i, msg := range msgs {
+			if err := s.storeReceived(ctx, tx, msg, raws[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// parseKept parses raw; a header block that cannot be read at all keeps
+// the bytes as the text body.
+func parseKept(raw []byte) *Parsed {
+	p, err := Parse(raw)
+	if err != nil {
+		p = &Parsed{Headers: map[string]string{}, To: []string{}, Cc: []string{}, References: []string{}}
+		t := clean(string(raw))
+		p.Text = &t
+	}
+	return p
+}
+
+// received is the stored form of a message received for mailbox m.
+func received(m *Mailbox, env smtpin.Envelope, raw []byte, p *Parsed, ao authOutcome, now time.Time) *Message {
+	msg := &Message{
+		ID: ids.New("msg"), WorkspaceID: m.WorkspaceID, MailboxID: m.ID, Mailbox: m.Address, Direction: DirectionReceived,
+		MailFrom: clean(env.MailFrom), Parsed: *p, Auth: ao.Auth, Unread: true, Size: int64(len(raw)), ReceivedAt: now,
+	}
+	msg.Headers["authentication-results"] = joinHeader(msg.Headers["authentication-results"], ao.Header)
+	msg.From = msg.MailFrom
+	if msg.From == "" {
+		msg.From = p.FromAddr
+	}
+	msg.Snippet = snippet(p.Text, p.HTML)
+	msg.SpamVerdict = decideVerdict(ao, p)
+	msg.Automated = p.Automated || env.MailFrom == ""
+	return msg
+}
+
+// storeReceived threads msg and writes it with its parts and raw copy.
+func (s *Service) storeReceived(ctx context.Context, tx *store.Tx, msg *Message, raw []byte) error {
+	if err := s.thread(ctx, tx, msg); err != nil {
+		return err
+	}
+	return insertMessage(ctx, tx, msg, raw)
 }
 
 func joinHeader(old, v string) string {
@@ -175,7 +221,8 @@ func (s *Service) thread(ctx context.Context, tx *store.Tx, msg *Message) error 
 		return err
 	}
 	msg.ThreadID = id
-	return touchThread(ctx, tx, id, msg.ReceivedAt)
+	_, err = touchThread(ctx, tx, id, msg.ReceivedAt)
+	return err
 }
 
 // decideVerdict is the local spam verdict (docs/decisions.md): spam when

@@ -10,7 +10,8 @@ import (
 )
 
 // All the inbound area's SQL: mailboxes, inbound_provisioned, messages,
-// message_parts, message_raw, threads and the search index.
+// message_parts, message_raw, threads, message_bookings and the search
+// index.
 
 func markProvisioned(ctx context.Context, tx *store.Tx, workspaceID string, at time.Time) (bool, error) {
 	res, err := tx.Exec(ctx, `INSERT INTO inbound_provisioned (workspace_id, created_at) VALUES (?, ?) ON CONFLICT (workspace_id) DO NOTHING`,
@@ -86,6 +87,7 @@ func deleteMailbox(ctx context.Context, tx *store.Tx, workspaceID, id string) er
 		`DELETE FROM message_raw WHERE message_id IN (SELECT id FROM messages WHERE workspace_id = ? AND mailbox_id = ?)`,
 		`DELETE FROM messages WHERE workspace_id = ? AND mailbox_id = ?`,
 		`DELETE FROM threads WHERE workspace_id = ? AND mailbox_id = ?`,
+		`DELETE FROM message_bookings WHERE workspace_id = ? AND mailbox_id = ?`,
 	} {
 		if _, err := tx.Exec(ctx, q, workspaceID, id); err != nil {
 			return err
@@ -230,10 +232,10 @@ func insertThread(ctx context.Context, tx *store.Tx, m *Message, key string) err
 	return err
 }
 
-func touchThread(ctx context.Context, tx *store.Tx, id string, at time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE threads SET message_count = message_count + 1,
-		last_message_at = CASE WHEN last_message_at > ? THEN last_message_at ELSE ? END WHERE id = ?`, store.Millis(at), store.Millis(at), id)
-	return err
+// touchThread counts a new message into thread id; false when it is gone.
+func touchThread(ctx context.Context, tx *store.Tx, id string, at time.Time) (bool, error) {
+	return store.Changed(tx.Exec(ctx, `UPDATE threads SET message_count = message_count + 1,
+		last_message_at = CASE WHEN last_message_at > ? THEN last_message_at ELSE ? END WHERE id = ?`, store.Millis(at), store.Millis(at), id))
 }
 
 const messageCols = `m.id, m.workspace_id, m.mailbox_id, COALESCE(b.address, ''), m.thread_id, m.direction, m.mail_from, m.from_addr,
@@ -421,7 +423,7 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 	if !ok {
 		return []Hit{}, nil
 	}
-	return store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
+	hits, err := store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
 		var h Hit
 		var unread, archived int
 		var at int64
@@ -429,4 +431,90 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 		h.Unread, h.Archived, h.ReceivedAt = unread == 1, archived == 1, store.FromMillis(at)
 		return h, err
 	}, e.SQL, e.Args...)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, h := range hits {
+		if h.Excerpt == "" {
+			keys = append(keys, h.MessageID)
+		}
+	}
+	ex, err := db.TextExcerpts(ctx, messageIndex, q, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		if e, ok := ex[hits[i].MessageID]; ok {
+			hits[i].Excerpt = e
+		}
+	}
+	return hits, nil
+}
+
+// booking is a receive-side scheduled send (message_bookings).
+type booking struct {
+	EmailID   string
+	MailboxID string
+	ThreadID  string // the conversation it answers; "" for a new one
+	Status    string
+	SendAt    time.Time
+	Copy      *Message // the sent copy to store when it goes
+	MessageID string   // the stored copy, once it went
+	CreatedAt time.Time
+}
+
+func insertBooking(ctx context.Context, tx *store.Tx, m *Message, threadID string, sendAt, now time.Time) error {
+	cp, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO message_bookings (email_id, workspace_id, mailbox_id, thread_id, status, send_at, sent_copy, created_at)
+		VALUES (?, ?, ?, ?, 'scheduled', ?, ?, ?)`, m.EmailID, m.WorkspaceID, m.MailboxID, threadID, store.Millis(sendAt), string(cp), store.Millis(now))
+	return err
+}
+
+const bookingCols = `b.email_id, b.mailbox_id, b.thread_id, b.status, b.send_at, b.sent_copy, COALESCE(b.message_id, ''), b.created_at`
+
+func scanBooking(r store.Scanner) (*booking, error) {
+	b := &booking{}
+	var cp string
+	var at, created int64
+	if err := r.Scan(&b.EmailID, &b.MailboxID, &b.ThreadID, &b.Status, &at, &cp, &b.MessageID, &created); err != nil {
+		return nil, err
+	}
+	b.SendAt, b.CreatedAt = store.FromMillis(at), store.FromMillis(created)
+	b.Copy = &Message{}
+	return b, json.Unmarshal([]byte(cp), b.Copy)
+}
+
+// getBooking reads the booking of email id, kept to the workspace (and the
+// mailbox when mailboxID is set).
+func getBooking(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string) (*booking, error) {
+	where, args := scope("b", workspaceID, mailboxID)
+	return scanBooking(q.QueryRow(ctx, `SELECT `+bookingCols+` FROM message_bookings b WHERE `+where+` AND b.email_id = ?`, append(args, id)...))
+}
+
+// listBookings lists the bookings still waiting, soonest first, after the
+// position after (ascending) when it is set.
+func listBookings(ctx context.Context, q store.Querier, workspaceID, mailboxID string, after *Position, limit int) ([]*booking, error) {
+	where, args := scope("b", workspaceID, mailboxID)
+	if after != nil {
+		where += ` AND (b.send_at > ? OR (b.send_at = ? AND b.email_id > ?))`
+		args = append(args, after.At, after.At, after.ID)
+	}
+	return store.QueryAll(ctx, q, scanBooking, `SELECT `+bookingCols+` FROM message_bookings b WHERE `+where+` AND b.status = 'scheduled'
+		ORDER BY b.send_at, b.email_id LIMIT ?`, append(args, limit)...)
+}
+
+// bookingFor reads the booking of email id whatever its workspace: the
+// sending service's changes name the email only.
+func bookingFor(ctx context.Context, tx *store.Tx, id string) (*booking, error) {
+	return scanBooking(tx.QueryRow(ctx, `SELECT `+bookingCols+` FROM message_bookings b WHERE b.email_id = ?`, id))
+}
+
+func updateBooking(ctx context.Context, tx *store.Tx, id, status string, sendAt time.Time, messageID string) error {
+	_, err := tx.Exec(ctx, `UPDATE message_bookings SET status = ?, send_at = ?, message_id = ? WHERE email_id = ?`,
+		status, store.Millis(sendAt), nullIfEmpty(messageID), id)
+	return err
 }

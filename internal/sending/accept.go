@@ -30,6 +30,9 @@ type Outcome struct {
 	HTTPStatus int         `json:"-"`
 	ID         string      `json:"id"`
 	Status     EmailStatus `json:"status"`
+	// ScheduledAt is when a booked email goes (zero when it goes now); only
+	// SendOptions.InTx reads it, so replays need not carry it.
+	ScheduledAt time.Time `json:"-"`
 }
 
 // Result is one entry of a batch: an Outcome or an error.
@@ -44,13 +47,14 @@ type booking struct {
 	caller  Caller
 	v       *Validated
 	row     *emailRow
-	args    []any          // row.insertArgs(), encoded before the commit
-	sim     string         // test-mode outcome played out in the accepting commit
-	simData []byte         // its events' data (eventData), encoded before the commit
-	check   *supCheck      // suppressions (sends going now) and a key taken on trust, read in the commit
-	fp      string         // fingerprint, when an idempotency key is given
-	key     string         // idempotency key reserved in memory ("" if none)
-	ticket  *policy.Ticket // what the policy counted, undone if not booked
+	args    []any                                                      // row.insertArgs(), encoded before the commit
+	sim     string                                                     // test-mode outcome played out in the accepting commit
+	simData []byte                                                     // its events' data (eventData), encoded before the commit
+	check   *supCheck                                                  // suppressions (sends going now) and a key taken on trust, read in the commit
+	fp      string                                                     // fingerprint, when an idempotency key is given
+	key     string                                                     // idempotency key reserved in memory ("" if none)
+	ticket  *policy.Ticket                                             // what the policy counted, undone if not booked
+	inTx    func(ctx context.Context, tx *store.Tx, out Outcome) error // SendOptions.InTx
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -63,6 +67,12 @@ type SendOptions struct {
 	// the same as idempotency_key in the body; both given and different
 	// answer 400 invalid_request.
 	IdempotencyKey string
+	// InTx, when set, runs in the transaction that accepts the email (not
+	// on an idempotent replay), so the caller's own rows (inbound's sent
+	// copy or booking) commit with it or not at all. It may run twice (a
+	// shared batch rolled back, then alone), so it must only set state it
+	// fully overwrites.
+	InTx func(ctx context.Context, tx *store.Tx, out Outcome) error
 }
 
 // Send books one email from a raw JSON send request.
@@ -72,7 +82,7 @@ func (s *Service) Send(ctx context.Context, c Caller, raw []byte) (Outcome, erro
 
 // SendWith is Send with options from outside the body.
 func (s *Service) SendWith(ctx context.Context, c Caller, raw []byte, o SendOptions) (Outcome, error) {
-	res, err := s.book(ctx, c, []json.RawMessage{raw}, []string{o.IdempotencyKey}, false)
+	res, err := s.book(ctx, c, []json.RawMessage{raw}, []string{o.IdempotencyKey}, false, o.InTx)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -106,7 +116,7 @@ func (s *Service) SendBatchWith(ctx context.Context, c Caller, raws []json.RawMe
 			keys[i] = o.IdempotencyKey + "/" + strconv.Itoa(i)
 		}
 	}
-	return s.book(ctx, c, raws, keys, true)
+	return s.book(ctx, c, raws, keys, true, nil)
 }
 
 // workspaceInfo is what policy needs from the workspace row.
@@ -128,7 +138,7 @@ func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, err
 // was booked.
 // keys[i] is entry i's idempotency key from outside its body, or "";
 // batch says the keys were derived from a batch's key.
-func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, keys []string, batch bool) ([]Result, error) {
+func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, keys []string, batch bool, inTx func(context.Context, *store.Tx, Outcome) error) ([]Result, error) {
 	out := make([]Result, len(raws))
 	now := s.clock.Now().UTC()
 	var ws *workspaceInfo
@@ -155,6 +165,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			out[i].Outcome = *replay
 			continue
 		}
+		b.inTx = inTx
 		bookings[i] = b
 	}
 	waits := make([]<-chan error, len(raws))
@@ -416,7 +427,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		e := b.row
 		out := Outcome{HTTPStatus: apierr.StatusOK, ID: e.ID, Status: StatusQueued}
 		if e.Status == StatusScheduled {
-			out.HTTPStatus, out.Status = apierr.StatusAccepted, StatusScheduled
+			out.HTTPStatus, out.Status, out.ScheduledAt = apierr.StatusAccepted, StatusScheduled, *e.ScheduledAt
 		}
 		if b.v.IdempotencyKey != "" {
 			replay, err := reserveKey(ctx, tx, e.WorkspaceID, b.v.IdempotencyKey, b.fp, out, e.CreatedAt)
@@ -447,6 +458,11 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 			}
 		case e.Status == StatusQueued:
 			if err := s.enqueueWork(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		if b.inTx != nil {
+			if err := b.inTx(ctx, tx, out); err != nil {
 				return err
 			}
 		}

@@ -47,6 +47,9 @@ func (s *Service) admitDue(ctx context.Context, tx *store.Tx, ws string, e *emai
 	if !ok {
 		return false, err
 	}
-	_, err = failScheduled(ctx, tx, e.ID, ae.Code+": "+ae.Message, now)
+	failed, err := failScheduled(ctx, tx, e.ID, ae.Code+": "+ae.Message, now)
+	if err == nil && failed {
+		err = s.scheduleChanged(ctx, tx, ws, e.ID, StatusFailed, *e.ScheduledAt, now)
+	}
 	return true, err
 }

@@ -21,6 +21,32 @@ type Scheduled struct {
 	ScheduledAt time.Time
 }
 
+// ScheduleChange is a scheduled email leaving or moving in its booking:
+// rescheduled (Status scheduled, the new ScheduledAt), cancelled, queued
+// (its time came and it is on its way) or failed (refused when due).
+type ScheduleChange struct {
+	WorkspaceID string
+	EmailID     string
+	Status      EmailStatus
+	ScheduledAt time.Time
+	At          time.Time
+}
+
+// ScheduleWatcher hears each ScheduleChange inside the transaction that
+// makes it (inbound keeps its receive-side bookings with it); an error rolls
+// the change back.
+type ScheduleWatcher func(ctx context.Context, tx *store.Tx, ch ScheduleChange) error
+
+// SetScheduleWatcher installs w (wired once, before the node serves).
+func (s *Service) SetScheduleWatcher(w ScheduleWatcher) { s.watch = w }
+
+func (s *Service) scheduleChanged(ctx context.Context, tx *store.Tx, ws, id string, status EmailStatus, at, now time.Time) error {
+	if s.watch == nil {
+		return nil
+	}
+	return s.watch(ctx, tx, ScheduleChange{WorkspaceID: ws, EmailID: id, Status: status, ScheduledAt: at, At: now})
+}
+
 // Reschedule moves a scheduled email to a new send_at (same parse and
 // limits as a send). Only an email still waiting can move: one that has
 // started on its way answers too_late_to_reschedule.
@@ -45,6 +71,9 @@ func (s *Service) Reschedule(ctx context.Context, c Caller, id, sendAt string) (
 		}
 		if !moved {
 			return apierr.Conflict("too_late_to_reschedule", "The email has started on its way; it can no longer be rescheduled.")
+		}
+		if err := s.scheduleChanged(ctx, tx, c.WorkspaceID, id, StatusScheduled, at, now); err != nil {
+			return err
 		}
 		data := e.eventData()
 		data["scheduled_at"] = at.Format(time.RFC3339)
@@ -82,6 +111,9 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status Email
 			return apierr.Conflict("too_late_to_cancel", "The email has started on its way; it can no longer be cancelled.")
 		}
 		status = StatusCancelled
+		if err := s.scheduleChanged(ctx, tx, c.WorkspaceID, id, StatusCancelled, *e.ScheduledAt, now); err != nil {
+			return err
+		}
 		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: c.WorkspaceID, EmailID: id, Type: events.EmailCancelled, CreatedAt: now, Data: e.eventData()})
 		return err
 	})
@@ -189,6 +221,9 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 			if !failed {
 				return nil
 			}
+			if err := s.scheduleChanged(ctx, tx, ws, id, StatusFailed, *e.ScheduledAt, now); err != nil {
+				return err
+			}
 			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: id, Type: events.EmailBounced, CreatedAt: now, Data: suppressedBounce(e)})
 			return err
 		}
@@ -197,10 +232,13 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 	if err != nil {
 		return err
 	}
-	if queued {
-		return s.enqueueWork(ctx, tx, e)
+	if !queued {
+		return nil
 	}
-	return nil
+	if err := s.scheduleChanged(ctx, tx, ws, id, StatusQueued, *e.ScheduledAt, now); err != nil {
+		return err
+	}
+	return s.enqueueWork(ctx, tx, e)
 }
 
 // suppressedBounce is the email.bounced data for a send stopped because its

@@ -102,6 +102,7 @@ type Service struct {
 	topics        Topics
 	writer        *groupWriter
 	pol           Policy
+	watch         ScheduleWatcher
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight

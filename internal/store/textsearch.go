@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"unicode"
@@ -51,9 +53,11 @@ func SearchWords(q string) []string {
 // the rows (SQL over t; empty for all). ok is false when q holds no word,
 // and then there is nothing to ask.
 //
-// SQLite ranks with bm25 (column weights 10, 4, 1, 1) and cuts excerpts
-// with snippet(); PostgreSQL ranks with ts_rank over the weighted vector and
-// cuts excerpts with ts_headline, for the page of hits only.
+// Only the rankCandidates newest hits are ranked (SQLite: by rowid, the
+// order rows were written; PostgreSQL: in the order tie). SQLite ranks
+// with bm25 (column weights 10, 4, 1, 1) and leaves search_excerpt empty
+// for TextExcerpts (snippet()); PostgreSQL ranks with ts_rank over the
+// weighted vector and cuts excerpts with ts_headline, for the page only.
 func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, limit int) (Expr, bool) {
 	words := SearchWords(q)
 	if len(words) == 0 {
@@ -67,33 +71,72 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 		// Each word is letters and digits only, quoted as one lexeme.
 		query := "'" + strings.Join(words, "' & '") + "'"
 		return Cat(`WITH q AS (SELECT to_tsquery('simple', `, Val(query), `) AS q),
-			hits AS (SELECT t.`+ix.Key+` AS key, ts_rank(t.search_vector, q.q) AS rank FROM `+ix.Table+` t, q
-				WHERE t.search_vector @@ q.q AND (`, where, `) ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
+			cand AS (SELECT t.`+ix.Key+` AS key FROM `+ix.Table+` t, q
+				WHERE t.search_vector @@ q.q AND (`, where, `) ORDER BY `+tie+` LIMIT `, Val(rankCandidates), `),
+			hits AS (SELECT t.`+ix.Key+` AS key, ts_rank(t.search_vector, q.q) AS rank FROM cand JOIN `+ix.Table+` t ON t.`+ix.Key+` = cand.key, q
+				ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
 			SELECT `+cols+`, hits.rank AS search_rank,
 				ts_headline('simple', COALESCE(t.`+ix.Excerpt+`, ''), q.q, 'MaxWords=30, MinWords=12, ShortWord=0, StartSel="", StopSel="", MaxFragments=1')
 			FROM hits JOIN `+ix.Table+` t ON t.`+ix.Key+` = hits.key CROSS JOIN q
 			ORDER BY hits.rank DESC, `+tie), true
 	}
-	phrases := make([]string, len(words))
-	for i, w := range words {
-		phrases[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-	}
-	excerptCol := 0
 	weights := make([]string, len(ix.Columns))
-	for i, c := range ix.Columns {
-		if c == ix.Excerpt {
-			excerptCol = i
-		}
+	for i := range ix.Columns {
 		weights[i] = "1.0"
 		if i < 2 {
 			weights[i] = []string{"10.0", "4.0"}[i]
 		}
 	}
 	bm25 := `bm25(` + fts + `, ` + strings.Join(weights, ", ") + `)`
-	// CROSS JOIN makes the FTS5 table the outer loop.
-	return Cat(`SELECT `+cols+`, -`+bm25+` AS search_rank,
-		snippet(`+fts+`, `+strconv.Itoa(excerptCol)+`, '', '', '…', 24) AS search_excerpt
+	match := Val(ftsQuery(words))
+	// Only the rankCandidates newest hits in where are ranked, and the
+	// excerpts are cut for the page alone, by TextExcerpts.
+	return Cat(`WITH floor AS (SELECT COALESCE((SELECT `+fts+`.rowid FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
+			WHERE `+fts+` MATCH `, match, ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT 1 OFFSET `, Val(rankCandidates-1), `), 0) AS r)
+		SELECT `+cols+`, -`+bm25+` AS search_rank, '' AS search_excerpt
 		FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
-		WHERE `+fts+` MATCH `, Val(strings.Join(phrases, " ")), ` AND (`, where, `)
+		WHERE `+fts+` MATCH `, match, ` AND `+fts+`.rowid >= (SELECT r FROM floor) AND (`, where, `)
 		ORDER BY `+bm25+`, `+tie+` LIMIT `, Val(limit)), true
+}
+
+// ftsQuery is words as an FTS5 query: each a quoted phrase, all required.
+func ftsQuery(words []string) string {
+	phrases := make([]string, len(words))
+	for i, w := range words {
+		phrases[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+	}
+	return strings.Join(phrases, " ")
+}
+
+// rankCandidates is how many of the newest hits are ranked: a word in
+// every one of 100,000 messages cost half a second to rank them all.
+const rankCandidates = 1000
+
+// TextExcerpts cuts the excerpts of the hits keys (values of ix.Key) that
+// TextSearch left empty: on SQLite snippet() of each, one hit at a time
+// (in the ranking query it would run for every hit); on PostgreSQL
+// nothing, ts_headline having cut them for the page.
+func (db *DB) TextExcerpts(ctx context.Context, ix TextIndex, q string, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	words := SearchWords(q)
+	if db.Dialect == Postgres || len(words) == 0 {
+		return out, nil
+	}
+	col := 0
+	for i, c := range ix.Columns {
+		if c == ix.Excerpt {
+			col = i
+		}
+	}
+	fts := ix.Table + "_search"
+	for _, k := range keys {
+		var ex string
+		err := db.QueryRow(ctx, `SELECT snippet(`+fts+`, `+strconv.Itoa(col)+`, '', '', '…', 24) FROM `+fts+`
+			WHERE `+fts+` MATCH ? AND `+fts+`.rowid = (SELECT rowid FROM `+ix.Table+` WHERE `+ix.Key+` = ?)`, ftsQuery(words), k).Scan(&ex)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		out[k] = ex
+	}
+	return out, nil
 }

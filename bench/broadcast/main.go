@@ -53,6 +53,7 @@ func run() error {
 	n := flag.Int("n", 100000, "audience members")
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	flag.Parse()
 	ctx := context.Background()
 	if *profile != "" {
@@ -64,6 +65,14 @@ func run() error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer func() {
+			if f, err := os.Create(*memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	s, err := startSink()
 	if err != nil {

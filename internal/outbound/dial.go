@@ -51,7 +51,7 @@ var errNoStartTLS = errors.New("outbound: server does not offer STARTTLS")
 // the one RFC 3207 section 4.2 requires). A server that does not offer
 // STARTTLS goes on in plaintext on the same connection, where allowed: no
 // second connection, no second EHLO.
-func (s *session) open(ctx context.Context, key, ip, port, serverName, source string) (*smtp.Client, error) {
+func (s *session) open(ctx context.Context, key, ip, port, serverName, source string) (*conn, error) {
 	d := net.Dialer{Timeout: s.dialTimeout}
 	if source != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
@@ -66,11 +66,16 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 
 	cfg := s.tlsConfig(serverName)
 	var c *smtp.Client
+	var raw net.Conn // what the client talks over (BDAT writes there)
+	newClient := func(nc net.Conn) *smtp.Client {
+		raw = nc
+		return s.newClient(nc)
+	}
 	switch {
 	case s.implicitTLS:
-		c = s.newClient(tls.Client(nc, cfg))
+		c = newClient(tls.Client(nc, cfg))
 	case s.tls == nil:
-		c = s.newClient(nc)
+		c = newClient(nc)
 	default:
 		_, skip := s.noTLS.Load(key)
 		g, err := s.greet(nc, !skip)
@@ -92,7 +97,7 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 			}
 			// Replay the greeting and the EHLO answer to the client, and
 			// swallow its EHLO: the server has had ours.
-			c = s.newClient(&replayConn{Conn: nc, pending: g.greeting, ehloReply: g.ehloReply})
+			c = newClient(&replayConn{Conn: nc, pending: g.greeting, ehloReply: g.ehloReply})
 			break
 		}
 		tc := tls.Client(nc, cfg)
@@ -108,7 +113,7 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 		}
 		// A new session starts inside TLS without a greeting; the client
 		// expects one.
-		c = s.newClient(&replayConn{Conn: tc, pending: []byte("220 " + serverName + " TLS session\r\n")})
+		c = newClient(&replayConn{Conn: tc, pending: []byte("220 " + serverName + " TLS session\r\n")})
 	}
 	if err := c.Hello(s.helo); err != nil {
 		_ = c.Close()
@@ -128,7 +133,9 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 		_ = c.Close()
 		return nil, ctx.Err()
 	}
-	return c, nil
+	cn := &conn{c: c, raw: raw}
+	cn.chunking, _ = c.Extension("CHUNKING")
+	return cn, nil
 }
 
 // greeting is what greet learnt before TLS.

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"slices"
+	"strconv"
 	"strings"
-
-	"github.com/emersion/go-msgauth/dkim"
+	"time"
 )
 
 // overSigned are the fields a signature covers once more than the message
@@ -77,32 +81,198 @@ func NewSigner(domain, selector string, key crypto.Signer) *Signer {
 }
 
 // Sign returns raw with one DKIM-Signature header field prepended
-// (relaxed/relaxed canonicalization, SHA-256).
+// (relaxed/relaxed canonicalization, SHA-256), the field as go-msgauth
+// writes it (tags sorted, b= folded last). The canonicalization is done
+// here in one pass over raw: go-msgauth's copied the message through a
+// pipe and canonicalized it byte by byte, about a fifth of the
+// non-signing CPU of a 15 KB broadcast message (profiled); its verifier
+// checks ours in the tests.
 func (s *Signer) Sign(raw []byte) ([]byte, error) {
-	ds, err := dkim.NewSigner(&dkim.SignOptions{
-		Domain:                 s.domain,
-		Selector:               s.selector,
-		Signer:                 s.key,
-		Hash:                   crypto.SHA256,
-		HeaderCanonicalization: dkim.CanonicalizationRelaxed,
-		BodyCanonicalization:   dkim.CanonicalizationRelaxed,
-		HeaderKeys:             headerKeys(raw),
-	})
+	algo := "rsa-sha256"
+	opts := crypto.SignerOpts(crypto.SHA256)
+	switch s.key.Public().(type) {
+	case *rsa.PublicKey:
+	case ed25519.PublicKey:
+		algo, opts = "ed25519-sha256", crypto.Hash(0)
+	default:
+		return nil, fmt.Errorf("outbound: dkim: unsupported key type %T", s.key.Public())
+	}
+	fields, body := splitHeader(raw)
+	bh := relaxedBodyHash(body)
+	keys := headerKeys(raw)
+	params := map[string]string{
+		"v": "1", "a": algo, "c": "relaxed/relaxed", "d": s.domain, "s": s.selector,
+		"t": strconv.FormatInt(dkimNow().Unix(), 10), "h": strings.Join(keys, ":"),
+		"bh": base64.StdEncoding.EncodeToString(bh[:]), "b": "",
+	}
+	h := sha256.New()
+	picked := map[string]int{}
+	for _, k := range keys {
+		if f := pickField(fields, picked, k); f != "" {
+			io.WriteString(h, relaxedHeader(f))
+		}
+	}
+	io.WriteString(h, strings.TrimRight(relaxedHeader(formatSignature(params)), "\r\n"))
+	sig, err := s.key.Sign(rand.Reader, h.Sum(nil), opts)
 	if err != nil {
 		return nil, fmt.Errorf("outbound: dkim: %w", err)
 	}
-	if _, err := ds.Write(raw); err != nil {
-		ds.Close()
-		return nil, fmt.Errorf("outbound: dkim: %w", err)
-	}
-	if err := ds.Close(); err != nil {
-		return nil, fmt.Errorf("outbound: dkim: %w", err)
-	}
-	sig := ds.Signature()
-	out := bytes.NewBuffer(make([]byte, 0, len(sig)+len(raw)))
-	out.WriteString(sig)
+	params["b"] = base64.StdEncoding.EncodeToString(sig)
+	field := formatSignature(params)
+	out := bytes.NewBuffer(make([]byte, 0, len(field)+len(raw)))
+	out.WriteString(field)
 	out.Write(raw)
 	return out.Bytes(), nil
+}
+
+// dkimNow is the signature's time (t=); tests may fix it.
+var dkimNow = time.Now
+
+// splitHeader returns the header fields of raw (each with its folded
+// lines, as written) and the body after the blank line.
+func splitHeader(raw []byte) (fields []string, body []byte) {
+	for len(raw) > 0 {
+		i := bytes.IndexByte(raw, '\n')
+		line := raw
+		if i >= 0 {
+			line, raw = raw[:i+1], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return fields, raw
+		}
+		if (line[0] == ' ' || line[0] == '\t') && len(fields) > 0 {
+			fields[len(fields)-1] += string(line)
+			continue
+		}
+		fields = append(fields, string(line))
+	}
+	return fields, nil
+}
+
+// pickField returns the next instance of the field named k from the
+// bottom up (RFC 6376 section 5.4.2), "" when none is left.
+func pickField(fields []string, picked map[string]int, k string) string {
+	k = strings.ToLower(k)
+	seen := 0
+	for i := len(fields) - 1; i >= 0; i-- {
+		name, _, _ := strings.Cut(fields[i], ":")
+		if strings.ToLower(strings.TrimSpace(name)) != k {
+			continue
+		}
+		if seen == picked[k] {
+			picked[k]++
+			return fields[i]
+		}
+		seen++
+	}
+	return ""
+}
+
+// relaxedHeader is RFC 6376 section 3.4.2: the name lowercased, the value
+// unfolded with runs of white space as one space, none at either end.
+func relaxedHeader(f string) string {
+	k, v, ok := strings.Cut(f, ":")
+	if !ok {
+		return strings.TrimSpace(strings.ToLower(f)) + ":\r\n"
+	}
+	v = strings.Join(strings.FieldsFunc(v, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r'
+	}), " ")
+	return strings.TrimSpace(strings.ToLower(k)) + ":" + v + "\r\n"
+}
+
+// relaxedBodyHash is the SHA-256 of the body canonicalized as RFC 6376
+// section 3.4.4 (and go-msgauth) has it: a lone LF counts as CRLF, runs of
+// spaces and tabs become one space and vanish before a line break, the
+// breaks at the end go, and a body with any text ends with one CRLF.
+func relaxedBodyHash(body []byte) [32]byte {
+	h := sha256.New()
+	var buf [4096]byte
+	out := buf[:0]
+	var breaks []byte // line-break bytes held until text follows
+	wsp, written, prevCR := false, false, false
+	for _, ch := range body {
+		cr := prevCR
+		prevCR = false
+		switch ch {
+		case ' ', '\t':
+			wsp = true
+			continue
+		case '\r':
+			prevCR = true
+			wsp = false
+			breaks = append(breaks, ch)
+			continue
+		case '\n':
+			wsp = false
+			if !cr {
+				breaks = append(breaks, '\r')
+			}
+			breaks = append(breaks, ch)
+			continue
+		}
+		if len(out)+len(breaks)+2 > cap(out) {
+			h.Write(out)
+			out = buf[:0]
+		}
+		if len(breaks) > 0 {
+			if len(breaks) > cap(out)-len(out)-2 {
+				h.Write(out)
+				h.Write(breaks)
+				out = buf[:0]
+			} else {
+				out = append(out, breaks...)
+			}
+			breaks = breaks[:0]
+		}
+		if wsp {
+			out = append(out, ' ')
+			wsp = false
+		}
+		out = append(out, ch)
+		written = true
+	}
+	h.Write(out)
+	if written {
+		h.Write([]byte("\r\n"))
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// formatSignature writes the DKIM-Signature field as go-msgauth does: the
+// tags but b= sorted, lines kept under 76 characters, b= folded last.
+func formatSignature(params map[string]string) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		if k != "b" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var sb strings.Builder
+	sb.WriteString("DKIM-Signature:")
+	line := ""
+	for _, k := range keys {
+		v := params[k]
+		if 3+len(line)+len(v)+len(k) > 75 {
+			sb.WriteString(line + "\r\n")
+			line = ""
+		}
+		line += " " + k + "=" + v + ";"
+	}
+	sb.WriteString(line)
+	sb.WriteString("\r\n")
+	b := " b=" + params["b"]
+	for len(b) > 75 {
+		sb.WriteString(b[:75] + "\r\n ")
+		b = b[75:]
+	}
+	sb.WriteString(b + "\r\n")
+	return sb.String()
 }
 
 // DKIMPublicRecord returns the TXT record value to publish at

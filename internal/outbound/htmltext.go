@@ -2,6 +2,8 @@ package outbound
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -12,6 +14,7 @@ import (
 // in angle brackets after the link text so they stay usable.
 func HTMLToText(src string) string {
 	t := textWriter{}
+	t.b.Grow(len(src)) // the text is shorter than its source: one allocation
 	z := html.NewTokenizer(strings.NewReader(src))
 	skip := 0 // depth inside script/style/head/title
 	var hrefs []string
@@ -22,7 +25,7 @@ func HTMLToText(src string) string {
 			return strings.TrimSpace(t.b.String())
 		case html.TextToken:
 			if skip == 0 {
-				t.text(string(z.Text()))
+				t.text(z.Text(), len(hrefs) > 0)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
@@ -45,7 +48,7 @@ func HTMLToText(src string) string {
 			case atom.Li:
 				t.newlines(1)
 				if start {
-					t.word("-")
+					t.word([]byte("-"), len(hrefs) > 0)
 				}
 			case atom.Td, atom.Th:
 				t.pendingSpace = true
@@ -67,7 +70,7 @@ func HTMLToText(src string) string {
 					if href != "" && !strings.HasPrefix(href, "#") && !strings.HasPrefix(href, "mailto:") &&
 						strings.TrimSpace(string(t.linkText)) != href {
 						t.pendingSpace = true
-						t.word("<" + href + ">")
+						t.word([]byte("<"+href+">"), false)
 					}
 				}
 			}
@@ -84,28 +87,42 @@ type textWriter struct {
 	linkText     []byte
 }
 
-func (t *textWriter) text(s string) {
-	if s == "" {
+// text writes the words of s (the tokenizer's buffer, read in place);
+// inLink keeps them as the open link's text too.
+func (t *textWriter) text(s []byte, inLink bool) {
+	if len(s) == 0 {
 		return
 	}
 	if isSpace(s[0]) {
 		t.pendingSpace = true
 	}
-	for _, f := range strings.Fields(s) {
-		t.word(f)
+	for i := 0; i < len(s); {
+		if n := spaceAt(s, i); n > 0 {
+			i += n
+			continue
+		}
+		j := i
+		for j < len(s) && spaceAt(s, j) == 0 {
+			_, n := utf8.DecodeRune(s[j:])
+			j += n
+		}
+		t.word(s[i:j], inLink)
 		t.pendingSpace = true
+		i = j
 	}
 	if !isSpace(s[len(s)-1]) {
 		t.pendingSpace = false
 	}
 }
 
-func (t *textWriter) word(w string) {
+func (t *textWriter) word(w []byte, inLink bool) {
 	if t.pendingSpace && t.b.Len() > 0 && t.trailingNL == 0 {
 		t.b.WriteByte(' ')
 	}
-	t.b.WriteString(w)
-	t.linkText = append(t.linkText, w...)
+	t.b.Write(w)
+	if inLink { // only a link's own text is compared with its target
+		t.linkText = append(t.linkText, w...)
+	}
 	t.trailingNL = 0
 	t.pendingSpace = true
 }
@@ -118,6 +135,22 @@ func (t *textWriter) newlines(n int) {
 		t.b.WriteByte('\n')
 	}
 	t.pendingSpace = false
+}
+
+// spaceAt is the length of the white space (as strings.Fields sees it:
+// Unicode's, so a no-break space too) at s[i], 0 when none.
+func spaceAt(s []byte, i int) int {
+	if c := s[i]; c < utf8.RuneSelf {
+		if isSpace(c) || c == '\v' {
+			return 1
+		}
+		return 0
+	}
+	r, n := utf8.DecodeRune(s[i:])
+	if unicode.IsSpace(r) {
+		return n
+	}
+	return 0
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }

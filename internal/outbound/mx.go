@@ -158,9 +158,10 @@ func (t *MXTransport) dialWith(ctx context.Context, sess *session, addr, source 
 	}
 	var errs []error
 	for _, ip := range ips {
-		c, err := sess.open(ctx, addr, ip, port, host, source)
+		cn, err := sess.open(ctx, addr, ip, port, host, source)
 		if err == nil {
-			return &conn{c: c, host: addr}, nil
+			cn.host = addr
+			return cn, nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", ip, err))
 		if ctx.Err() != nil {
@@ -261,7 +262,7 @@ func (t *MXTransport) sendDomain(ctx context.Context, domain string, env Envelop
 		addr := net.JoinHostPort(h, t.port)
 		res := &Result{Host: addr}
 		run := func(cn *conn) error {
-			rcpts, err := transact(cn.c, addr, env, data)
+			rcpts, err := transact(cn, addr, env, data)
 			res.Rcpts = rcpts
 			return err
 		}

@@ -2,6 +2,8 @@ package outbound
 
 import (
 	"context"
+	"net"
+	"net/textproto"
 	"sync"
 	"time"
 
@@ -13,9 +15,15 @@ import (
 // conn is one open SMTP session that can carry several messages.
 type conn struct {
 	c        *smtp.Client
-	host     string // host:port it is connected to
+	raw      net.Conn          // what c talks over
+	r        *textproto.Reader // BDAT replies, read from raw
+	chunking bool              // the server offers CHUNKING (RFC 3030)
+	host     string            // host:port it is connected to
 	msgs     int
 	lastUsed time.Time
+	// clean: the last transaction ended with the server's answer to the
+	// message or to RSET, so no transaction is open there.
+	clean bool
 }
 
 // dialFunc opens and greets (EHLO, STARTTLS, AUTH) a new session to addr.
@@ -83,10 +91,17 @@ func (p *pool) host(addr string) *hostPool {
 	return hp
 }
 
-// do runs fn on a session to addr: a reused idle one (checked with RSET)
-// or a new one. fn's errBroken closes the session; anything else returns it
-// to the idle list. The context bounds the wait for a free slot and, by
-// closing the connection, any blocking I/O.
+// freshFor is how long after its last message a clean idle session is
+// reused without a check: RSET made every message pay two round trips (the
+// go-smtp client then says EHLO again), and a server does not drop a
+// session it answered a moment ago; if it did, the message is tried once
+// more on a new session (errBroken.unsent).
+const freshFor = 2 * time.Second
+
+// do runs fn on a session to addr: a reused idle one (checked with RSET
+// unless it is fresh) or a new one. fn's errBroken closes the session;
+// anything else returns it to the idle list. The context bounds the wait
+// for a free slot and, by closing the connection, any blocking I/O.
 func (p *pool) do(ctx context.Context, addr string, fn func(*conn) error) error {
 	hp := p.host(addr)
 	select {
@@ -96,53 +111,65 @@ func (p *pool) do(ctx context.Context, addr string, fn func(*conn) error) error 
 	}
 	defer func() { <-hp.sem }()
 
-	cn := p.takeIdle(hp)
-	if cn == nil {
-		var err error
-		if cn, err = p.dial(ctx, addr); err != nil {
+	cn, unchecked := p.takeIdle(hp)
+	for {
+		if cn == nil {
+			var err error
+			if cn, err = p.dial(ctx, addr); err != nil {
+				return err
+			}
+		}
+		stop := context.AfterFunc(ctx, func() { _ = cn.c.Close() })
+		err := fn(cn)
+		cancelled := !stop()
+		cn.msgs++
+		b, broken := err.(errBroken)
+		if broken || cancelled || cn.msgs >= p.maxMsgs {
+			if !broken && !cancelled {
+				_ = cn.c.Quit()
+			}
+			_ = cn.c.Close()
+			if broken && b.unsent && unchecked && !cancelled {
+				cn, unchecked = nil, false // the session had gone: once more on a new one
+				continue
+			}
 			return err
 		}
-	}
-	stop := context.AfterFunc(ctx, func() { _ = cn.c.Close() })
-	err := fn(cn)
-	cancelled := !stop()
-	cn.msgs++
-	if _, broken := err.(errBroken); broken || cancelled || cn.msgs >= p.maxMsgs {
-		if !broken && !cancelled {
-			_ = cn.c.Quit()
+		cn.lastUsed = p.clock.Now()
+		hp.mu.Lock()
+		if len(hp.idle) < p.maxIdle {
+			hp.idle = append(hp.idle, cn)
+			cn = nil
 		}
-		_ = cn.c.Close()
+		hp.mu.Unlock()
+		if cn != nil {
+			_ = cn.c.Quit()
+			_ = cn.c.Close()
+		}
 		return err
 	}
-	cn.lastUsed = p.clock.Now()
-	hp.mu.Lock()
-	if len(hp.idle) < p.maxIdle {
-		hp.idle = append(hp.idle, cn)
-		cn = nil
-	}
-	hp.mu.Unlock()
-	if cn != nil {
-		_ = cn.c.Quit()
-		_ = cn.c.Close()
-	}
-	return err
 }
 
-// takeIdle pops the freshest idle session that still answers RSET.
-func (p *pool) takeIdle(hp *hostPool) *conn {
+// takeIdle pops the freshest idle session that still answers RSET, or
+// without asking when it is clean and fresh (unchecked).
+func (p *pool) takeIdle(hp *hostPool) (cn *conn, unchecked bool) {
 	for {
 		hp.mu.Lock()
 		n := len(hp.idle)
 		if n == 0 {
 			hp.mu.Unlock()
-			return nil
+			return nil, false
 		}
 		cn := hp.idle[n-1]
 		hp.idle = hp.idle[:n-1]
 		hp.mu.Unlock()
-		if p.clock.Now().Sub(cn.lastUsed) > p.idleTimeout {
+		idle := p.clock.Now().Sub(cn.lastUsed)
+		if idle > p.idleTimeout {
 			_ = cn.c.Close()
 			continue
+		}
+		if cn.clean && idle < freshFor {
+			return cn, true
 		}
 		// RSET both clears any leftover transaction state and proves the
 		// server has not closed the session while it sat idle.
@@ -150,7 +177,8 @@ func (p *pool) takeIdle(hp *hostPool) *conn {
 			_ = cn.c.Close()
 			continue
 		}
-		return cn
+		cn.clean = true
+		return cn, false
 	}
 }
 

@@ -95,11 +95,12 @@ func NewRelay(rawURL string, opts RelayOptions) (*Relay, error) {
 	r := &Relay{addr: net.JoinHostPort(host, port), sess: s}
 	r.pool = newPool(func(ctx context.Context, key string) (*conn, error) {
 		source, addr := cutSource(key)
-		c, err := s.open(ctx, addr, host, port, host, source)
+		cn, err := s.open(ctx, addr, host, port, host, source)
 		if err != nil {
 			return nil, err
 		}
-		return &conn{c: c, host: addr}, nil
+		cn.host = addr
+		return cn, nil
 	}, poolConfig{
 		maxConns: opts.MaxConns, idleTimeout: opts.IdleTimeout,
 		maxMsgs: opts.MaxMessagesPerConn, clock: opts.Clock,
@@ -114,7 +115,7 @@ func (r *Relay) Send(ctx context.Context, env Envelope, data []byte) (*Result, e
 	}
 	res := &Result{Host: r.addr}
 	err := r.pool.do(ctx, sourceKey(env.Source, r.addr), func(cn *conn) error {
-		rcpts, err := transact(cn.c, r.addr, env, data)
+		rcpts, err := transact(cn, r.addr, env, data)
 		res.Rcpts = rcpts
 		return err
 	})

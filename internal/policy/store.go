@@ -46,6 +46,29 @@ func sumCounters(ctx context.Context, db *store.DB, ws string, periods []string)
 	return c, err
 }
 
+// busiestDays answers, for each counter subject of a workspace, its most
+// sends in one of the day periods (the cold-sending throttle's history).
+func busiestDays(ctx context.Context, db *store.DB, ws string, periods []string) (map[string]int64, error) {
+	args := []any{ws}
+	for _, p := range periods {
+		args = append(args, p)
+	}
+	type row struct {
+		subject string
+		n       int64
+	}
+	rows, err := store.QueryAll(ctx, db, func(r store.Scanner) (row, error) {
+		var x row
+		return x, r.Scan(&x.subject, &x.n)
+	}, `SELECT subject, MAX(sends) FROM policy_counters WHERE workspace_id = ? AND period IN (?`+strings.Repeat(", ?", len(periods)-1)+`)
+		GROUP BY subject`, args...)
+	out := make(map[string]int64, len(rows))
+	for _, x := range rows {
+		out[x.subject] = x.n
+	}
+	return out, err
+}
+
 // readVersion is policy_version's one figure.
 func readVersion(ctx context.Context, db *store.DB) (int64, error) {
 	var v int64

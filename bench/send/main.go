@@ -591,7 +591,7 @@ func scratchSchema(ctx context.Context, base string) (string, func(), error) {
 		return "", nil, errors.New("-pg is not a URL")
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", schema+",public") // public: where pg_trgm may already live
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
 }

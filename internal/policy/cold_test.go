@@ -121,3 +121,49 @@ func TestColdSendingThrottle(t *testing.T) {
 		t.Fatalf("workspace.throttled raised %d times", n)
 	}
 }
+
+// TestCheckedAgainWhenDue: sends booked a moment ahead go through the real
+// promotion pass and meet the policy again then. Booking counts nothing, so
+// three bookings pass a cold allowance of 2; when due, two go and the third
+// fails with velocity_spike. A booking whose address is paused meanwhile
+// fails with address_paused.
+func TestCheckedAgainWhenDue(t *testing.T) {
+	a := start(t, nil, "MAILROOM_COLD_START", "2")
+	at := time.Now().UTC().Add(1500 * time.Millisecond).Format(time.RFC3339Nano)
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, want(t, a.Do("POST", "/v1/emails", mail(fmt.Sprintf("due%d@example.org", i), "send_at", at)), 202, "")["id"].(string))
+	}
+	paused := want(t, a.Do("POST", "/v1/emails", mail("held@example.org", "from", "held@acme.test", "send_at", at)), 202, "")["id"].(string)
+	if err := a.Policy().SetAddressState(context.Background(), a.WorkspaceID, "held@acme.test", "paused"); err != nil {
+		t.Fatal(err)
+	}
+	status := func(id string) (string, string) {
+		e := a.Do("GET", "/v1/emails/"+id, nil).JSON()
+		le, _ := e["last_error"].(string)
+		return e["status"].(string), le
+	}
+	testapp.Eventually(t, 15*time.Second, func() bool {
+		for _, id := range append(ids, paused) {
+			if s, _ := status(id); s == "scheduled" {
+				return false
+			}
+		}
+		return true
+	}, "the bookings were never promoted")
+	refused := 0
+	for _, id := range ids {
+		if s, le := status(id); s == "failed" {
+			if !strings.HasPrefix(le, "velocity_spike: ") {
+				t.Fatalf("%s failed with %q", id, le)
+			}
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("%d of 3 due sends refused, want 1", refused)
+	}
+	if s, le := status(paused); s != "failed" || !strings.HasPrefix(le, "address_paused: ") {
+		t.Fatalf("paused address: %s %q", s, le)
+	}
+}

@@ -591,7 +591,7 @@ func scratchSchema(ctx context.Context, base string) (string, func(), error) {
 		return "", nil, errors.New("-pg is not a URL")
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", schema+",public") // public: where pg_trgm may already live
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
 }
@@ -616,7 +616,7 @@ func policyEnv(on bool) map[string]string {
 	}
 	return map[string]string{
 		"MAILROOM_DAILY_QUOTA": "1000000000", "MAILROOM_MONTHLY_QUOTA": "1000000000", "MAILROOM_ADDRESS_DAILY_CAP": "1000000000",
-		"MAILROOM_DUPLICATE_BURST": "1000000000", "MAILROOM_VELOCITY_FACTOR": "1000",
+		"MAILROOM_DUPLICATE_BURST": "1000000000", "MAILROOM_VELOCITY_FACTOR": "1000", "MAILROOM_COLD_START": "1000000000",
 		"MAILROOM_PAUSE_BOUNCE_RATE": "0.08", "MAILROOM_PAUSE_COMPLAINT_RATE": "0.003",
 	}
 }

@@ -22,6 +22,13 @@ type Policy struct {
 	// VelocityMinSends (MAILROOM_VELOCITY_MIN_SENDS, default 600).
 	VelocityFactor   float64
 	VelocityMinSends int
+	// ColdStart (MAILROOM_COLD_START, 0 = off) is the cold-sending
+	// throttle: the real sends a workspace, and each of its sending
+	// addresses, with no history may make in a UTC day; a day's allowance is
+	// max(ColdStart, ColdGrowth × the busiest of the previous 7 UTC days)
+	// (MAILROOM_COLD_GROWTH, default 2).
+	ColdStart  int
+	ColdGrowth float64
 	// PauseBounceRate and PauseComplaintRate (defaults 0.08 and 0.003) pause
 	// a workspace whose real sends of the last 7 days, at least
 	// PauseMinSends of them (default 200), bounced or complained at that rate.
@@ -61,11 +68,16 @@ func loadPolicy(get func(k, def string) string) (Policy, []error) {
 	p.DuplicateBurst = count("MAILROOM_DUPLICATE_BURST", 0)
 	p.VelocityFactor = rate("MAILROOM_VELOCITY_FACTOR", 0, 1e6)
 	p.VelocityMinSends = count("MAILROOM_VELOCITY_MIN_SENDS", 600)
+	p.ColdStart = count("MAILROOM_COLD_START", 0)
+	p.ColdGrowth = rate("MAILROOM_COLD_GROWTH", 2, 1e6)
 	p.PauseBounceRate = rate("MAILROOM_PAUSE_BOUNCE_RATE", 0.08, 1)
 	p.PauseComplaintRate = rate("MAILROOM_PAUSE_COMPLAINT_RATE", 0.003, 1)
 	p.PauseMinSends = count("MAILROOM_PAUSE_MIN_SENDS", 200)
 	if p.VelocityFactor != 0 && p.VelocityFactor < 1 {
 		errs = append(errs, fmt.Errorf("MAILROOM_VELOCITY_FACTOR: %g would refuse a workspace sending at its own average; use 0 (off) or at least 1", p.VelocityFactor))
+	}
+	if p.ColdGrowth < 1 {
+		errs = append(errs, fmt.Errorf("MAILROOM_COLD_GROWTH: %g would shrink the allowance of a workspace sending at its own pace; use at least 1", p.ColdGrowth))
 	}
 	seen := map[netip.Addr]bool{}
 	for _, s := range strings.Split(get("MAILROOM_IPS", ""), ",") {

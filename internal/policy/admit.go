@@ -66,8 +66,9 @@ func (t *Ticket) Undo() {
 }
 
 // Admit applies the policy to one send: the holds (a paused workspace, a
-// paused or receive-only address, a blocked recipient domain), the
-// throttles, and the quotas and caps, in that order. An admitted real send
+// paused or receive-only address, a blocked recipient domain), the quotas
+// and caps with the cold-sending allowance, and the minute's throttles, in
+// that order. An admitted real send
 // is counted; its Ticket undoes that if it is not booked after all.
 func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 	if err := s.checkHolds(m); err != nil {
@@ -84,9 +85,16 @@ func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 	var limits [3]limit
 	n := 0
 	count := !m.Booking
+	var hist *coldHistory
+	if s.set.ColdStart > 0 {
+		var err error
+		if hist, err = s.history(ctx, m.WorkspaceID, day, at, now); err != nil {
+			return nil, err
+		}
+	}
 	// The workspace's day row is kept whenever a rule reads it: the daily
-	// quota, and the reputation rule's 7 days of sends.
-	if s.set.DailyQuota > 0 || s.reputationOn() {
+	// quota, the reputation rule's 7 days of sends, the cold throttle.
+	if s.set.DailyQuota > 0 || s.reputationOn() || hist != nil {
 		limits[n] = limit{k: ckey{m.WorkspaceID, "", day}, max: s.set.DailyQuota, rule: dailyQuota}
 		n++
 	}
@@ -94,7 +102,7 @@ func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 		limits[n] = limit{k: ckey{m.WorkspaceID, "", month}, max: s.set.MonthlyQuota, rule: monthlyQuota}
 		n++
 	}
-	if s.set.AddressDailyCap > 0 {
+	if (s.set.AddressDailyCap > 0 || hist != nil) && m.From != "" {
 		limits[n] = limit{k: ckey{m.WorkspaceID, m.From, day}, max: s.set.AddressDailyCap, rule: addressCap}
 		n++
 	}
@@ -106,8 +114,14 @@ func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range limits[:n] {
-		if c := s.get(l.k, now); l.max > 0 && c.loaded && c.total >= int64(l.max) {
+		c := s.get(l.k, now)
+		if l.max > 0 && c.loaded && c.total >= int64(l.max) {
 			return nil, s.refusal(l.rule, m.From, at, now)
+		}
+		if hist != nil && l.rule != monthlyQuota && c.loaded {
+			if a := hist.allowance(l.k.subject); c.total >= a {
+				return nil, s.coldRefusal(m.WorkspaceID, l.k.subject, a, at, now)
+			}
 		}
 	}
 	t := &Ticket{s: s, ws: m.WorkspaceID}

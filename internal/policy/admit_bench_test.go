@@ -22,7 +22,8 @@ func BenchmarkAdmit(b *testing.B) {
 	}
 	defer db.Close()
 	set := config.Policy{DailyQuota: 1e9, MonthlyQuota: 1e9, AddressDailyCap: 1e9, DuplicateBurst: 1e9,
-		VelocityFactor: 1000, VelocityMinSends: 600, PauseBounceRate: 0.08, PauseComplaintRate: 0.003, PauseMinSends: 200}
+		VelocityFactor: 1000, VelocityMinSends: 600, PauseBounceRate: 0.08, PauseComplaintRate: 0.003, PauseMinSends: 200,
+		ColdStart: 1e9, ColdGrowth: 2}
 	p := policy.New(policy.Config{DB: db, Settings: set})
 	if err := p.Refresh(ctx); err != nil {
 		b.Fatal(err)

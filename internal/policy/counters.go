@@ -182,7 +182,7 @@ func (s *Service) Flush(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return s.flushCold(ctx, now)
 }
 
 // periodOf is the current period of the same kind as p.

@@ -17,6 +17,10 @@ const (
 	KindAddressPaused      = "address_paused"
 	KindAddressReceiveOnly = "address_receive_only"
 	KindBlockedDomain      = "blocked_domain"
+	// KindThrottled marks a workspace the cold-sending throttle refused
+	// (value ""): it refuses nothing itself, it says workspace.throttled
+	// was raised and workspace.resumed is due after a clean day.
+	KindThrottled = "throttled"
 )
 
 // Hold is one stored hold.
@@ -30,10 +34,11 @@ type Hold struct {
 
 // holds is every hold as of version, indexed for the send path.
 type holds struct {
-	version int64
-	paused  map[string]Hold            // workspace -> its pause
-	address map[[2]string]string       // (workspace, address) -> kind
-	blocked map[string]map[string]bool // workspace -> blocked recipient domains
+	version   int64
+	paused    map[string]Hold            // workspace -> its pause
+	address   map[[2]string]string       // (workspace, address) -> kind
+	blocked   map[string]map[string]bool // workspace -> blocked recipient domains
+	throttled map[string]Hold            // workspace -> its cold-sending throttle
 }
 
 // checkHolds refuses a send that a hold forbids.
@@ -80,13 +85,15 @@ func (s *Service) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := &holds{version: v, paused: map[string]Hold{}, address: map[[2]string]string{}, blocked: map[string]map[string]bool{}}
+	h := &holds{version: v, paused: map[string]Hold{}, address: map[[2]string]string{}, blocked: map[string]map[string]bool{}, throttled: map[string]Hold{}}
 	for _, x := range list {
 		switch x.Kind {
 		case KindWorkspacePaused:
 			h.paused[x.WorkspaceID] = x
 		case KindAddressPaused, KindAddressReceiveOnly:
 			h.address[[2]string{x.WorkspaceID, x.Value}] = x.Kind
+		case KindThrottled:
+			h.throttled[x.WorkspaceID] = x
 		case KindBlockedDomain:
 			if h.blocked[x.WorkspaceID] == nil {
 				h.blocked[x.WorkspaceID] = map[string]bool{}

@@ -66,6 +66,10 @@ type Service struct {
 	spaces   map[string]*wsThrottle
 	dirty    map[string]bool // workspaces with new bounces or complaints since the last flush
 
+	cold        map[[2]string]*coldHistory // (workspace, day) -> its previous 7 days
+	coldNew     map[string]map[string]any  // workspaces first refused by the cold throttle since the last flush
+	coldChecked map[string]string          // workspace -> the day its throttle was last looked at for clearing
+
 	holds atomic.Pointer[holds]
 
 	ipCache ipCache // workspaces' dedicated IPs, for PickSource
@@ -86,6 +90,7 @@ func New(cfg Config) *Service {
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Logger, set: cfg.Settings, seed: maphash.MakeSeed(),
 		resolver: cfg.Resolver, helo: cfg.HeloName, shared: cfg.SharedIPs,
 		counters: map[ckey]*counter{}, spaces: map[string]*wsThrottle{}, dirty: map[string]bool{},
+		cold: map[[2]string]*coldHistory{}, coldNew: map[string]map[string]any{}, coldChecked: map[string]string{},
 	}
 	s.holds.Store(&holds{version: -1})
 	return s

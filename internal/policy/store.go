@@ -36,14 +36,40 @@ func addCounter(ctx context.Context, tx *store.Tx, k ckey, d counts) (int64, err
 // sumCounters adds up a workspace's own rows (subject ”) over periods.
 func sumCounters(ctx context.Context, db *store.DB, ws string, periods []string) (counts, error) {
 	var c counts
-	q := `SELECT COALESCE(SUM(sends), 0), COALESCE(SUM(bounces), 0), COALESCE(SUM(complaints), 0) FROM policy_counters
-		WHERE workspace_id = ? AND subject = '' AND period IN (?` + strings.Repeat(", ?", len(periods)-1) + `)`
-	args := []any{ws}
+	in, args := inPeriods(ws, periods)
+	err := db.QueryRow(ctx, `SELECT COALESCE(SUM(sends), 0), COALESCE(SUM(bounces), 0), COALESCE(SUM(complaints), 0) FROM policy_counters
+		WHERE workspace_id = ? AND subject = '' AND `+in, args...).Scan(&c.sends, &c.bounces, &c.complaints)
+	return c, err
+}
+
+// inPeriods is the condition "period IN (…)" and the arguments, the
+// workspace first, of a read over a workspace's periods.
+func inPeriods(ws string, periods []string) (string, []any) {
+	args := make([]any, 0, len(periods)+1)
+	args = append(args, ws)
 	for _, p := range periods {
 		args = append(args, p)
 	}
-	err := db.QueryRow(ctx, q, args...).Scan(&c.sends, &c.bounces, &c.complaints)
-	return c, err
+	return "period IN (?" + strings.Repeat(", ?", len(periods)-1) + ")", args
+}
+
+// busiestDays answers, for each counter subject of a workspace, its most
+// sends in one of the day periods (the cold-sending throttle's history).
+func busiestDays(ctx context.Context, db *store.DB, ws string, periods []string) (map[string]int64, error) {
+	type row struct {
+		subject string
+		n       int64
+	}
+	in, args := inPeriods(ws, periods)
+	rows, err := store.QueryAll(ctx, db, func(r store.Scanner) (row, error) {
+		var x row
+		return x, r.Scan(&x.subject, &x.n)
+	}, `SELECT subject, MAX(sends) FROM policy_counters WHERE workspace_id = ? AND `+in+` GROUP BY subject`, args...)
+	out := make(map[string]int64, len(rows))
+	for _, x := range rows {
+		out[x.subject] = x.n
+	}
+	return out, err
 }
 
 // readVersion is policy_version's one figure.

@@ -510,6 +510,7 @@ func (s *Service) newRow(c Caller, v *Validated, now time.Time) (*emailRow, erro
 
 		TemplateID:      v.TemplateID,
 		TemplateVersion: v.TemplateVersion,
+		TopicID:         v.TopicID,
 	}
 	for _, r := range v.Recipients() {
 		e.Recipients = append(e.Recipients, strings.ToLower(r.Email))

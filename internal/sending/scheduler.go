@@ -164,10 +164,11 @@ func (s *Service) promoteLoop(ctx context.Context, stop, done chan struct{}) {
 const promoteChunk = 500
 
 // PromoteDue moves every scheduled email whose time has come to queued and
-// enqueues its work job, in one transaction per chunk. Suppression is
-// checked now, not at booking: when every real recipient is suppressed the
-// email fails with email.bounced (bounce_subtype "suppressed") and nothing is
-// sent. It returns how many emails it handled.
+// enqueues its work job, in one transaction per chunk. The topic, the
+// policy and suppression are checked again now (topicDue, admitDue): when
+// every real recipient is suppressed the email fails with email.bounced
+// (bounce_subtype "suppressed") and nothing is sent. It returns how many
+// emails it handled.
 func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -204,6 +205,9 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 	}
 	if e.Status != StatusScheduled {
 		return nil
+	}
+	if refused, err := s.topicDue(ctx, tx, ws, e, now); err != nil || refused {
+		return err
 	}
 	if refused, err := s.admitDue(ctx, tx, ws, e, now); err != nil || refused {
 		return err

@@ -59,6 +59,9 @@ type emailRow struct {
 	// rendered ("" and 0 for a send without one), for analytics.
 	TemplateID      string
 	TemplateVersion int
+	// TopicID is the topic the send named ("" for none): a scheduled send
+	// is checked against its recipients' opt-outs again when due.
+	TopicID string
 }
 
 func jsonText(v any, empty string) string {
@@ -105,7 +108,7 @@ func boolInt(b bool) int {
 // emailColumns are the columns insertArgs fills, in order.
 var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
 	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error",
-	"template_id", "template_version"}
+	"template_id", "template_version", "topic_id"}
 
 // insertArgs encodes the row for emailColumns. It runs before the row
 // reaches the group committer, so the one writer spends no time on JSON.
@@ -117,7 +120,7 @@ func (e *emailRow) insertArgs() []any {
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, nullText(e.HTML), nullText(e.Text), jsonText(e.Headers, "{}"), jsonText(e.Attachments, "[]"), jsonText(e.Tags, "{}"),
 		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
-		e.TemplateID, e.TemplateVersion}
+		e.TemplateID, e.TemplateVersion, e.TopicID}
 }
 
 // eventData is the data every email.* event carries (see the contract):
@@ -185,7 +188,7 @@ func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailR
 // loadFull reads a whole row including bodies, for the simulator and for
 // message assembly.
 func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*emailRow, error) {
-	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, e.html, e.text_body, e.headers, e.attachments FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, e.html, e.text_body, e.headers, e.attachments, e.topic_id FROM emails e WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
 	var html, text sql.NullString
 	var headers, atts string
 	e := &emailRow{}
@@ -195,7 +198,7 @@ func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*em
 	var created, updated int64
 	err := row.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
 		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent,
-		&html, &text, &headers, &atts)
+		&html, &text, &headers, &atts, &e.TopicID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"maps"
 	"strings"
+	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/events"
+	"mailroom/internal/store"
 )
 
 // MaxTopicRef bounds a send's topic field (a key is at most 64 characters,
@@ -41,9 +44,11 @@ func validateTopic(r *Request, v *Validated) error {
 // Topics is what sending needs from the topics area: the check of a send's
 // topic (key or id) for its recipients, answering the topic's id and the
 // headers the message carries, or apierr errors (topic_not_found,
-// topic_opt_out).
+// topic_opt_out); and the same check again, in the promoting transaction,
+// for a scheduled send when it is due.
 type Topics interface {
 	ForSend(ctx context.Context, workspaceID, ref string, recipients []string) (topicID string, headers map[string]string, err error)
+	CheckDue(ctx context.Context, q store.Querier, workspaceID, topicID string, recipients []string) error
 }
 
 // withTopic checks the send's topic and adds its unsubscribe headers. Like
@@ -70,4 +75,35 @@ func (s *Service) withTopic(ctx context.Context, workspaceID string, v *Validate
 		v.Headers = h
 	}
 	return nil
+}
+
+// topicDue checks a due scheduled send's topic again: a recipient who
+// switched it off since the booking, or an archived topic, fails the email
+// as a suppressed recipient does (status failed, last_error naming the
+// code, email.bounced with bounce_subtype topic_opt_out or topic_archived)
+// and nothing is sent (docs/decisions.md, "Topic on a send"). Test sends
+// are checked as at acceptance.
+func (s *Service) topicDue(ctx context.Context, tx *store.Tx, ws string, e *emailRow, now time.Time) (refused bool, err error) {
+	if e.TopicID == "" || s.topics == nil {
+		return false, nil
+	}
+	err = s.topics.CheckDue(ctx, tx, ws, e.TopicID, e.Recipients)
+	ae, ok := apierr.As(err)
+	if err == nil || !ok {
+		return false, err
+	}
+	subtype := "topic_opt_out"
+	if ae.Code == "topic_not_found" {
+		subtype = "topic_archived"
+	}
+	failed, err := failScheduled(ctx, tx, e.ID, subtype+": "+ae.Message, now)
+	if err != nil || !failed {
+		return true, err
+	}
+	d := e.eventData()
+	d["bounce_type"] = "hard"
+	d["bounce_subtype"] = subtype
+	d["diagnostic"] = ae.Message
+	_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: e.ID, Type: events.EmailBounced, CreatedAt: now, Data: d})
+	return true, err
 }

@@ -208,3 +208,56 @@ func TestSendWithTopic(t *testing.T) {
 		t.Fatal("a forged mailto unsubscribed")
 	}
 }
+
+// TestScheduledSendRechecksTopic: a send booked with a topic is checked
+// again when it is due. Bob switches the topic off and the "promo" topic is
+// archived after booking: those two emails fail with email.bounced
+// (topic_opt_out, topic_archived) and never reach the sink; Dave, still
+// subscribed, gets his.
+func TestScheduledSendRechecksTopic(t *testing.T) {
+	n := startNode(t)
+	n.mustDo(t, "POST", "/v1/topics", map[string]any{"name": "Product news", "key": "news"}, 201)
+	promo := n.mustDo(t, "POST", "/v1/topics", map[string]any{"name": "Promotions", "key": "promo"}, 201)
+	at := time.Now().UTC().Add(3 * time.Second).Format(time.RFC3339Nano)
+	book := func(to, topic string) string {
+		return n.mustDo(t, "POST", "/v1/emails", map[string]any{"from": "news@acme.example", "to": to, "subject": "Soon",
+			"text": "hello " + to, "topic": topic, "send_at": at}, 202)["id"].(string)
+	}
+	optedOut, archived, kept := book("bob@rcpt.example", "news"), book("carol@rcpt.example", "promo"), book("dave@rcpt.example", "news")
+	n.mustDo(t, "POST", "/v1/topics/preferences", map[string]any{"email": "bob@rcpt.example", "topic": "news", "subscribed": false}, 200)
+	n.mustDo(t, "DELETE", "/v1/topics/"+promo["id"].(string), nil, 200)
+
+	msgs := n.sink.WaitFor(1, 15*time.Second)
+	if len(msgs) != 1 || !strings.Contains(strings.Join(msgs[0].To, ","), "dave@rcpt.example") {
+		t.Fatalf("sink: %d messages %+v", len(msgs), msgs)
+	}
+	for _, c := range []struct{ id, subtype string }{{optedOut, "topic_opt_out"}, {archived, "topic_archived"}} {
+		var e map[string]any
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			e = n.mustDo(t, "GET", "/v1/emails/"+c.id, nil, 200)
+			if e["status"] != "scheduled" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if e["status"] != "failed" || !strings.HasPrefix(e["last_error"].(string), c.subtype+": ") || e["last_event"] != "email.bounced" {
+			t.Fatalf("%s: %v", c.subtype, e)
+		}
+		var bounced map[string]any
+		for _, ev := range e["events"].([]any) {
+			if ev := ev.(map[string]any); ev["type"] == "email.bounced" {
+				bounced = ev["data"].(map[string]any)
+			}
+		}
+		if bounced == nil || bounced["bounce_subtype"] != c.subtype || bounced["bounce_type"] != "hard" {
+			t.Fatalf("%s: events %v", c.subtype, e["events"])
+		}
+	}
+	if e := n.mustDo(t, "GET", "/v1/emails/"+kept, nil, 200); e["status"] == "failed" || e["status"] == "scheduled" {
+		t.Fatalf("kept: %v", e)
+	}
+	if got := n.sink.WaitFor(2, time.Second); len(got) != 1 {
+		t.Fatalf("sink got %d messages, want only Dave's", len(got))
+	}
+}

@@ -369,20 +369,42 @@ func (s *Service) unsubscribeContact(ctx context.Context, workspaceID, email str
 // 8058). A required topic cannot be switched off, so its mail carries no
 // unsubscribe headers.
 func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, recipients []string) (string, map[string]string, error) {
-	t, err := liveTopic(ctx, s.db, workspaceID, ref)
+	t, emails, err := s.optedIn(ctx, s.db, workspaceID, ref, recipients)
+	if err != nil || t.Required || len(emails) == 0 || s.links.Box == nil {
+		return t.ID, nil, err
+	}
+	return t.ID, map[string]string{
+		"List-Unsubscribe":      s.ListUnsubscribe(workspaceID, t.ID, emails[0]),
+		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+	}, nil
+}
+
+// CheckDue checks a scheduled send's topic again when it is due, in the
+// promoting transaction: the same answers as ForSend (topic_not_found once
+// the topic is archived, topic_opt_out once a recipient switched it off).
+func (s *Service) CheckDue(ctx context.Context, q store.Querier, workspaceID, topicID string, recipients []string) error {
+	_, _, err := s.optedIn(ctx, q, workspaceID, topicID, recipients)
+	return err
+}
+
+// optedIn is the one check of a send's topic: the live topic ref names, and
+// every recipient (lowercased, returned) subscribed to it, by choice or by
+// the topic's default; a required topic reaches everyone.
+func (s *Service) optedIn(ctx context.Context, q store.Querier, workspaceID, ref string, recipients []string) (Topic, []string, error) {
+	t, err := liveTopic(ctx, q, workspaceID, ref)
 	if err != nil {
-		return "", nil, err
+		return Topic{}, nil, err
 	}
 	if t.Required || len(recipients) == 0 {
-		return t.ID, nil, nil
+		return t, nil, nil
 	}
 	emails := make([]string, len(recipients))
 	for i, r := range recipients {
 		emails[i] = strings.ToLower(strings.TrimSpace(r))
 	}
-	subs, err := subscribedIn(ctx, s.db, workspaceID, t.ID, emails)
+	subs, err := subscribedIn(ctx, q, workspaceID, t.ID, emails)
 	if err != nil {
-		return "", nil, err
+		return Topic{}, nil, err
 	}
 	for i, e := range emails {
 		sub, ok := subs[e]
@@ -390,17 +412,11 @@ func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, recipien
 			sub = t.DefaultOptIn
 		}
 		if !sub {
-			return "", nil, apierr.Invalid422("topic_opt_out", "%s is not subscribed to the topic %q; nothing was sent.", recipients[i], t.Key).
+			return Topic{}, nil, apierr.Invalid422("topic_opt_out", "%s is not subscribed to the topic %q; nothing was sent.", recipients[i], t.Key).
 				WithNext("Do not retry: the recipient chose not to receive this kind of mail.")
 		}
 	}
-	if s.links.Box == nil {
-		return t.ID, nil, nil
-	}
-	return t.ID, map[string]string{
-		"List-Unsubscribe":      s.ListUnsubscribe(workspaceID, t.ID, emails[0]),
-		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-	}, nil
+	return t, emails, nil
 }
 
 // SubscribedKeys lists the keys of the live topics an address is

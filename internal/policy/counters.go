@@ -95,13 +95,19 @@ func (s *Service) RecordOutcome(workspaceID string, bounced, complained int) {
 	c := s.get(k, now)
 	c.pending.bounces += int64(bounced)
 	c.pending.complaints += int64(complained)
-	s.dirty[workspaceID] = true
+	s.dirty[workspaceID] = judgeFlushes
 }
+
+// judgeFlushes: a bounce is judged at this many flushes from the one after
+// it, so that sends another node accepted and has yet to flush (it flushes
+// every FlushEvery) count too; judged at one flush only, a bounce recorded
+// before those sends reached the database never paused the workspace.
+const judgeFlushes = 3
 
 // Flush adds this node's pending counts to the database, reads back the
 // totals every node wrote, forgets idle counters, and then evaluates the
-// reputation rule for workspaces that bounced or complained since the last
-// flush. Every FlushEvery, and at Stop.
+// reputation rule for workspaces that bounced or complained in the last
+// judgeFlushes flushes. Every FlushEvery, and at Stop.
 func (s *Service) Flush(ctx context.Context) error {
 	now := s.clock.Now().UTC()
 	s.mu.Lock()
@@ -127,7 +133,12 @@ func (s *Service) Flush(ctx context.Context) error {
 		}
 	}
 	dirty := s.dirty
-	s.dirty = map[string]bool{}
+	s.dirty = map[string]int{}
+	for ws, n := range dirty {
+		if n > 1 {
+			s.dirty[ws] = n - 1
+		}
+	}
 	s.mu.Unlock()
 	if len(work) > 0 {
 		totals := make([]int64, len(work))
@@ -157,8 +168,8 @@ func (s *Service) Flush(ctx context.Context) error {
 			}
 		}
 		if err != nil {
-			for ws := range dirty {
-				s.dirty[ws] = true
+			for ws, n := range dirty {
+				s.dirty[ws] = max(s.dirty[ws], n)
 			}
 		}
 		s.mu.Unlock()

@@ -64,7 +64,7 @@ type Service struct {
 	mu       sync.Mutex
 	counters map[ckey]*counter
 	spaces   map[string]*wsThrottle
-	dirty    map[string]bool // workspaces with new bounces or complaints since the last flush
+	dirty    map[string]int // workspaces with new bounces or complaints: the flushes still to evaluate them at
 
 	cold        map[[2]string]*coldHistory // (workspace, day) -> its previous 7 days
 	coldNew     map[string]map[string]any  // workspaces first refused by the cold throttle since the last flush
@@ -89,7 +89,7 @@ func New(cfg Config) *Service {
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Logger, set: cfg.Settings, seed: maphash.MakeSeed(),
 		resolver: cfg.Resolver, helo: cfg.HeloName, shared: cfg.SharedIPs,
-		counters: map[ckey]*counter{}, spaces: map[string]*wsThrottle{}, dirty: map[string]bool{},
+		counters: map[ckey]*counter{}, spaces: map[string]*wsThrottle{}, dirty: map[string]int{},
 		cold: map[[2]string]*coldHistory{}, coldNew: map[string]map[string]any{}, coldChecked: map[string]string{},
 	}
 	s.holds.Store(&holds{version: -1})

@@ -123,6 +123,9 @@ func TestDashboardInBrowser(t *testing.T) {
 				t.Fatalf("the domain page lacks %q:\n%s", s, text)
 			}
 		}
+		if w := browser.Eval[int](t, b, "document.documentElement.scrollWidth"); w > browser.PhoneWidth+10 {
+			t.Fatalf("the domain page is %dpx wide on a %dpx phone", w, browser.PhoneWidth)
+		}
 		// Publish what the page says, read from its copy buttons (shown by
 		// the script), then verify.
 		type rec struct{ Type, Name, Value string }

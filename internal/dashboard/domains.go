@@ -28,8 +28,10 @@ func recordPurpose(r domains.Record, domain string) string {
 	return ""
 }
 
+// recordView is a record with what it is for. It is not embedded:
+// domains.Record's own field Record would then name the whole struct.
 type recordView struct {
-	domains.Record
+	Rec     domains.Record
 	Purpose string
 }
 
@@ -58,7 +60,7 @@ func (x *Dashboard) addDomain(w http.ResponseWriter, r *http.Request, s *session
 func (x *Dashboard) showDomain(w http.ResponseWriter, r *http.Request, s *session, d *domains.Domain) {
 	v := domainView{Domain: d}
 	for _, rec := range d.Records {
-		v.Records = append(v.Records, recordView{Record: rec, Purpose: recordPurpose(rec, d.Name)})
+		v.Records = append(v.Records, recordView{Rec: rec, Purpose: recordPurpose(rec, d.Name)})
 	}
 	x.render(w, r, s, http.StatusOK, "domain", v)
 }

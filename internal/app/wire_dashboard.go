@@ -26,7 +26,8 @@ func (a *App) dashboardDeps(limiter ratelimit.Limiter) dashboard.Deps {
 	s := a.services
 	return dashboard.Deps{DB: a.DB, Box: a.Box, Clock: a.Clock, Logger: a.Log.With("component", "dashboard"), Limiter: limiter,
 		PublicURL: a.Config.PublicURL, Workspaces: a.Workspaces, Sending: s.Sending, Domains: s.Domains, Webhooks: s.Webhooks,
-		Suppressions: s.Suppressions, Analytics: s.Analytics, Policy: s.Policy, Inbound: s.Inbound}
+		Suppressions: s.Suppressions, Analytics: s.Analytics, Policy: s.Policy, Inbound: s.Inbound,
+		Contacts: s.Contacts, Templates: s.Templates, Broadcasts: s.Broadcasts, Automations: s.Automations}
 }
 
 // dashboardServer serves the dashboard on its own address, when it has one.

@@ -19,7 +19,10 @@ import (
 	"time"
 
 	"mailroom/internal/analytics"
+	"mailroom/internal/automations"
+	"mailroom/internal/broadcasts"
 	"mailroom/internal/clock"
+	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/inbound"
 	"mailroom/internal/policy"
@@ -28,6 +31,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/templates"
 	"mailroom/internal/webhooks"
 	"mailroom/internal/workspaces"
 )
@@ -59,6 +63,10 @@ type Deps struct {
 	Analytics    *analytics.Service
 	Policy       *policy.Service
 	Inbound      *inbound.Service
+	Contacts     *contacts.Service
+	Templates    *templates.Service
+	Broadcasts   *broadcasts.Service
+	Automations  *automations.Service
 }
 
 // Dashboard serves the pages.

@@ -199,26 +199,32 @@ func (x *Dashboard) email(w http.ResponseWriter, r *http.Request, s *session) er
 }
 
 // emailBody is the document of the message iframe: the HTML body (or the
-// text one) as the sender wrote it, under bodyCSP. The iframe's sandbox
-// attribute and the CSP's sandbox keep it from running script, reaching
-// the dashboard's origin or fetching anything.
+// text one) as the sender wrote it.
 func (x *Dashboard) emailBody(w http.ResponseWriter, r *http.Request, s *session) error {
 	content, err := x.d.Sending.Content(r.Context(), sending.CallerFor(s.key), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
+	serveBody(w, r, content.HTML, content.Text)
+	return nil
+}
+
+// serveBody writes a message's body as the document of a sandboxed iframe,
+// under bodyCSP: the iframe's sandbox attribute and the CSP's sandbox keep
+// it from running script, reaching the dashboard's origin or fetching
+// anything. ?part=text, or no HTML, serves the text as text/plain.
+func serveBody(w http.ResponseWriter, r *http.Request, html, text string) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", bodyCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "SAMEORIGIN")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")
-	if content.HTML == "" || r.URL.Query().Get("part") == "text" {
+	if html == "" || r.URL.Query().Get("part") == "text" {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte(content.Text))
-		return nil
+		_, _ = w.Write([]byte(text))
+		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write([]byte(content.HTML))
-	return nil
+	_, _ = w.Write([]byte(html))
 }

@@ -127,6 +127,8 @@ var titles = map[string]string{
 	"signin": "Sign in", "overview": "Overview", "emails": "Emails", "email": "Email",
 	"domains": "Domains", "domain": "Domain", "webhooks": "Webhooks", "webhook": "Webhook",
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
+	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
+	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "automations": "Automations", "automation": "Automation",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a
@@ -240,3 +242,5 @@ func (v urlValues) encode() string {
 	}
 	return q.Encode()
 }
+
+func errNotFound(what string) error { return apierr.NotFound(what) }

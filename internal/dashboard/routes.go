@@ -10,6 +10,7 @@ import (
 const (
 	anyKey = ""
 	send   = workspaces.ScopeSend
+	read   = workspaces.ScopeRead
 	ws     = workspaces.ScopeWorkspace
 )
 
@@ -44,4 +45,19 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /suppressions", x.page(ws, x.suppressions))
 	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
 	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
+
+	// Read-only views of the later areas.
+	mux.Handle("GET /inbox", x.page(read, x.inbox)) // a key bound to a mailbox sees only it
+	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
+	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
+	mux.Handle("GET /audiences", x.page(ws, x.audiences))
+	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
+	mux.Handle("GET /templates", x.page(ws, x.templates))
+	mux.Handle("GET /templates/{id}", x.page(ws, x.template))
+	mux.Handle("GET /templates/{id}/preview", x.page(ws, x.templatePreview))
+	mux.Handle("GET /broadcasts", x.page(ws, x.broadcasts))
+	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))
+	mux.Handle("GET /broadcasts/{id}/body", x.page(ws, x.broadcastBody))
+	mux.Handle("GET /automations", x.page(ws, x.automations))
+	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,8 +35,7 @@ type emailFilter struct {
 	from, to                         time.Time // zero: open
 }
 
-func readFilter(r *http.Request) (emailFilter, error) {
-	q := r.URL.Query()
+func readFilter(q url.Values) (emailFilter, error) {
 	f := emailFilter{Status: q.Get("status"), Recipient: strings.TrimSpace(q.Get("recipient")), Tag: strings.TrimSpace(q.Get("tag")),
 		From: q.Get("from"), To: q.Get("to")}
 	if f.Status != "" && !slices.Contains(statuses, sending.EmailStatus(f.Status)) {
@@ -93,6 +93,20 @@ func (f emailFilter) query(after string) string {
 	return v.encode()
 }
 
+// parseCursor reads a listing's "after" parameter, <unix ms>.<id>, as the
+// "older" links write it.
+func parseCursor(a string) (int64, string, error) {
+	at, id, _ := strings.Cut(a, ".")
+	ms, err := strconv.ParseInt(at, 10, 64)
+	if err != nil || ms < 0 || len(id) > 100 {
+		return 0, "", apierr.InvalidRequest("The page link is not valid.")
+	}
+	return ms, id, nil
+}
+
+// cursor is the "after" parameter that continues below (ms, id).
+func cursor(ms int64, id string) string { return strconv.FormatInt(ms, 10) + "." + id }
+
 type emailsView struct {
 	Filter   emailFilter
 	Statuses []sending.EmailStatus
@@ -102,16 +116,15 @@ type emailsView struct {
 }
 
 func (x *Dashboard) emails(w http.ResponseWriter, r *http.Request, s *session) error {
-	f, err := readFilter(r)
+	f, err := readFilter(r.URL.Query())
 	if err != nil {
 		return err
 	}
 	var pos *sending.Position
 	if a := r.URL.Query().Get("after"); a != "" {
-		at, id, _ := strings.Cut(a, ".")
-		ms, err := strconv.ParseInt(at, 10, 64)
+		ms, id, err := parseCursor(a)
 		if err != nil {
-			return apierr.InvalidRequest("The page link is not valid.")
+			return err
 		}
 		pos = &sending.Position{At: ms, ID: id}
 	} else if !f.to.IsZero() {
@@ -146,7 +159,7 @@ func (x *Dashboard) emails(w http.ResponseWriter, r *http.Request, s *session) e
 		}
 	}
 	if pos != nil {
-		v.Next = f.query(strconv.FormatInt(pos.At, 10) + "." + pos.ID)
+		v.Next = f.query(cursor(pos.At, pos.ID))
 	}
 	x.render(w, r, s, http.StatusOK, "emails", v)
 	return nil

@@ -182,14 +182,23 @@ func (x *Dashboard) allowSignIn(r *http.Request) error {
 	return nil
 }
 
+// signInForm checks a sign-in form's token and counts the attempt; false
+// when it has answered (refused).
+func (x *Dashboard) signInForm(w http.ResponseWriter, r *http.Request) bool {
+	err := checkForm(w, r, cookieValue(r, signInCookie))
+	if err == nil {
+		err = x.allowSignIn(r)
+	}
+	if err != nil {
+		x.fail(w, r, nil, err)
+		return false
+	}
+	return true
+}
+
 // signIn checks a pasted API key and starts a session with it.
 func (x *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
-	if err := checkForm(w, r, cookieValue(r, signInCookie)); err != nil {
-		x.fail(w, r, nil, err)
-		return
-	}
-	if err := x.allowSignIn(r); err != nil {
-		x.fail(w, r, nil, err)
+	if !x.signInForm(w, r) {
 		return
 	}
 	secret := strings.TrimSpace(r.PostForm.Get("key"))
@@ -212,12 +221,7 @@ func (x *Dashboard) signIn(w http.ResponseWriter, r *http.Request) {
 // redeemLink uses a one-time link: it makes a key for the session (every
 // scope, named after the link) and signs in with it.
 func (x *Dashboard) redeemLink(w http.ResponseWriter, r *http.Request) {
-	if err := checkForm(w, r, cookieValue(r, signInCookie)); err != nil {
-		x.fail(w, r, nil, err)
-		return
-	}
-	if err := x.allowSignIn(r); err != nil {
-		x.fail(w, r, nil, err)
+	if !x.signInForm(w, r) {
 		return
 	}
 	ctx := r.Context()

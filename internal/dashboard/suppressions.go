@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"mailroom/internal/apierr"
@@ -37,10 +36,9 @@ func (x *Dashboard) suppressions(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	var pos *suppressions.Position
 	if a := q.Get("after"); a != "" {
-		at, id, _ := strings.Cut(a, ".")
-		ms, err := strconv.ParseInt(at, 10, 64)
+		ms, id, err := parseCursor(a)
 		if err != nil {
-			return apierr.InvalidRequest("The page link is not valid.")
+			return err
 		}
 		pos = &suppressions.Position{At: ms, ID: id}
 	}
@@ -51,7 +49,7 @@ func (x *Dashboard) suppressions(w http.ResponseWriter, r *http.Request, s *sess
 	if len(rows) > suppressionRows {
 		rows = rows[:suppressionRows]
 		last := rows[len(rows)-1]
-		v.Next = urlValues{"email": v.Email, "reason": v.Reason, "after": strconv.FormatInt(last.CreatedAt.UnixMilli(), 10) + "." + last.ID}.encode()
+		v.Next = urlValues{"email": v.Email, "reason": v.Reason, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
 	}
 	v.Rows, v.Total = rows, total
 	x.render(w, r, s, http.StatusOK, "suppressions", v)

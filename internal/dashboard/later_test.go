@@ -2,16 +2,18 @@ package dashboard_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"mailroom/internal/testkit/testapp"
 )
 
-// TestLaterAreasReadOnly: the inbox, audiences, templates, broadcasts and
+// TestLaterAreas: the inbox, audiences, templates, broadcasts and
 // automations pages show what the API made, escaped, with bodies only in
-// their sandboxed frames; another workspace's ids answer 404.
-func TestLaterAreasReadOnly(t *testing.T) {
+// their sandboxed frames; a reply joins its thread; a refused automation
+// edit shows its problems at their lines; another workspace's ids answer 404.
+func TestLaterAreas(t *testing.T) {
 	t.Parallel()
 	a := testapp.Start(t)
 	const evil = `<img src=x onerror=alert(1)>`
@@ -57,6 +59,31 @@ func TestLaterAreasReadOnly(t *testing.T) {
 		}
 	}
 	want(t, v.get("/inbox/"+thread), http.StatusOK, "Thread &lt;img", "sandbox")
+	// A reply from the thread page goes into the thread.
+	msgID := msg["id"].(string)
+	v.get("/inbox/" + thread)
+	if p := v.post("/inbox/"+thread+"/"+msgID+"/reply", url.Values{"body": {"Thanks, noted."}}); p.status != http.StatusSeeOther {
+		t.Fatalf("reply: %d %s", p.status, p.body)
+	}
+	if n := len(must("GET", "/v1/threads/"+thread, nil, 200)["messages"].([]any)); n != 2 {
+		t.Fatalf("the thread has %d messages after the reply", n)
+	}
+	// An automation's YAML: a refused edit shows its problems at their
+	// lines and saves nothing; a good one is a new version.
+	v.get("/automations/" + auto)
+	bad := "name: Drip\ntrigger: { event: api.call }\nsteps:\n  - wait: forever\n"
+	p := v.post("/automations/"+auto, url.Values{"yaml": {bad}})
+	want(t, p, http.StatusBadRequest, "Not saved", `class="problem" id="line-4"`, "wait: forever")
+	if ver := must("GET", "/v1/automations/"+auto, nil, 200)["version"]; ver != float64(1) {
+		t.Fatalf("a refused edit made version %v", ver)
+	}
+	v.get("/automations/" + auto)
+	if p := v.post("/automations/"+auto, url.Values{"yaml": {"name: Drip\ntrigger: { event: api.call }\nsteps:\n  - wait: 2h\n"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("save: %d %s", p.status, p.body)
+	}
+	if ver := must("GET", "/v1/automations/"+auto, nil, 200)["version"]; ver != float64(2) {
+		t.Fatalf("after a good edit the version is %v", ver)
+	}
 	body := v.get("/templates/" + tpl + "/preview")
 	if !strings.HasPrefix(body.header.Get("Content-Security-Policy"), "sandbox") || !strings.Contains(body.body, "Hello") {
 		t.Fatalf("template preview: %v %s", body.header, body.body)

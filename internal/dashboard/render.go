@@ -139,6 +139,8 @@ var flashes = map[string]string{
 	"removed":    "The suppression is removed.",
 	"webhook":    "The webhook endpoint is created.",
 	"domain":     "The domain is added. Publish its records, then verify.",
+	"saved":      "The automation is saved as a new version.",
+	"replied":    "Your reply is sent.",
 }
 
 // pageFunc is a page handler with its session; it returns an error that

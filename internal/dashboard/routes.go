@@ -46,10 +46,11 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
 	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
 
-	// Read-only views of the later areas.
+	// The later areas: mostly views; a reply and an automation's YAML edit.
 	mux.Handle("GET /inbox", x.page(read, x.inbox)) // a key bound to a mailbox sees only it
 	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
 	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
+	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(send, x.reply)) // as POST /v1/messages/{id}/reply-all
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
 	mux.Handle("GET /templates", x.page(ws, x.templates))
@@ -60,4 +61,5 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /broadcasts/{id}/body", x.page(ws, x.broadcastBody))
 	mux.Handle("GET /automations", x.page(ws, x.automations))
 	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
+	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML
 }

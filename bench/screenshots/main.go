@@ -21,6 +21,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -126,6 +127,8 @@ func main() {
 	shot("08-webhook", "/webhooks/"+ids["webhook"])
 	shot("09-api-keys", "/api-keys")
 	shot("10-suppressions", "/suppressions")
+	shot("11-inbox-thread", "/inbox/"+ids["thread"])
+	shot("12-automation", "/automations/"+ids["automation"])
 }
 
 // seedAnalytics counts 30 days of made-up sends for the overview's charts.
@@ -180,6 +183,19 @@ func seed(base, key string) map[string]string {
 	}
 	ids["email"] = last
 	call("POST", "/v1/suppressions", map[string]any{"email": "old-address@example.com", "reason": "manual"})
+	ids["thread"] = call("POST", "/v1/messages", map[string]any{"to": []string{"delivered@mailroom.test"}, "subject": "Question about my order",
+		"body": "Hello, could you tell me when order #1042 ships?"})["thread_id"].(string)
+	req, _ := http.NewRequest("POST", base+"/v1/automations", strings.NewReader("name: Onboarding drip\ntrigger: { event: api.call }\nsteps:\n  - wait: 1h\n  - wait: 1d\n"))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "text/yaml")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var auto struct{ ID string }
+	_ = json.NewDecoder(res.Body).Decode(&auto)
+	res.Body.Close()
+	ids["automation"] = auto.ID
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		e := call("GET", "/v1/emails/"+last, nil)

@@ -24,7 +24,7 @@ type bar struct {
 
 type overviewView struct {
 	Paused     bool
-	Canary     bool // the workspace has sent nothing in the range
+	Quiet     bool // the workspace has sent nothing in the range
 	Totals     analytics.Counts
 	Rates      analytics.Rates
 	Volume     []bar // sends (A) and deliveries (B)
@@ -44,7 +44,7 @@ func (x *Dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 			return err
 		}
 		v.From, v.To, v.Totals, v.Rates = rep.From, rep.To, rep.Totals, rep.Totals.Rates()
-		v.Canary = rep.Totals.Sent == 0
+		v.Quiet = rep.Totals.Sent == 0
 		v.Volume, v.VolumeMax = volumeBars(rep.Series)
 		var maxRate float64
 		v.RateBars, maxRate = rateBars(rep.Series)

@@ -58,8 +58,9 @@ func (x *Dashboard) current(r *http.Request) (*session, error) {
 		return nil, err
 	}
 	secret, err := x.d.Box.Open(row.sealedKey)
-	if err != nil {
-		return nil, err
+	if err != nil { // sealed under another secret key: the session cannot be used
+		x.log.Warn("dashboard: a session's key does not open", "err", err)
+		return nil, deleteSession(ctx, x.d.DB, row.hash)
 	}
 	key, err := x.d.Workspaces.Authenticate(ctx, string(secret))
 	if apierr.Is(err, "unauthorized") || (err == nil && (key.ID != row.keyID || key.WorkspaceID != row.workspaceID)) {

@@ -24,7 +24,7 @@ type bar struct {
 
 type overviewView struct {
 	Paused     bool
-	Quiet     bool // the workspace has sent nothing in the range
+	Quiet      bool // the workspace has sent nothing in the range
 	Totals     analytics.Counts
 	Rates      analytics.Rates
 	Volume     []bar // sends (A) and deliveries (B)

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"time"
@@ -67,7 +66,7 @@ func findSession(ctx context.Context, db *store.DB, hash string, now time.Time) 
 	var exp int64
 	err := db.QueryRow(ctx, `SELECT workspace_id, key_id, sealed_key, owned_key, csrf, expires_at FROM dashboard_sessions WHERE id = ? AND expires_at > ?`,
 		hash, store.Millis(now)).Scan(&s.workspaceID, &s.keyID, &s.sealedKey, &owned, &s.csrf, &exp)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

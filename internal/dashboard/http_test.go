@@ -18,13 +18,13 @@ import (
 // visitor is a browser-like HTTP client: cookies kept, redirects not
 // followed (the tests look at them).
 type visitor struct {
-	t    *testing.T
+	t    testing.TB
 	a    *testapp.App
 	c    *http.Client
 	csrf string // the last page's form token
 }
 
-func newVisitor(t *testing.T, a *testapp.App) *visitor {
+func newVisitor(t testing.TB, a *testapp.App) *visitor {
 	jar, _ := cookiejar.New(nil)
 	return &visitor{t: t, a: a, c: &http.Client{Jar: jar, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -73,7 +73,7 @@ func (v *visitor) post(path string, form url.Values) page {
 	return v.do(req)
 }
 
-func want(t *testing.T, p page, status int, contains ...string) {
+func want(t testing.TB, p page, status int, contains ...string) {
 	t.Helper()
 	if p.status != status {
 		t.Fatalf("status %d, want %d; body:\n%s", p.status, status, p.body)

@@ -155,9 +155,36 @@ func (x *Dashboard) broadcasts(w http.ResponseWriter, r *http.Request, s *sessio
 type broadcastView struct {
 	Broadcast broadcasts.Broadcast
 	Stats     broadcasts.Stats
+	Tested    *testResult // the test send just made
+}
+
+// testResult is a test send's outcome.
+type testResult struct {
+	Sent    int
+	Skipped []string
 }
 
 func (x *Dashboard) broadcast(w http.ResponseWriter, r *http.Request, s *session) error {
+	return x.showBroadcast(w, r, s, nil)
+}
+
+// testBroadcast sends the broadcast to a few addresses now, as POST
+// /v1/broadcasts/{id}/test does, and shows how many went.
+func (x *Dashboard) testBroadcast(w http.ResponseWriter, r *http.Request, s *session) error {
+	var to []string
+	for _, a := range strings.Split(r.PostForm.Get("to"), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			to = append(to, a)
+		}
+	}
+	n, skipped, err := x.d.Broadcasts.Test(r.Context(), s.key.WorkspaceID, r.PathValue("id"), to)
+	if err != nil {
+		return err
+	}
+	return x.showBroadcast(w, r, s, &testResult{Sent: n, Skipped: skipped})
+}
+
+func (x *Dashboard) showBroadcast(w http.ResponseWriter, r *http.Request, s *session, tested *testResult) error {
 	b, err := x.d.Broadcasts.Get(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
 	if err != nil {
 		return err
@@ -166,7 +193,7 @@ func (x *Dashboard) broadcast(w http.ResponseWriter, r *http.Request, s *session
 	if err != nil {
 		return err
 	}
-	x.render(w, r, s, http.StatusOK, "broadcast", broadcastView{Broadcast: b, Stats: st})
+	x.render(w, r, s, http.StatusOK, "broadcast", broadcastView{Broadcast: b, Stats: st, Tested: tested})
 	return nil
 }
 

@@ -84,6 +84,9 @@ func TestLaterAreas(t *testing.T) {
 	if ver := must("GET", "/v1/automations/"+auto, nil, 200)["version"]; ver != float64(2) {
 		t.Fatalf("after a good edit the version is %v", ver)
 	}
+	// A broadcast's test send goes to the addresses given.
+	v.get("/broadcasts/" + bc)
+	want(t, v.post("/broadcasts/"+bc+"/test", url.Values{"to": {"delivered@mailroom.test, delivered+two@mailroom.test"}}), http.StatusOK, "Test sent to 2 addresses")
 	body := v.get("/templates/" + tpl + "/preview")
 	if !strings.HasPrefix(body.header.Get("Content-Security-Policy"), "sandbox") || !strings.Contains(body.body, "Hello") {
 		t.Fatalf("template preview: %v %s", body.header, body.body)

@@ -46,7 +46,8 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
 	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
 
-	// The later areas: mostly views; a reply and an automation's YAML edit.
+	// The later areas: mostly views; a reply, a broadcast's test send and an
+	// automation's YAML edit.
 	mux.Handle("GET /inbox", x.page(read, x.inbox)) // a key bound to a mailbox sees only it
 	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
 	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
@@ -59,6 +60,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /broadcasts", x.page(ws, x.broadcasts))
 	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))
 	mux.Handle("GET /broadcasts/{id}/body", x.page(ws, x.broadcastBody))
+	mux.Handle("POST /broadcasts/{id}/test", x.page(ws, x.testBroadcast)) // as POST /v1/broadcasts/{id}/test
 	mux.Handle("GET /automations", x.page(ws, x.automations))
 	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
 	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML

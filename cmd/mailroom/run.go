@@ -14,6 +14,7 @@ import (
 	"mailroom/internal/app"
 	"mailroom/internal/clock"
 	"mailroom/internal/config"
+	"mailroom/internal/dashboard"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/workspaces"
@@ -24,6 +25,7 @@ const usage = `usage:
   mailroom migrate                    apply database migrations and exit
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
+  mailroom dashboard link --workspace ID   print a one-time dashboard sign-in link (15 minutes)
 ` + policyUsage + `  mailroom help                       print this text (so do -h and --help, after any command)
 
 Configuration comes from MAILROOM_* environment variables; see README.md.
@@ -90,6 +92,11 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 			fmt.Fprint(stderr, usage)
 			return usageError{"unknown suppression command"}
 		}
+	case "dashboard":
+		if len(args) < 3 || args[2] != "link" {
+			fmt.Fprint(stderr, usage)
+			return usageError{"unknown dashboard command"}
+		}
 	default:
 		fmt.Fprint(stderr, usage)
 		return usageError{fmt.Sprintf("unknown command %q", args[1])}
@@ -117,6 +124,8 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		return workspaceCreate(ctx, cfg, args[3:], stdout, stderr)
 	case "address":
 		return policyCommand(ctx, cfg, "address set", args[3:], stdout, stderr)
+	case "dashboard":
+		return dashboardLink(ctx, cfg, args[3:], stdout, stderr)
 	default: // "suppression", checked above
 		return suppressionAddGlobal(ctx, cfg, args[3:], stdout, stderr)
 	}
@@ -207,4 +216,29 @@ func suppressionAddGlobal(ctx context.Context, cfg *config.Config, args []string
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(map[string]any{"id": id, "email": suppressions.Normalize(*email), "reason": stored, "is_global": true})
+}
+
+// dashboardLink prints a one-time sign-in link for a workspace's dashboard:
+// whoever can run commands on the server can sign in without a key.
+func dashboardLink(ctx context.Context, cfg *config.Config, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dashboard link", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ws := fs.String("workspace", "", "workspace id (ws_...)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if strings.TrimSpace(*ws) == "" {
+		return usageError{"dashboard link needs --workspace ID"}
+	}
+	db, err := app.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	link, exp, err := dashboard.CreateLink(ctx, dashboard.Deps{DB: db, Clock: clock.Real{}, PublicURL: cfg.PublicURL,
+		Workspaces: workspaces.New(db, clock.Real{})}, *ws)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(map[string]string{"url": link, "path": strings.TrimPrefix(link, cfg.PublicURL), "expires_at": exp.UTC().Format(time.RFC3339)})
 }

@@ -57,8 +57,10 @@ type App struct {
 	background []Background
 	delivery   deliveryParts
 	submission *submission.Server
-	node       *node
-	lock       *store.Lock
+	// dashboardSrv is the dashboard's own listener (MAILROOM_DASHBOARD_ADDR).
+	dashboardSrv *dashboardServer
+	node         *node
+	lock         *store.Lock
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -178,7 +180,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err := a.wireSubmission(limiter); err != nil {
 		return nil, err
 	}
-	a.Handler = httpapi.NewHandler(httpapi.Deps{
+	deps := httpapi.Deps{
 		Workspaces:     a.Workspaces,
 		Limiter:        limiter,
 		KeyLimit:       cfg.RateLimit,
@@ -190,7 +192,14 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Registry:       a.Registry,
 		Ready:          a.ready,
 		Services:       a.services,
-	})
+	}
+	if dash := a.newDashboard(limiter); dash != nil && cfg.DashboardAddr == "" {
+		deps.Pages = dash // at / beside the API
+	} else if dash != nil {
+		a.dashboardSrv = &dashboardServer{addr: cfg.DashboardAddr, h: dash.Handler(), log: a.Log}
+		a.background = append(a.background, a.dashboardSrv)
+	}
+	a.Handler = httpapi.NewHandler(deps)
 	built = true
 	return a, nil
 }

@@ -62,6 +62,8 @@ var owners = map[string]string{
 	"automation_versions":  "automations",
 	"automation_runs":      "automations",
 	"automation_run_steps": "automations",
+	"dashboard_links":      "dashboard",
+	"dashboard_sessions":   "dashboard",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

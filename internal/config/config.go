@@ -18,7 +18,10 @@ import (
 
 // Config is the whole of Mailroom's settings, typed.
 type Config struct {
-	HTTPAddr             string
+	HTTPAddr string
+	// DashboardAddr is where the dashboard listens: "" (the default) on
+	// HTTPAddr beside the API, "off" nowhere, or an address of its own.
+	DashboardAddr        string
 	SMTPAddr             string
 	DatabaseURL          string
 	ServiceDomain        string
@@ -101,6 +104,7 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	}
 	c := &Config{
 		HTTPAddr:             get("MAILROOM_HTTP_ADDR", ":8080"),
+		DashboardAddr:        get("MAILROOM_DASHBOARD_ADDR", ""),
 		SMTPAddr:             get("MAILROOM_SMTP_ADDR", ":2525"),
 		DatabaseURL:          get("MAILROOM_DATABASE_URL", "./data/mailroom.db"),
 		ServiceDomain:        strings.ToLower(get("MAILROOM_SERVICE_DOMAIN", "mailroom.localhost")),

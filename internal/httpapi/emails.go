@@ -12,15 +12,7 @@ import (
 	"mailroom/internal/store"
 )
 
-func caller(r *http.Request) sending.Caller {
-	k := apiKey(r)
-	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(ws), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed,
-		FromDomain: k.DomainName}
-	if k.Unconfirmed {
-		c.ConfirmKey = k.Confirm
-	}
-	return c
-}
+func caller(r *http.Request) sending.Caller { return sending.CallerFor(apiKey(r)) }
 
 func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(w, r, maxSendBody)

@@ -67,6 +67,9 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.HandleFunc("POST /unsubscribe/{token}", h.unsubscribeOneClick)
 	mux.HandleFunc("GET /t/c/{token}", h.trackClick) // tracked link: 302 to the signed URL only
 	mux.HandleFunc("GET /t/o/{token}", h.trackOpen)  // open pixel (1×1 GIF)
+	if h.d.Pages != nil {
+		h.d.Pages.Register(mux) // the dashboard: GET /{$}, /sign-in, /emails, ... (internal/dashboard/routes.go)
+	}
 	mux.HandleFunc("/", h.noRoute)
 }
 

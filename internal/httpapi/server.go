@@ -31,6 +31,9 @@ type Deps struct {
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
 	Services       Services
+	// Pages, when set, registers the dashboard's routes on the root mux
+	// (internal/dashboard), beside the API's.
+	Pages interface{ Register(mux *http.ServeMux) }
 }
 
 type handler struct {

@@ -121,3 +121,30 @@ func (s *Service) List(ctx context.Context, c Caller, limit int, pos *Position) 
 	}
 	return out, nil
 }
+
+// Content is what an email says, as accepted: its bodies and the headers
+// its sender added.
+type Content struct {
+	HTML, Text string
+	Headers    map[string]string
+}
+
+// Content reads an email's bodies and headers (the dashboard shows them),
+// with Get's visibility: another workspace's id, or another key's email for
+// a send-only key, answers not_found.
+func (s *Service) Content(ctx context.Context, c Caller, id string) (*Content, error) {
+	if _, err := readRow(ctx, s.db, c, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errEmailNotFound()
+		}
+		return nil, err
+	}
+	row, err := loadFull(ctx, s.db, c.WorkspaceID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errEmailNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Content{HTML: row.HTML, Text: row.Text, Headers: row.Headers}, nil
+}

@@ -88,6 +88,17 @@ type Caller struct {
 	FromDomain string
 }
 
+// CallerFor is the caller an authenticated key acts as: a key without the
+// workspace scope sees only the emails it sent.
+func CallerFor(k *workspaces.Key) Caller {
+	c := Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(workspaces.ScopeWorkspace), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed,
+		FromDomain: k.DomainName}
+	if k.Unconfirmed {
+		c.ConfirmKey = k.Confirm
+	}
+	return c
+}
+
 // Service books emails (now, in batches, scheduled), answers idempotent
 // repeats, simulates the test addresses and reads emails back.
 type Service struct {

@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"mailroom/internal/dashboard"
+	"mailroom/internal/ratelimit"
+)
+
+// newDashboard builds the dashboard over the services the API calls; nil
+// when MAILROOM_DASHBOARD_ADDR is off.
+func (a *App) newDashboard(limiter ratelimit.Limiter) *dashboard.Dashboard {
+	if a.Config.DashboardAddr == "off" {
+		return nil
+	}
+	return dashboard.New(a.dashboardDeps(limiter))
+}
+
+// dashboardDeps are the dashboard's services (also `mailroom dashboard link`'s).
+func (a *App) dashboardDeps(limiter ratelimit.Limiter) dashboard.Deps {
+	s := a.services
+	return dashboard.Deps{DB: a.DB, Box: a.Box, Clock: a.Clock, Logger: a.Log.With("component", "dashboard"), Limiter: limiter,
+		PublicURL: a.Config.PublicURL, Workspaces: a.Workspaces, Sending: s.Sending, Domains: s.Domains, Webhooks: s.Webhooks,
+		Suppressions: s.Suppressions, Analytics: s.Analytics, Policy: s.Policy, Inbound: s.Inbound,
+		Contacts: s.Contacts, Templates: s.Templates, Broadcasts: s.Broadcasts, Automations: s.Automations}
+}
+
+// dashboardServer serves the dashboard on its own address, when it has one.
+type dashboardServer struct {
+	addr string
+	h    http.Handler
+	srv  *http.Server
+	ln   net.Listener
+	log  interface{ Error(string, ...any) }
+}
+
+func (d *dashboardServer) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", d.addr)
+	if err != nil {
+		return fmt.Errorf("listening on MAILROOM_DASHBOARD_ADDR %s: %w", d.addr, err)
+	}
+	d.ln = ln
+	d.srv = &http.Server{Handler: d.h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	go func() {
+		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("dashboard server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (d *dashboardServer) Stop(ctx context.Context) error {
+	if d.srv == nil {
+		return nil
+	}
+	return d.srv.Shutdown(ctx)
+}
+
+// DashboardAddr is the dashboard's own listener's address ("" when it
+// shares the API's).
+func (a *App) DashboardAddr() string {
+	if a.dashboardSrv == nil || a.dashboardSrv.ln == nil {
+		return ""
+	}
+	return a.dashboardSrv.ln.Addr().String()
+}

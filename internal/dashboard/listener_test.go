@@ -1,0 +1,49 @@
+package dashboard_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"mailroom/internal/testkit/testapp"
+)
+
+// TestDashboardAddr: with MAILROOM_DASHBOARD_ADDR the dashboard answers only
+// on its own listener (the API's answers not_found at /sign-in); with off,
+// nowhere.
+func TestDashboardAddr(t *testing.T) {
+	t.Parallel()
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_DASHBOARD_ADDR", "127.0.0.1:0"))
+	if a.DashboardAddr() == "" {
+		t.Fatal("no dashboard listener")
+	}
+	if st, body := get("http://" + a.DashboardAddr() + "/sign-in"); st != 200 || !strings.Contains(body, "Workspace API key") {
+		t.Fatalf("dashboard listener: %d %s", st, body)
+	}
+	if st, body := get("http://" + a.DashboardAddr() + "/v1/domains"); st != 404 || !strings.Contains(body, "Not found") {
+		t.Fatalf("the dashboard listener serves the API: %d %s", st, body)
+	}
+	if st, body := get(a.URL + "/sign-in"); st != 404 || !strings.Contains(body, "not_found") {
+		t.Fatalf("the API listener still serves the dashboard: %d %s", st, body)
+	}
+	// The session made on the dashboard's listener works there.
+	v := newVisitor(t, a)
+	v.a = &testapp.App{App: a.App, URL: "http://" + a.DashboardAddr()}
+	v.signIn(a.Key)
+
+	off := testapp.Start(t, testapp.WithEnv("MAILROOM_DASHBOARD_ADDR", "off"))
+	if st, _ := get(off.URL + "/sign-in"); st != 404 || off.DashboardAddr() != "" {
+		t.Fatalf("off: %d %q", st, off.DashboardAddr())
+	}
+}

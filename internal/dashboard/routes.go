@@ -1,0 +1,67 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"mailroom/internal/workspaces"
+)
+
+// Scopes a page needs: the same as its /v1 route's (httpapi/routes.go).
+const (
+	anyKey = ""
+	send   = workspaces.ScopeSend
+	read   = workspaces.ScopeRead
+	ws     = workspaces.ScopeWorkspace
+)
+
+// routes lists every dashboard route on one screen. A GET only shows; every
+// change is a POST with the session's CSRF token. None of these patterns
+// overlaps the API's (/v1/, /t/, /confirm/, /preferences/, /unsubscribe/,
+// /healthz, /readyz, /metrics).
+func (x *Dashboard) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /assets/{file}", x.asset)
+	mux.HandleFunc("GET /sign-in", x.signInPage)
+	mux.HandleFunc("POST /sign-in", x.signIn)
+	mux.HandleFunc("GET /sign-in/link/{token}", x.linkPage) // shows a button only
+	mux.HandleFunc("POST /sign-in/link/{token}", x.redeemLink)
+	mux.Handle("POST /sign-out", x.page(anyKey, x.signOut))
+
+	mux.Handle("GET /{$}", x.page(anyKey, x.overview))
+	mux.Handle("GET /emails", x.page(send, x.emails)) // a send-only key sees the emails it sent
+	mux.Handle("GET /emails/{id}", x.page(send, x.email))
+	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody)) // the sandboxed iframe's document
+	mux.Handle("GET /domains", x.page(ws, x.domains))
+	mux.Handle("POST /domains", x.page(ws, x.addDomain))
+	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))
+	mux.Handle("POST /domains/{id}/verify", x.page(ws, x.verifyDomain))
+	mux.Handle("GET /webhooks", x.page(ws, x.webhooks))
+	mux.Handle("POST /webhooks", x.page(ws, x.addWebhook))
+	mux.Handle("GET /webhooks/{id}", x.page(ws, x.webhook))
+	mux.Handle("POST /webhooks/{id}/test", x.page(ws, x.testWebhook))
+	mux.Handle("POST /webhooks/{id}/replay/{delivery}", x.page(ws, x.replayDelivery))
+	mux.Handle("GET /api-keys", x.page(ws, x.apiKeys))
+	mux.Handle("POST /api-keys", x.page(ws, x.createKey)) // shows the key once, in the answer
+	mux.Handle("POST /api-keys/{id}/revoke", x.page(ws, x.revokeKey))
+	mux.Handle("GET /suppressions", x.page(ws, x.suppressions))
+	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
+	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
+
+	// The later areas: mostly views; a reply, a broadcast's test send and an
+	// automation's YAML edit.
+	mux.Handle("GET /inbox", x.page(read, x.inbox)) // a key bound to a mailbox sees only it
+	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
+	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
+	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(send, x.reply)) // as POST /v1/messages/{id}/reply-all
+	mux.Handle("GET /audiences", x.page(ws, x.audiences))
+	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
+	mux.Handle("GET /templates", x.page(ws, x.templates))
+	mux.Handle("GET /templates/{id}", x.page(ws, x.template))
+	mux.Handle("GET /templates/{id}/preview", x.page(ws, x.templatePreview))
+	mux.Handle("GET /broadcasts", x.page(ws, x.broadcasts))
+	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))
+	mux.Handle("GET /broadcasts/{id}/body", x.page(ws, x.broadcastBody))
+	mux.Handle("POST /broadcasts/{id}/test", x.page(ws, x.testBroadcast)) // as POST /v1/broadcasts/{id}/test
+	mux.Handle("GET /automations", x.page(ws, x.automations))
+	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
+	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML
+}

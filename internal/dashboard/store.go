@@ -1,0 +1,101 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"mailroom/internal/store"
+)
+
+// All of the dashboard's SQL: its two tables, dashboard_links and
+// dashboard_sessions (migration 00063). Tokens are stored as hashes only.
+
+// hashToken is the stored form of a link's or a cookie's token: 256 random
+// bits need no slow hash, and a database read tells nothing usable.
+func hashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+func insertLink(ctx context.Context, db *store.DB, hash, workspaceID string, now, expires time.Time) error {
+	_, err := db.Exec(ctx, `INSERT INTO dashboard_links (id, workspace_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		hash, workspaceID, store.Millis(now), store.Millis(expires))
+	return err
+}
+
+// useLink marks an unused, unexpired link used and returns its workspace;
+// "" when there is no such link (or it was used or expired): the UPDATE
+// decides, so two redemptions racing cannot both win.
+func useLink(ctx context.Context, db *store.DB, hash string, now time.Time) (string, error) {
+	var ws string
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		ok, err := store.Changed(tx.Exec(ctx, `UPDATE dashboard_links SET used_at = ? WHERE id = ? AND used_at IS NULL AND expires_at > ?`,
+			store.Millis(now), hash, store.Millis(now)))
+		if err != nil || !ok {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT workspace_id FROM dashboard_links WHERE id = ?`, hash).Scan(&ws)
+	})
+	return ws, err
+}
+
+// sessionRow is a stored session.
+type sessionRow struct {
+	hash, workspaceID, keyID, sealedKey, csrf string
+	ownedKey                                  bool
+	expiresAt                                 time.Time
+}
+
+func insertSession(ctx context.Context, db *store.DB, s sessionRow, now time.Time) error {
+	owned := 0
+	if s.ownedKey {
+		owned = 1
+	}
+	_, err := db.Exec(ctx, `INSERT INTO dashboard_sessions (id, workspace_id, key_id, sealed_key, owned_key, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.hash, s.workspaceID, s.keyID, s.sealedKey, owned, s.csrf, store.Millis(now), store.Millis(s.expiresAt))
+	return err
+}
+
+// findSession reads an unexpired session by its hash; nil when none.
+func findSession(ctx context.Context, db *store.DB, hash string, now time.Time) (*sessionRow, error) {
+	s := &sessionRow{hash: hash}
+	var owned int
+	var exp int64
+	err := db.QueryRow(ctx, `SELECT workspace_id, key_id, sealed_key, owned_key, csrf, expires_at FROM dashboard_sessions WHERE id = ? AND expires_at > ?`,
+		hash, store.Millis(now)).Scan(&s.workspaceID, &s.keyID, &s.sealedKey, &owned, &s.csrf, &exp)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.ownedKey, s.expiresAt = owned == 1, store.FromMillis(exp)
+	return s, nil
+}
+
+func deleteSession(ctx context.Context, db *store.DB, hash string) error {
+	_, err := db.Exec(ctx, `DELETE FROM dashboard_sessions WHERE id = ?`, hash)
+	return err
+}
+
+// expiredOwned lists up to limit expired sessions whose key was made for
+// them, so that their keys are revoked with them.
+func expiredOwned(ctx context.Context, db *store.DB, now time.Time, limit int) ([]sessionRow, error) {
+	return store.QueryAll(ctx, db, func(sc store.Scanner) (sessionRow, error) {
+		var s sessionRow
+		return s, sc.Scan(&s.hash, &s.workspaceID, &s.keyID)
+	}, `SELECT id, workspace_id, key_id FROM dashboard_sessions WHERE expires_at <= ? AND owned_key = 1 LIMIT ?`, store.Millis(now), limit)
+}
+
+// deleteExpired drops sessions and links past their time (links a day
+// after, so that a late redemption still finds "used or expired").
+func deleteExpired(ctx context.Context, db *store.DB, now time.Time) error {
+	if _, err := db.Exec(ctx, `DELETE FROM dashboard_sessions WHERE expires_at <= ? AND owned_key = 0`, store.Millis(now)); err != nil {
+		return err
+	}
+	_, err := db.Exec(ctx, `DELETE FROM dashboard_links WHERE expires_at <= ?`, store.Millis(now.Add(-24*time.Hour)))
+	return err
+}

@@ -1,0 +1,90 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"mailroom/internal/webhooks"
+)
+
+type webhooksView struct {
+	Endpoints []*webhooks.Endpoint
+	Events    []eventChoice // the events an endpoint may subscribe to
+}
+
+// eventChoice is one checkbox of the form; the defaults come ticked.
+type eventChoice struct {
+	Name    string
+	Checked bool
+}
+
+func (x *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *session) error {
+	list, err := x.d.Webhooks.List(r.Context(), s.key.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	v := webhooksView{Endpoints: list}
+	for _, e := range webhooks.Events() {
+		v.Events = append(v.Events, eventChoice{Name: e, Checked: slices.Contains(webhooks.DefaultEvents(), e)})
+	}
+	x.render(w, r, s, http.StatusOK, "webhooks", v)
+	return nil
+}
+
+// addWebhook registers an endpoint; a key bound to a mailbox registers one
+// scoped to that mailbox, as POST /v1/webhooks with its mailbox_id would.
+func (x *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	p := webhooks.CreateParams{URL: strings.TrimSpace(r.PostForm.Get("url")), Events: r.PostForm["event"], MailboxID: s.key.MailboxID}
+	e, err := x.d.Webhooks.Create(r.Context(), s.key.WorkspaceID, p)
+	if err != nil {
+		return err
+	}
+	return redirect(w, r, "/webhooks/"+url.PathEscape(e.ID)+"?ok=webhook")
+}
+
+// deliveryRows is how many of an endpoint's newest deliveries its page shows.
+const deliveryRows = 50
+
+type webhookView struct {
+	Endpoint   *webhooks.Endpoint
+	Deliveries []webhooks.Delivery
+	Result     *webhooks.ManualResult // the test or replay just made
+	Action     string                 // "test" or "replay"
+}
+
+func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *session, id string, res *webhooks.ManualResult, action string) error {
+	e, err := x.d.Webhooks.Get(r.Context(), s.key.WorkspaceID, id)
+	if err != nil {
+		return err
+	}
+	ds, err := x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, webhooks.DeliveryQuery{WebhookID: e.ID, Limit: deliveryRows})
+	if err != nil {
+		return err
+	}
+	x.render(w, r, s, http.StatusOK, "webhook", webhookView{Endpoint: e, Deliveries: ds, Result: res, Action: action})
+	return nil
+}
+
+func (x *Dashboard) webhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	return x.showWebhook(w, r, s, r.PathValue("id"), nil, "")
+}
+
+// testWebhook sends a test event now and shows the endpoint's answer.
+func (x *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	res, err := x.d.Webhooks.SendTest(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return x.showWebhook(w, r, s, r.PathValue("id"), res, "test")
+}
+
+// replayDelivery sends one delivery's event again now and shows the answer.
+func (x *Dashboard) replayDelivery(w http.ResponseWriter, r *http.Request, s *session) error {
+	res, err := x.d.Webhooks.Replay(r.Context(), s.key.WorkspaceID, r.PathValue("delivery"))
+	if err != nil {
+		return err
+	}
+	return x.showWebhook(w, r, s, r.PathValue("id"), res, "replay")
+}

@@ -343,21 +343,21 @@ func (s *Service) Send(ctx context.Context, workspaceID, id string, at *time.Tim
 		if err := snapshot(ctx, tx, b, sel, now); err != nil {
 			return fmt.Errorf("snapshotting recipients: %w", err)
 		}
+		// Counted in the snapshot's transaction: once it commits, the
+		// fan-out may hand recipients over before a later count.
+		pending, skipped, err := countRecipients(ctx, tx, b.ID)
+		if err != nil {
+			return err
+		}
+		res.Queued, res.Skipped, res.Recipients = pending, skipped, pending+skipped
+		res.Batches = (pending + BatchSize - 1) / BatchSize
 		tx.AddJob(args)
 		return updateBroadcast(ctx, tx, b)
 	})
 	if err != nil {
-		return res, err
+		return SendResult{}, err
 	}
 	res.Broadcast = b
-	if at == nil {
-		pending, skipped, err := countRecipients(ctx, s.c.DB, b.ID)
-		if err != nil {
-			return res, err
-		}
-		res.Queued, res.Skipped, res.Recipients = pending, skipped, pending+skipped
-		res.Batches = (pending + BatchSize - 1) / BatchSize
-	}
 	return res, nil
 }
 

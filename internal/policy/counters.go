@@ -109,6 +109,8 @@ const judgeFlushes = 3
 // reputation rule for workspaces that bounced or complained in the last
 // judgeFlushes flushes. Every FlushEvery, and at Stop.
 func (s *Service) Flush(ctx context.Context) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	now := s.clock.Now().UTC()
 	s.mu.Lock()
 	type item struct {

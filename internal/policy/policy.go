@@ -62,6 +62,7 @@ type Service struct {
 	shared   []string
 
 	mu       sync.Mutex
+	flushMu  sync.Mutex // one Flush at a time: a second one returned before the first's writes had committed
 	counters map[ckey]*counter
 	spaces   map[string]*wsThrottle
 	dirty    map[string]int // workspaces with new bounces or complaints: the flushes still to evaluate them at

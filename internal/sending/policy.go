@@ -47,9 +47,6 @@ func (s *Service) admitDue(ctx context.Context, tx *store.Tx, ws string, e *emai
 	if !ok {
 		return false, err
 	}
-	failed, err := failScheduled(ctx, tx, e.ID, ae.Code+": "+ae.Message, now)
-	if err == nil && failed {
-		err = s.scheduleChanged(ctx, tx, ws, e.ID, StatusFailed, *e.ScheduledAt, now)
-	}
+	_, err = s.failDue(ctx, tx, ws, e, ae.Code+": "+ae.Message, now)
 	return true, err
 }

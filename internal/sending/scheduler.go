@@ -47,6 +47,17 @@ func (s *Service) scheduleChanged(ctx context.Context, tx *store.Tx, ws, id stri
 	return s.watch(ctx, tx, ScheduleChange{WorkspaceID: ws, EmailID: id, Status: status, ScheduledAt: at, At: now})
 }
 
+// failDue fails a scheduled email refused when due (suppressed, opted out,
+// over a limit) and tells the watcher; it answers whether the email was
+// still scheduled.
+func (s *Service) failDue(ctx context.Context, tx *store.Tx, ws string, e *emailRow, reason string, now time.Time) (bool, error) {
+	failed, err := failScheduled(ctx, tx, e.ID, reason, now)
+	if err != nil || !failed {
+		return false, err
+	}
+	return true, s.scheduleChanged(ctx, tx, ws, e.ID, StatusFailed, *e.ScheduledAt, now)
+}
+
 // Reschedule moves a scheduled email to a new send_at (same parse and
 // limits as a send). Only an email still waiting can move: one that has
 // started on its way answers too_late_to_reschedule.
@@ -218,14 +229,8 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 			return err
 		}
 		if len(sup) == len(e.Recipients) && len(sup) > 0 {
-			failed, err := failScheduled(ctx, tx, id, "recipient_suppressed: "+strings.Join(slices.Sorted(maps.Keys(sup)), ", ")+" on the suppression list", now)
-			if err != nil {
-				return err
-			}
-			if !failed {
-				return nil
-			}
-			if err := s.scheduleChanged(ctx, tx, ws, id, StatusFailed, *e.ScheduledAt, now); err != nil {
+			failed, err := s.failDue(ctx, tx, ws, e, "recipient_suppressed: "+strings.Join(slices.Sorted(maps.Keys(sup)), ", ")+" on the suppression list", now)
+			if err != nil || !failed {
 				return err
 			}
 			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: ws, EmailID: id, Type: events.EmailBounced, CreatedAt: now, Data: suppressedBounce(e)})

@@ -96,7 +96,7 @@ func (s *Service) topicDue(ctx context.Context, tx *store.Tx, ws string, e *emai
 	if ae.Code == "topic_not_found" {
 		subtype = "topic_archived"
 	}
-	failed, err := failScheduled(ctx, tx, e.ID, subtype+": "+ae.Message, now)
+	failed, err := s.failDue(ctx, tx, ws, e, subtype+": "+ae.Message, now)
 	if err != nil || !failed {
 		return true, err
 	}

@@ -102,8 +102,18 @@ func (t *textWriter) text(s []byte, inLink bool) {
 			continue
 		}
 		j := i
-		for j < len(s) && spaceAt(s, j) == 0 {
-			_, n := utf8.DecodeRune(s[j:])
+		for j < len(s) { // to the next space; ASCII without spaceAt's call
+			if c := s[j]; c < utf8.RuneSelf {
+				if isSpace(c) || c == '\v' {
+					break
+				}
+				j++
+				continue
+			}
+			r, n := utf8.DecodeRune(s[j:])
+			if unicode.IsSpace(r) {
+				break
+			}
 			j += n
 		}
 		t.word(s[i:j], inLink)

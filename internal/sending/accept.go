@@ -48,6 +48,7 @@ type booking struct {
 	v       *Validated
 	row     *emailRow
 	args    []any                                                      // row.insertArgs(), encoded before the commit
+	body    []any                                                      // its bodies stored apart, or nil
 	sim     string                                                     // test-mode outcome played out in the accepting commit
 	simData []byte                                                     // its events' data (eventData), encoded before the commit
 	check   *supCheck                                                  // suppressions (sends going now) and a key taken on trust, read in the commit
@@ -317,7 +318,8 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 			return nil, nil, err
 		}
 	}
-	b.row, b.args = row, row.insertArgs()
+	b.row = row
+	b.args, b.body = row.insertArgs()
 	if v.SendAt == nil || c.ConfirmKey != nil {
 		b.check = &supCheck{ws: c.WorkspaceID}
 		if c.ConfirmKey != nil {
@@ -445,7 +447,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		}
 		// Nothing in the commit reads the row back, so it joins the
 		// batch's multi-row insert.
-		deferInsertEmail(tx, b.args)
+		deferInsertEmail(tx, b.args, b.body, "")
 		bookTracking(tx, b)
 		// The first timeline entry (accepted or scheduled) is not written:
 		// it is read back from the row itself (see acceptedEntry), which

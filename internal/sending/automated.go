@@ -132,8 +132,8 @@ func (s *Service) AcceptTx(ctx context.Context, tx *store.Tx, p *Prepared) (stri
 			}
 		}
 	}
-	cols := append(append([]string{}, emailColumns...), "mail_class")
-	tx.DeferInsert("emails", cols, append(e.insertArgs(), p.class)...)
+	row, body := e.insertArgs()
+	deferInsertEmail(tx, row, body, p.class)
 	ref := jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID}
 	switch {
 	case p.sim != "":

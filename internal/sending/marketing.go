@@ -42,7 +42,6 @@ type MarketingEmail struct {
 func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID string, ms []MarketingEmail, now time.Time) ([]string, error) {
 	out := make([]string, 0, len(ms))
 	refs := make([]jobs.EmailRef, 0, len(ms))
-	cols := append(append([]string{}, emailColumns...), "mail_class")
 	for _, m := range ms {
 		id := ids.New("em")
 		from := m.From
@@ -52,7 +51,8 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		e := &emailRow{ID: id, WorkspaceID: workspaceID, Status: StatusQueued, From: m.From, To: []string{m.To}, ReplyTo: m.ReplyTo,
 			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags,
 			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)}}
-		tx.DeferInsert("emails", cols, append(e.insertArgs(), ClassMarketing)...)
+		row, body := e.insertArgs()
+		deferInsertEmail(tx, row, body, ClassMarketing)
 		if flags := trackFlags(m.TrackOpens, m.TrackClicks); flags != 0 {
 			tracking.Book(tx, tracking.Booking{WorkspaceID: workspaceID, EmailID: id, Flags: flags, Domain: domainOf(from),
 				MailClass: ClassMarketing, Tags: m.Tags, At: now})

@@ -46,9 +46,9 @@ func Book(tx *store.Tx, b Booking) {
 }
 
 // FlagsColumn is a column expression for a query over the emails table
-// (unaliased): the email's tracking flags, 0 when it is not tracked. The
+// (aliased e): the email's tracking flags, 0 when it is not tracked. The
 // deliver job folds it into the read it makes anyway.
-const FlagsColumn = `COALESCE((SELECT t.flags FROM email_tracking t WHERE t.email_id = emails.id), 0)`
+const FlagsColumn = `COALESCE((SELECT t.flags FROM email_tracking t WHERE t.email_id = e.id), 0)`
 
 type trackedRow struct {
 	opens, clicks             int64

@@ -44,6 +44,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04") + " UTC"
 	},
 	"pct":  percent,
+	"path": url.PathEscape, // one path segment from text (a filename may hold ? or #)
 	"join": strings.Join,
 	"deref": func(p *int) string {
 		if p == nil {

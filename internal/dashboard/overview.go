@@ -26,7 +26,7 @@ type bar struct {
 type overviewView struct {
 	Paused     *policy.Hold // nil: not paused
 	Throttled  *policy.Hold // nil: not throttled
-	Quiet      bool // the workspace has sent nothing in the range
+	Quiet      bool         // the workspace has sent nothing in the range
 	Totals     analytics.Counts
 	Rates      analytics.Rates
 	Volume     []bar // sends (A) and deliveries (B)

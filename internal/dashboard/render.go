@@ -142,6 +142,8 @@ var flashes = map[string]string{
 	"domain":     "The domain is added. Publish its records, then verify.",
 	"saved":      "The automation is saved as a new version.",
 	"replied":    "Your reply is sent.",
+	"template":   "The template is saved.",
+	"published":  "The template is saved and published: sends use it now.",
 }
 
 // pageFunc is a page handler with its session; it returns an error that

@@ -56,7 +56,12 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
 	mux.Handle("GET /templates", x.page(ws, x.templates))
+	mux.Handle("GET /templates/new", x.page(ws, x.newTemplate))
+	mux.Handle("POST /templates", x.page(ws, x.createTemplate))       // as POST /v1/templates
+	mux.Handle("POST /templates/preview", x.page(ws, x.draftPreview)) // the editor as typed, into the preview's frame; saves nothing
 	mux.Handle("GET /templates/{id}", x.page(ws, x.template))
+	mux.Handle("POST /templates/{id}", x.page(ws, x.saveTemplate)) // PATCH, a new version, publish: as on /v1
+	mux.Handle("POST /templates/{id}/publish", x.page(ws, x.publishTemplate))
 	mux.Handle("GET /templates/{id}/preview", x.page(ws, x.templatePreview))
 	mux.Handle("GET /broadcasts", x.page(ws, x.broadcasts))
 	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
 	"mailroom/internal/ids"
 	"mailroom/internal/workspaces"
 )
@@ -148,9 +150,31 @@ var errCSRF = apierr.New(http.StatusForbidden, "csrf", "This form has expired or
 
 // checkForm parses a POST's form and checks its token against want, and
 // its Origin (when the browser sends one) against the request's host.
+// Form limits: a form's fields, and an upload (an import body and its
+// form around it).
+const (
+	maxForm   = 2 << 20
+	maxUpload = contacts.MaxImportBytes + 64<<10
+)
+
 func checkForm(w http.ResponseWriter, r *http.Request, want string) error {
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	if err := r.ParseForm(); err != nil {
+	// A file upload (the CSV import) may carry an import's whole 8 MB.
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	limit := int64(maxForm)
+	if mt == "multipart/form-data" {
+		limit = maxUpload
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	var err error
+	if mt == "multipart/form-data" {
+		err = r.ParseMultipartForm(limit)
+	} else {
+		err = r.ParseForm()
+	}
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return apierr.TooLarge("form_too_large", "The form is over %d MB.", limit>>20).WithNext("Split the file and import the parts one after the other.")
+	}
+	if err != nil {
 		return apierr.InvalidRequest("The form could not be read.")
 	}
 	if o := r.Header.Get("Origin"); o != "" {

@@ -167,7 +167,7 @@ func (b *Browser) FrameText(t testing.TB, css string) string {
 	ctx, cancel := b.step(t)
 	defer cancel()
 	// A frame in the page's own process is read through the page.
-	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const f = document.querySelector(` + quote(css) + `);
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const f = document.querySelector(`+quote(css)+`);
 		try { return f.contentDocument && f.contentDocument.body ? f.contentDocument.body.innerText : ''; } catch (e) { return ''; } })()`))
 	if err != nil {
 		t.Fatalf("browser: frame %s: %v", css, err)

@@ -129,6 +129,31 @@ func main() {
 	shot("10-suppressions", "/suppressions")
 	shot("11-inbox-thread", "/inbox/"+ids["thread"])
 	shot("12-automation", "/automations/"+ids["automation"])
+	shot("13-audience", "/audiences/"+ids["audience"])
+	// A CSV import through the audience's form, to its report.
+	csv := filepath.Join(dir, "subscribers.csv")
+	if err := os.WriteFile(csv, []byte("email,first_name,tags\ngina@example.net,Gina,vip\nhugo@example.net,Hugo,\nold-address@example.com,Old,\ngina@example.net,Gina,\nnot-an-address,Nobody,\n"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	run(chromedp.Navigate(base+"/audiences/"+ids["audience"]), chromedp.SetUploadFiles(chromedp.CSS("#import-file"), []string{csv}),
+		chromedp.Click(chromedp.CSS("#import-contacts")), chromedp.WaitVisible(chromedp.CSS("#import-report")))
+	var job string
+	c, cancel := context.WithTimeout(bctx, 30*time.Second)
+	job, err = chromedp.Run(c, chromedp.Evaluate[string]("location.pathname"))
+	cancel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	shot("14-import-report", job)
+	shot("15-template-editor", "/templates/"+ids["template"])
+	shot("16-broadcast-compose", "/broadcasts/new")
+	shot("17-broadcast-problems", "/broadcasts/"+ids["bare-broadcast"])
+	shot("18-broadcast-draft", "/broadcasts/"+ids["broadcast"]+"?member=delivered%2Bchloe@mailroom.test")
+	// The overview of a paused workspace.
+	if _, err := a.Policy().Pause(ctx, w.ID, "complaint rate 0.4% over 24 hours", nil); err != nil {
+		log.Fatal(err)
+	}
+	shot("19-overview-paused", "/")
 }
 
 // seedAnalytics counts 30 days of made-up sends for the overview's charts.
@@ -196,6 +221,17 @@ func seed(base, key string) map[string]string {
 	_ = json.NewDecoder(res.Body).Decode(&auto)
 	res.Body.Close()
 	ids["automation"] = auto.ID
+	ids["audience"] = call("POST", "/v1/audiences", map[string]any{"name": "Newsletter"})["id"].(string)
+	var members []any
+	for i, n := range []string{"anna", "ben", "chloe", "dev", "emma", "farid"} {
+		members = append(members, map[string]any{"email": "delivered+" + n + "@mailroom.test", "attributes": map[string]any{"first_name": strings.ToUpper(n[:1]) + n[1:], "plan": []string{"free", "pro"}[i%2]}})
+	}
+	call("POST", "/v1/audiences/"+ids["audience"]+"/contacts", members)
+	ids["template"] = call("POST", "/v1/templates", map[string]any{"name": "Monthly news", "subject": "News for {{ first_name }}",
+		"html": "<h1>Hello {{ first_name }}</h1><p>Here is what changed at Acme this month.</p>", "variables": []any{map[string]any{"name": "first_name", "default": "there"}}, "publish": true})["id"].(string)
+	ids["broadcast"] = call("POST", "/v1/broadcasts", map[string]any{"name": "November news", "from": "Acme News <onboarding@mailroom.test>", "audience_id": ids["audience"],
+		"subject": "November at Acme, {{ first_name }}", "html": "<h1>Hi {{ first_name }}</h1><p>Three things changed this month.</p>"})["id"].(string)
+	ids["bare-broadcast"] = call("POST", "/v1/broadcasts", map[string]any{"name": "Half-written", "from": "news@unverified.example"})["id"].(string)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		e := call("GET", "/v1/emails/"+last, nil)

@@ -15,12 +15,15 @@ import (
 
 // upload posts a CSV file to the audience's import form; csrf "" leaves
 // the token out.
-func (v *visitor) upload(path, filename, content, csrf string) page {
+func (v *visitor) upload(path, filename, content, csrf string, fields ...string) page {
 	v.t.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	if csrf != "" {
 		_ = mw.WriteField("csrf", csrf)
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		_ = mw.WriteField(fields[i], fields[i+1])
 	}
 	fw, _ := mw.CreateFormFile("file", filename)
 	_, _ = fw.Write([]byte(content))
@@ -150,6 +153,18 @@ func TestAreaForms(t *testing.T) {
 	}
 	job := p.header.Get("Location")
 	testapp.Eventually(t, 10*time.Second, func() bool { return strings.Contains(v.get(job).body, `id="import-report"`) }, "the import never reported")
+	// A check (dry run) reports what would happen and writes nothing.
+	v.get("/audiences/" + aud)
+	p = v.upload("/audiences/"+aud+"/import", "check.csv", "email\ncarl@example.net\nbob@example.net\n", v.csrf, "dry_run", "on")
+	check := p.header.Get("Location")
+	testapp.Eventually(t, 10*time.Second, func() bool { return strings.Contains(v.get(check).body, `id="import-report"`) }, "the check never reported")
+	want(t, v.get(check), http.StatusOK, "Checked: nothing was written", `<dd id="r-created">1</dd>`)
+	if n := must("GET", "/v1/audiences/"+aud+"/contacts", nil, 200)["contact_count"]; n != float64(2) {
+		t.Fatalf("a check wrote contacts: %v", n)
+	}
+	// An import's page under another audience's path is not found.
+	other := must("POST", "/v1/audiences", map[string]any{"name": "Other"}, 201)["id"].(string)
+	want(t, v.get(strings.Replace(check, aud, other, 1)), http.StatusNotFound)
 	// A file that is not CSV the import reads is refused at once.
 	v.get("/audiences/" + aud)
 	want(t, v.upload("/audiences/"+aud+"/import", "bad.csv", "name\nno email column\n", v.csrf), http.StatusBadRequest)

@@ -181,8 +181,13 @@ func (x *Dashboard) showBroadcast(w http.ResponseWriter, r *http.Request, s *ses
 		v.Now = x.d.Clock.Now().UTC().Add(time.Minute).Format("2006-01-02T15:04")
 	}
 	// The preview for one member (or the first), as GET
-	// /v1/broadcasts/{id}/preview?email= renders it.
+	// /v1/broadcasts/{id}/preview?email= renders it; not on each reload
+	// while the broadcast goes out (it reads the audience's members).
 	v.Member = strings.TrimSpace(r.URL.Query().Get("member"))
+	if v.Refresh() > 0 && v.Member == "" {
+		x.render(w, r, s, status, "broadcast", v)
+		return nil
+	}
 	p, err := x.d.Broadcasts.Preview(ctx, wsID, b.ID, v.Member)
 	if e, ok := apierr.As(err); ok && e.Status < 500 {
 		v.PreviewErr = e.Message

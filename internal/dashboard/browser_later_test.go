@@ -197,6 +197,13 @@ func TestLaterAreasInBrowser(t *testing.T) {
 		if d := v.get(hrefs[0]).header.Get("Content-Disposition"); d != `attachment; filename="invoice 7.pdf"` {
 			t.Fatalf("disposition %q", d)
 		}
+		// Another workspace's session finds no such attachment.
+		_, keyB := a.NewWorkspace("B", "b@example.com")
+		other := newVisitor(t, a)
+		other.signIn(keyB)
+		if p := other.get(hrefs[0]); p.status != http.StatusNotFound || strings.Contains(p.body, "invoice") {
+			t.Fatalf("another workspace: %d", p.status)
+		}
 		// Signed out, nothing is downloaded.
 		if p := newVisitor(t, a).get(hrefs[0]); p.status != http.StatusSeeOther {
 			t.Fatalf("signed out: %d", p.status)

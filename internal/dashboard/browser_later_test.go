@@ -19,6 +19,14 @@ import (
 	"mailroom/internal/testkit/testapp"
 )
 
+// fitsPhone fails when the page is wider than the phone's screen.
+func fitsPhone(t *testing.T, b *browser.Browser) {
+	t.Helper()
+	if w := browser.Eval[int](t, b, "document.documentElement.scrollWidth"); w > browser.PhoneWidth+10 {
+		t.Fatalf("%s is %dpx wide on a %dpx phone", browser.Eval[string](t, b, "location.pathname"), w, browser.PhoneWidth)
+	}
+}
+
 // waitFrame waits until the frame matching css shows want.
 func waitFrame(t *testing.T, b *browser.Browser, css, want string) {
 	t.Helper()
@@ -49,6 +57,7 @@ func TestLaterAreasInBrowser(t *testing.T) {
 	t.Run("edit a template; the preview follows the typing", func(t *testing.T) {
 		b.Open(t, a.URL+"/templates/new")
 		b.WaitText(t, "New template")
+		fitsPhone(t, b)
 		b.Do(t, chromedp.SendKeys(chromedp.CSS("#t-name"), "Welcome mail"),
 			chromedp.SendKeys(chromedp.CSS("#t-subject"), "Hello {{ first_name }}"),
 			chromedp.SendKeys(chromedp.CSS("#t-html"), "<p>First draft for {{ first_name }}</p>"))
@@ -96,6 +105,7 @@ func TestLaterAreasInBrowser(t *testing.T) {
 		// then its report.
 		b.WaitText(t, "Import: readers.csv")
 		b.WaitText(t, "Imported")
+		fitsPhone(t, b)
 		report := map[string]string{}
 		for _, id := range []string{"r-imported", "r-created", "r-held", "r-duplicates", "r-skipped"} {
 			report[id] = strings.Fields(browser.Eval[string](t, b, "document.querySelector('#"+id+"').textContent"))[0]
@@ -119,6 +129,7 @@ func TestLaterAreasInBrowser(t *testing.T) {
 		b.Open(t, a.URL+"/broadcasts")
 		b.Click(t, "#new-broadcast")
 		b.WaitText(t, "New broadcast")
+		fitsPhone(t, b)
 		b.Do(t, chromedp.SendKeys(chromedp.CSS("#b-from"), "Acme News <onboarding@mailroom.test>"),
 			chromedp.SendKeys(chromedp.CSS("#b-name"), "November news"))
 		b.Click(t, "#create-broadcast")
@@ -133,6 +144,7 @@ func TestLaterAreasInBrowser(t *testing.T) {
 		browser.Eval[string](t, b, "document.querySelector('#b-html').value = '<p>Hello {{ first_name }}, the news.</p>'")
 		b.Click(t, "#save-broadcast")
 		b.WaitText(t, "Ready to send.")
+		fitsPhone(t, b)
 		// The preview for one member, by address.
 		b.Do(t, chromedp.SendKeys(chromedp.CSS("#member"), "bob@example.net"))
 		b.Click(t, "#preview-member")

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/smtp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func main() {
 	dir, _ := os.MkdirTemp("", "mailroom-screenshots")
 	defer os.RemoveAll(dir)
 	env := map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": filepath.Join(dir, "mailroom.db"),
+		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "127.0.0.1:0", "MAILROOM_DATABASE_URL": filepath.Join(dir, "mailroom.db"),
 		"MAILROOM_DATA_DIR": dir, "MAILROOM_LOG_LEVEL": "error", "MAILROOM_SECRET_KEY": "screenshots-secret-key-0123456789",
 		"MAILROOM_SERVICE_DOMAIN": "mailroom.test", "MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true", "MAILROOM_DNS_RESOLVER": "127.0.0.1:9",
 	}
@@ -73,6 +74,7 @@ func main() {
 	}
 	base := "http://" + a.HTTPAddr()
 	ids := seed(base, key)
+	ids["received"] = receive(base, key, a.SMTPAddr())
 	if err := seedAnalytics(ctx, a, w.ID); err != nil {
 		log.Fatal(err)
 	}
@@ -137,6 +139,7 @@ func main() {
 	shot("10-suppressions", "/suppressions")
 	shot("11-inbox-thread", "/inbox/"+ids["thread"])
 	shot("12-automation", "/automations/"+ids["automation"])
+	shot("20-inbox-received", "/inbox/"+ids["received"])
 	shot("13-audience", "/audiences/"+ids["audience"])
 	// A CSV import through the audience's form, to its report.
 	csv := filepath.Join(dir, "subscribers.csv")
@@ -250,4 +253,48 @@ func seed(base, key string) map[string]string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return ids
+}
+
+// receive delivers a message with two attachments to the workspace's
+// mailbox over SMTP and returns its thread's id once it is listed.
+func receive(base, key, smtpAddr string) string {
+	get := func(path string, v any) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer res.Body.Close()
+		_ = json.NewDecoder(res.Body).Decode(v)
+	}
+	var boxes struct{ Mailboxes []struct{ Address string } }
+	get("/v1/mailboxes", &boxes)
+	if len(boxes.Mailboxes) == 0 {
+		log.Fatal("screenshots: the workspace has no mailbox")
+	}
+	to := boxes.Mailboxes[0].Address
+	raw := "From: Dana Client <dana@client.example>\r\nTo: " + to + "\r\nSubject: Signed contract and logo\r\nMessage-ID: <contract1@client.example>\r\n" +
+		"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n" +
+		"--b\r\nContent-Type: text/plain\r\n\r\nHello, the signed contract and our logo are attached.\r\nDana\r\n" +
+		"--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"contract-signed.pdf\"\r\n\r\n%PDF-1.4 signed\r\n" +
+		"--b\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=\"logo.png\"\r\n\r\nPNG\r\n--b--\r\n"
+	if err := smtp.SendMail(smtpAddr, nil, "dana@client.example", []string{to}, []byte(raw)); err != nil {
+		log.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var ts struct {
+			Threads []struct{ ID, Subject string }
+		}
+		get("/v1/threads", &ts)
+		for _, t := range ts.Threads {
+			if t.Subject == "Signed contract and logo" {
+				return t.ID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log.Fatal("screenshots: the received message never appeared")
+	return ""
 }

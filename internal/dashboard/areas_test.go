@@ -165,6 +165,9 @@ func TestAreaForms(t *testing.T) {
 	// An import's page under another audience's path is not found.
 	other := must("POST", "/v1/audiences", map[string]any{"name": "Other"}, 201)["id"].(string)
 	want(t, v.get(strings.Replace(check, aud, other, 1)), http.StatusNotFound)
+	// A file over the import's 8 MB is refused, 413.
+	v.get("/audiences/" + aud)
+	want(t, v.upload("/audiences/"+aud+"/import", "huge.csv", "email\n"+strings.Repeat("someone@example.net\n", 9<<20/20), v.csrf), http.StatusRequestEntityTooLarge, "Split the file")
 	// A file that is not CSV the import reads is refused at once.
 	v.get("/audiences/" + aud)
 	want(t, v.upload("/audiences/"+aud+"/import", "bad.csv", "name\nno email column\n", v.csrf), http.StatusBadRequest)

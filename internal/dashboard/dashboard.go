@@ -98,11 +98,12 @@ func New(d Deps) *Dashboard {
 // Register adds the dashboard's routes (routes.go) to mux, beside the API's.
 func (x *Dashboard) Register(mux *http.ServeMux) { x.routes(mux) }
 
-// Start and Stop make the dashboard a part the node stops: Stop waits for
-// the imports still running (each is one transaction) until ctx ends.
+// Start does nothing: the dashboard is one of the node's parts only so
+// that the node's Stop waits for its imports.
 func (x *Dashboard) Start(context.Context) error { return nil }
 
-// Stop waits for running imports, or for ctx.
+// Stop waits for the imports still running (each is one transaction of
+// the contacts area), or until ctx ends.
 func (x *Dashboard) Stop(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { x.jobs.Wait(); close(done) }()

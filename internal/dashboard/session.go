@@ -148,31 +148,37 @@ func (x *Dashboard) signInToken(w http.ResponseWriter, r *http.Request) string {
 // errCSRF refuses a form without the right token (or from another origin).
 var errCSRF = apierr.New(http.StatusForbidden, "csrf", "This form has expired or did not come from this dashboard. Reload the page and try again.")
 
-// checkForm parses a POST's form and checks its token against want, and
-// its Origin (when the browser sends one) against the request's host.
-// Form limits: a form's fields, and an upload (an import body and its
-// form around it).
+// Form limits: a form's fields (a template's or a broadcast's html and
+// text), and an upload (an import's 8 MB and the form around it).
 const (
 	maxForm   = 2 << 20
 	maxUpload = contacts.MaxImportBytes + 64<<10
 )
 
+// checkForm parses a POST's form and checks its token against want, and
+// its Origin (when the browser sends one) against the request's host.
 func checkForm(w http.ResponseWriter, r *http.Request, want string) error {
-	// A file upload (the CSV import) may carry an import's whole 8 MB.
+	// A file upload (the CSV import) may carry an import's whole 8 MB,
+	// held in memory as the API holds an import's body.
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	upload := mt == "multipart/form-data"
 	limit := int64(maxForm)
-	if mt == "multipart/form-data" {
+	if upload {
 		limit = maxUpload
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	var err error
-	if mt == "multipart/form-data" {
+	if upload {
 		err = r.ParseMultipartForm(limit)
 	} else {
 		err = r.ParseForm()
 	}
 	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-		return apierr.TooLarge("form_too_large", "The form is over %d MB.", limit>>20).WithNext("Split the file and import the parts one after the other.")
+		e := apierr.TooLarge("form_too_large", "The form is over %d MB.", limit>>20)
+		if upload {
+			e = e.WithNext("Split the file and import the parts one after the other.")
+		}
+		return e
 	}
 	if err != nil {
 		return apierr.InvalidRequest("The form could not be read.")

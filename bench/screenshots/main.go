@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/smtp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func main() {
 	dir, _ := os.MkdirTemp("", "mailroom-screenshots")
 	defer os.RemoveAll(dir)
 	env := map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": filepath.Join(dir, "mailroom.db"),
+		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "127.0.0.1:0", "MAILROOM_DATABASE_URL": filepath.Join(dir, "mailroom.db"),
 		"MAILROOM_DATA_DIR": dir, "MAILROOM_LOG_LEVEL": "error", "MAILROOM_SECRET_KEY": "screenshots-secret-key-0123456789",
 		"MAILROOM_SERVICE_DOMAIN": "mailroom.test", "MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true", "MAILROOM_DNS_RESOLVER": "127.0.0.1:9",
 	}
@@ -73,6 +74,7 @@ func main() {
 	}
 	base := "http://" + a.HTTPAddr()
 	ids := seed(base, key)
+	ids["received"] = receive(base, key, a.SMTPAddr())
 	if err := seedAnalytics(ctx, a, w.ID); err != nil {
 		log.Fatal(err)
 	}
@@ -116,6 +118,14 @@ func main() {
 		}
 		fmt.Println(file)
 	}
+	// tall is shot for a page whose sandboxed frame sits below the first
+	// screen: Chrome paints such a frame (a process of its own) only when
+	// it is in the viewport at load, so the viewport is the page's height.
+	tall := func(name, path string) {
+		run(chromedp.EmulateViewport(int64(*width), 2400, vp...))
+		shot(name, path)
+		run(chromedp.EmulateViewport(int64(*width), int64(*height), vp...))
+	}
 	shot("01-sign-in", "/sign-in")
 	run(chromedp.SendKeys(chromedp.CSS("#key"), key), chromedp.Click(chromedp.CSS("#sign-in")), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
 	shot("02-overview", "/")
@@ -129,6 +139,32 @@ func main() {
 	shot("10-suppressions", "/suppressions")
 	shot("11-inbox-thread", "/inbox/"+ids["thread"])
 	shot("12-automation", "/automations/"+ids["automation"])
+	shot("20-inbox-received", "/inbox/"+ids["received"])
+	shot("13-audience", "/audiences/"+ids["audience"])
+	// A CSV import through the audience's form, to its report.
+	csv := filepath.Join(dir, "subscribers.csv")
+	if err := os.WriteFile(csv, []byte("email,first_name,tags\ngina@example.net,Gina,vip\nhugo@example.net,Hugo,\nold-address@example.com,Old,\ngina@example.net,Gina,\nnot-an-address,Nobody,\n"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	run(chromedp.Navigate(base+"/audiences/"+ids["audience"]), chromedp.SetUploadFiles(chromedp.CSS("#import-file"), []string{csv}),
+		chromedp.Click(chromedp.CSS("#import-contacts")), chromedp.WaitVisible(chromedp.CSS("#import-report")))
+	var job string
+	c, cancel := context.WithTimeout(bctx, 30*time.Second)
+	job, err = chromedp.Run(c, chromedp.Evaluate[string]("location.pathname"))
+	cancel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	shot("14-import-report", job)
+	tall("15-template-editor", "/templates/"+ids["template"])
+	shot("16-broadcast-compose", "/broadcasts/new")
+	shot("17-broadcast-problems", "/broadcasts/"+ids["bare-broadcast"])
+	tall("18-broadcast-draft", "/broadcasts/"+ids["broadcast"]+"?member=delivered%2Bchloe@mailroom.test")
+	// The overview of a paused workspace.
+	if _, err := a.Policy().Pause(ctx, w.ID, "complaint rate 0.4% over 24 hours", nil); err != nil {
+		log.Fatal(err)
+	}
+	shot("19-overview-paused", "/")
 }
 
 // seedAnalytics counts 30 days of made-up sends for the overview's charts.
@@ -196,6 +232,17 @@ func seed(base, key string) map[string]string {
 	_ = json.NewDecoder(res.Body).Decode(&auto)
 	res.Body.Close()
 	ids["automation"] = auto.ID
+	ids["audience"] = call("POST", "/v1/audiences", map[string]any{"name": "Newsletter"})["id"].(string)
+	var members []any
+	for i, n := range []string{"anna", "ben", "chloe", "dev", "emma", "farid"} {
+		members = append(members, map[string]any{"email": "delivered+" + n + "@mailroom.test", "attributes": map[string]any{"first_name": strings.ToUpper(n[:1]) + n[1:], "plan": []string{"free", "pro"}[i%2]}})
+	}
+	call("POST", "/v1/audiences/"+ids["audience"]+"/contacts", members)
+	ids["template"] = call("POST", "/v1/templates", map[string]any{"name": "Monthly news", "subject": "News for {{ first_name }}",
+		"html": "<h1>Hello {{ first_name }}</h1><p>Here is what changed at Acme this month.</p>", "variables": []any{map[string]any{"name": "first_name", "default": "there"}}, "publish": true})["id"].(string)
+	ids["broadcast"] = call("POST", "/v1/broadcasts", map[string]any{"name": "November news", "from": "Acme News <onboarding@mailroom.test>", "audience_id": ids["audience"],
+		"subject": "November at Acme, {{ first_name }}", "html": "<h1>Hi {{ first_name }}</h1><p>Three things changed this month.</p>"})["id"].(string)
+	ids["bare-broadcast"] = call("POST", "/v1/broadcasts", map[string]any{"name": "Half-written", "from": "news@unverified.example"})["id"].(string)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		e := call("GET", "/v1/emails/"+last, nil)
@@ -206,4 +253,48 @@ func seed(base, key string) map[string]string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return ids
+}
+
+// receive delivers a message with two attachments to the workspace's
+// mailbox over SMTP and returns its thread's id once it is listed.
+func receive(base, key, smtpAddr string) string {
+	get := func(path string, v any) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer res.Body.Close()
+		_ = json.NewDecoder(res.Body).Decode(v)
+	}
+	var boxes struct{ Mailboxes []struct{ Address string } }
+	get("/v1/mailboxes", &boxes)
+	if len(boxes.Mailboxes) == 0 {
+		log.Fatal("screenshots: the workspace has no mailbox")
+	}
+	to := boxes.Mailboxes[0].Address
+	raw := "From: Dana Client <dana@client.example>\r\nTo: " + to + "\r\nSubject: Signed contract and logo\r\nMessage-ID: <contract1@client.example>\r\n" +
+		"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n" +
+		"--b\r\nContent-Type: text/plain\r\n\r\nHello, the signed contract and our logo are attached.\r\nDana\r\n" +
+		"--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"contract-signed.pdf\"\r\n\r\n%PDF-1.4 signed\r\n" +
+		"--b\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=\"logo.png\"\r\n\r\nPNG\r\n--b--\r\n"
+	if err := smtp.SendMail(smtpAddr, nil, "dana@client.example", []string{to}, []byte(raw)); err != nil {
+		log.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var ts struct {
+			Threads []struct{ ID, Subject string }
+		}
+		get("/v1/threads", &ts)
+		for _, t := range ts.Threads {
+			if t.Subject == "Signed contract and logo" {
+				return t.ID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log.Fatal("screenshots: the received message never appeared")
+	return ""
 }

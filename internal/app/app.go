@@ -193,7 +193,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Ready:          a.ready,
 		Services:       a.services,
 	}
-	if dash := a.newDashboard(limiter); dash != nil && cfg.DashboardAddr == "" {
+	dash := a.newDashboard(limiter)
+	if dash != nil {
+		a.background = append(a.background, dash) // stopped after the listeners: its imports finish
+	}
+	if dash != nil && cfg.DashboardAddr == "" {
 		deps.Pages = dash // at / beside the API
 	} else if dash != nil {
 		a.dashboardSrv = &dashboardServer{addr: cfg.DashboardAddr, h: dash.Handler(), log: a.Log}

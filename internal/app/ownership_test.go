@@ -64,6 +64,7 @@ var owners = map[string]string{
 	"automation_run_steps": "automations",
 	"dashboard_links":      "dashboard",
 	"dashboard_sessions":   "dashboard",
+	"dashboard_imports":    "dashboard",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

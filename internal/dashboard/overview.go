@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"mailroom/internal/analytics"
+	"mailroom/internal/policy"
 )
 
 // chartDays is the overview's range: the last 30 days, today included.
@@ -23,8 +24,9 @@ type bar struct {
 }
 
 type overviewView struct {
-	Paused     bool
-	Quiet      bool // the workspace has sent nothing in the range
+	Paused     *policy.Hold // nil: not paused
+	Throttled  *policy.Hold // nil: not throttled
+	Quiet      bool         // the workspace has sent nothing in the range
 	Totals     analytics.Counts
 	Rates      analytics.Rates
 	Volume     []bar // sends (A) and deliveries (B)
@@ -35,7 +37,11 @@ type overviewView struct {
 }
 
 func (x *Dashboard) overview(w http.ResponseWriter, r *http.Request, s *session) error {
-	v := overviewView{Paused: x.d.Policy != nil && x.d.Policy.Paused(s.key.WorkspaceID)}
+	var v overviewView
+	if x.d.Policy != nil {
+		st := x.d.Policy.Standing(s.key.WorkspaceID)
+		v.Paused, v.Throttled = st.Paused, st.Throttled
+	}
 	if s.key.HasScope(ws) {
 		now := x.d.Clock.Now().UTC()
 		rep, err := x.d.Analytics.Report(r.Context(), analytics.Query{WorkspaceID: s.key.WorkspaceID,

@@ -44,6 +44,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04") + " UTC"
 	},
 	"pct":  percent,
+	"path": url.PathEscape, // one path segment from text (a filename may hold ? or #)
 	"join": strings.Join,
 	"deref": func(p *int) string {
 		if p == nil {
@@ -68,7 +69,8 @@ func percent(v *float64) string {
 }
 
 func parsePages() pages {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
+	// The layout and the partials (templates/_*.html) every page may use.
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/_*.html"))
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
 		panic(err)
@@ -76,7 +78,7 @@ func parsePages() pages {
 	p := pages{}
 	for _, n := range names {
 		base := strings.TrimSuffix(path.Base(n), ".html")
-		if base == "layout" {
+		if base == "layout" || strings.HasPrefix(base, "_") {
 			continue
 		}
 		p[base] = template.Must(template.Must(layout.Clone()).ParseFS(files, n))
@@ -92,8 +94,12 @@ type view struct {
 	Workspace string
 	KeyName   string
 	Flash     string
+	Refresh   int // seconds; a page whose state moves reloads itself (no script needed)
 	Data      any
 }
+
+// refresher is a page's data that asks to be reloaded while it changes.
+type refresher interface{ Refresh() int }
 
 // setPageHeaders are every dashboard answer's headers.
 func setPageHeaders(h http.Header) {
@@ -108,6 +114,9 @@ func setPageHeaders(h http.Header) {
 // render writes page name with data and status.
 func (x *Dashboard) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, data any) {
 	v := view{Title: titles[name], Nav: name, Flash: flashes[r.URL.Query().Get("ok")], Data: data}
+	if rf, ok := data.(refresher); ok {
+		v.Refresh = rf.Refresh()
+	}
 	if s != nil {
 		v.CSRF, v.Workspace, v.KeyName = s.row.csrf, s.key.WorkspaceID, s.key.Name
 	}
@@ -128,19 +137,27 @@ var titles = map[string]string{
 	"domains": "Domains", "domain": "Domain", "webhooks": "Webhooks", "webhook": "Webhook",
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
 	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
-	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "automations": "Automations", "automation": "Automation",
+	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "automations": "Automations", "automation": "Automation",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a
 // fixed list, so a link cannot put words on the page.
 var flashes = map[string]string{
-	"revoked":    "The API key is revoked.",
-	"suppressed": "The address is suppressed.",
-	"removed":    "The suppression is removed.",
-	"webhook":    "The webhook endpoint is created.",
-	"domain":     "The domain is added. Publish its records, then verify.",
-	"saved":      "The automation is saved as a new version.",
-	"replied":    "Your reply is sent.",
+	"revoked":     "The API key is revoked.",
+	"suppressed":  "The address is suppressed.",
+	"removed":     "The suppression is removed.",
+	"webhook":     "The webhook endpoint is created.",
+	"domain":      "The domain is added. Publish its records, then verify.",
+	"saved":       "The automation is saved as a new version.",
+	"replied":     "Your reply is sent.",
+	"template":    "The template is saved.",
+	"draft":       "The draft is saved.",
+	"audience":    "The audience is created.",
+	"draft-saved": "The draft is saved.",
+	"sending":     "The broadcast is going out.",
+	"scheduled":   "The broadcast is scheduled.",
+	"cancelled":   "The broadcast is cancelled.",
+	"published":   "The template is saved and published: sends use it now.",
 }
 
 // pageFunc is a page handler with its session; it returns an error that

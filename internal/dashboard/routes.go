@@ -46,21 +46,37 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
 	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
 
-	// The later areas: mostly views; a reply, a broadcast's test send and an
-	// automation's YAML edit.
+	// The later areas: the inbox (read, attachments, reply), audiences (CSV
+	// import), templates (edit, live preview), broadcasts (compose to
+	// stats), automations (YAML edit).
 	mux.Handle("GET /inbox", x.page(read, x.inbox)) // a key bound to a mailbox sees only it
 	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
 	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
-	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(send, x.reply)) // as POST /v1/messages/{id}/reply-all
+	mux.Handle("GET /inbox/{thread}/{message}/attachments/{filename}", x.page(read, x.attachment)) // always a download
+	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(send, x.reply))                      // as POST /v1/messages/{id}/reply-all
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
+	mux.Handle("POST /audiences", x.page(ws, x.createAudience)) // as POST /v1/audiences
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
+	mux.Handle("POST /audiences/{id}/import", x.page(ws, x.importContacts))      // a CSV file; the import runs after the answer
+	mux.Handle("GET /audiences/{id}/imports/{import}", x.page(ws, x.importPage)) // running (reloads itself), then the report
 	mux.Handle("GET /templates", x.page(ws, x.templates))
+	mux.Handle("GET /templates/new", x.page(ws, x.newTemplate))
+	mux.Handle("POST /templates", x.page(ws, x.createTemplate))       // as POST /v1/templates
+	mux.Handle("POST /templates/preview", x.page(ws, x.draftPreview)) // the editor as typed, into the preview's frame; saves nothing
 	mux.Handle("GET /templates/{id}", x.page(ws, x.template))
+	mux.Handle("POST /templates/{id}", x.page(ws, x.saveTemplate)) // PATCH, a new version, publish: as on /v1
+	mux.Handle("POST /templates/{id}/publish", x.page(ws, x.publishTemplate))
 	mux.Handle("GET /templates/{id}/preview", x.page(ws, x.templatePreview))
 	mux.Handle("GET /broadcasts", x.page(ws, x.broadcasts))
-	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))
+	mux.Handle("GET /broadcasts/new", x.page(ws, x.newBroadcast))
+	mux.Handle("POST /broadcasts", x.page(ws, x.createBroadcast))    // a draft, as POST /v1/broadcasts
+	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))      // ?member= previews for one member; ?status= filters recipients
+	mux.Handle("POST /broadcasts/{id}", x.page(ws, x.saveBroadcast)) // a draft's edit, as PATCH /v1/broadcasts/{id}
 	mux.Handle("GET /broadcasts/{id}/body", x.page(ws, x.broadcastBody))
-	mux.Handle("POST /broadcasts/{id}/test", x.page(ws, x.testBroadcast)) // as POST /v1/broadcasts/{id}/test
+	mux.Handle("GET /broadcasts/{id}/preview", x.page(ws, x.broadcastPreview)) // ?email=, as GET /v1/broadcasts/{id}/preview
+	mux.Handle("POST /broadcasts/{id}/test", x.page(ws, x.testBroadcast))      // as POST /v1/broadcasts/{id}/test
+	mux.Handle("POST /broadcasts/{id}/send", x.page(ws, x.sendBroadcast))      // now, or at scheduled_at
+	mux.Handle("POST /broadcasts/{id}/cancel", x.page(ws, x.cancelBroadcast))
 	mux.Handle("GET /automations", x.page(ws, x.automations))
 	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
 	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML

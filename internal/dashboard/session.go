@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
 	"mailroom/internal/ids"
 	"mailroom/internal/workspaces"
 )
@@ -146,11 +148,39 @@ func (x *Dashboard) signInToken(w http.ResponseWriter, r *http.Request) string {
 // errCSRF refuses a form without the right token (or from another origin).
 var errCSRF = apierr.New(http.StatusForbidden, "csrf", "This form has expired or did not come from this dashboard. Reload the page and try again.")
 
+// Form limits: a form's fields (a template's or a broadcast's html and
+// text), and an upload (an import's 8 MB and the form around it).
+const (
+	maxForm   = 2 << 20
+	maxUpload = contacts.MaxImportBytes + 64<<10
+)
+
 // checkForm parses a POST's form and checks its token against want, and
 // its Origin (when the browser sends one) against the request's host.
 func checkForm(w http.ResponseWriter, r *http.Request, want string) error {
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	if err := r.ParseForm(); err != nil {
+	// A file upload (the CSV import) may carry an import's whole 8 MB,
+	// held in memory as the API holds an import's body.
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	upload := mt == "multipart/form-data"
+	limit := int64(maxForm)
+	if upload {
+		limit = maxUpload
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	var err error
+	if upload {
+		err = r.ParseMultipartForm(limit)
+	} else {
+		err = r.ParseForm()
+	}
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		e := apierr.TooLarge("form_too_large", "The form is over %d MB.", limit>>20)
+		if upload {
+			e = e.WithNext("Split the file and import the parts one after the other.")
+		}
+		return e
+	}
+	if err != nil {
 		return apierr.InvalidRequest("The form could not be read.")
 	}
 	if o := r.Header.Get("Origin"); o != "" {

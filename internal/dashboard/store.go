@@ -3,15 +3,19 @@ package dashboard
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"time"
 
+	"mailroom/internal/contacts"
 	"mailroom/internal/store"
 )
 
-// All of the dashboard's SQL: its two tables, dashboard_links and
-// dashboard_sessions (migration 00063). Tokens are stored as hashes only.
+// All of the dashboard's SQL: its tables dashboard_links and
+// dashboard_sessions (migration 00063), and dashboard_imports (00068).
+// Tokens are stored as hashes only.
 
 // hashToken is the stored form of a link's or a cookie's token: 256 random
 // bits need no slow hash, and a database read tells nothing usable.
@@ -98,4 +102,81 @@ func deleteExpired(ctx context.Context, db *store.DB, now time.Time) error {
 	}
 	_, err := db.Exec(ctx, `DELETE FROM dashboard_links WHERE expires_at <= ?`, store.Millis(now.Add(-24*time.Hour)))
 	return err
+}
+
+// importJob is a dashboard_imports row (migration 00068).
+type importJob struct {
+	ID, WorkspaceID, AudienceID, Filename string
+	Rows                                  int
+	DryRun                                bool
+	Status                                string // importRunning, importDone, importFailed
+	Report                                *contacts.ImportResult
+	Problem                               string
+	CreatedAt                             time.Time
+	FinishedAt                            *time.Time
+}
+
+const (
+	importRunning = "running"
+	importDone    = "done"
+	importFailed  = "failed"
+)
+
+func insertImport(ctx context.Context, db *store.DB, j importJob) error {
+	_, err := db.Exec(ctx, `INSERT INTO dashboard_imports (id, workspace_id, audience_id, filename, row_count, dry_run, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, b2i(j.DryRun), j.Status, store.Millis(j.CreatedAt))
+	return err
+}
+
+// finishImport records a running import's outcome: its report, or why it
+// failed.
+func finishImport(ctx context.Context, db *store.DB, id string, res *contacts.ImportResult, problem string, now time.Time) error {
+	status, report := importFailed, sql.NullString{}
+	if res != nil {
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		status, report = importDone, sql.NullString{String: string(b), Valid: true}
+	}
+	_, err := db.Exec(ctx, `UPDATE dashboard_imports SET status = ?, report = ?, problem = ?, finished_at = ? WHERE id = ? AND status = ?`,
+		status, report, problem, store.Millis(now), id, importRunning)
+	return err
+}
+
+// importByID reads one of the workspace's imports; nil when it has none
+// by that id.
+func importByID(ctx context.Context, db *store.DB, workspaceID, id string) (*importJob, error) {
+	j := &importJob{ID: id, WorkspaceID: workspaceID}
+	var dry int
+	var report, problem sql.NullString
+	var created int64
+	var finished sql.NullInt64
+	err := db.QueryRow(ctx, `SELECT audience_id, filename, row_count, dry_run, status, report, problem, created_at, finished_at FROM dashboard_imports WHERE id = ? AND workspace_id = ?`,
+		id, workspaceID).Scan(&j.AudienceID, &j.Filename, &j.Rows, &dry, &j.Status, &report, &problem, &created, &finished)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	j.DryRun, j.Problem, j.CreatedAt = dry == 1, problem.String, store.FromMillis(created)
+	if finished.Valid {
+		t := store.FromMillis(finished.Int64)
+		j.FinishedAt = &t
+	}
+	if report.Valid {
+		j.Report = &contacts.ImportResult{}
+		if err := json.Unmarshal([]byte(report.String), j.Report); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -111,6 +111,24 @@ func (s *Service) Paused(workspaceID string) bool {
 	return ok
 }
 
+// Standing is a workspace's standing state as this node last read it:
+// its pause and its cold-sending throttle, nil when not held.
+type Standing struct{ Paused, Throttled *Hold }
+
+// Standing reads the workspace's pause and throttle (the dashboard's
+// overview shows them as a state, beside the events that announced them).
+func (s *Service) Standing(workspaceID string) Standing {
+	h := s.holds.Load()
+	var st Standing
+	if p, ok := h.paused[workspaceID]; ok {
+		st.Paused = &p
+	}
+	if t, ok := h.throttled[workspaceID]; ok {
+		st.Throttled = &t
+	}
+	return st
+}
+
 // Pause pauses a workspace and raises workspace.paused, once: pausing a
 // paused workspace changes nothing and answers false.
 func (s *Service) Pause(ctx context.Context, workspaceID, reason string, data map[string]any) (bool, error) {

@@ -153,6 +153,31 @@ func (s *Service) Preview(ctx context.Context, workspaceID, ref, versionID strin
 	if v.ID != t.PublishedVersionID {
 		warnings = append(warnings, fmt.Sprintf("Version %d is not the published version; sends do not use it.", v.Version))
 	}
+	c, err := s.cache.get(v)
+	if err != nil {
+		return Preview{}, errRender(err)
+	}
+	return lenient(t.ID, c, vars, preheader, warnings)
+}
+
+// PreviewContent renders content that is not stored (an edit not yet
+// saved, checked as a new version would be) as Preview does; nothing is
+// written. The dashboard's live preview calls it as the person types.
+func (s *Service) PreviewContent(content Content, vars map[string]any, preheader string) (Preview, error) {
+	if err := content.check(); err != nil {
+		return Preview{}, err
+	}
+	tpl, err := render.Parse(content.Subject, content.HTML, content.Text)
+	if err != nil {
+		return Preview{}, errRender(err)
+	}
+	return lenient("", compiled{v: Version{Variables: content.Variables}, tpl: tpl}, vars, preheader, []string{"Not saved yet: this is the edit as typed."})
+}
+
+// lenient renders c with vars, filling what is missing with samples (see
+// Preview).
+func lenient(templateID string, c compiled, vars map[string]any, preheader string, warnings []string) (Preview, error) {
+	v := c.v
 	values := make(map[string]any, len(vars)+len(v.Variables))
 	for k, x := range vars {
 		values[k] = x
@@ -173,16 +198,12 @@ func (s *Service) Preview(ctx context.Context, workspaceID, ref, versionID strin
 		}
 		fill(d.Name)
 	}
-	c, err := s.cache.get(v)
-	if err != nil {
-		return Preview{}, errRender(err)
-	}
 	for _, n := range c.tpl.Names() {
 		if _, ok := values[n]; !ok {
 			fill(n)
 		}
 	}
-	r, err := run(t.ID, c, values, preheader, false)
+	r, err := run(templateID, c, values, preheader, false)
 	if err != nil {
 		return Preview{}, err
 	}

@@ -156,3 +156,46 @@ func (b *Browser) WaitText(t testing.TB, want string) string {
 		<-tick.C
 	}
 }
+
+// FrameText is the visible text of the document in the page's iframe
+// matching css ("" while it has none). Chrome runs a sandboxed frame in a
+// process of its own, as a target the page's DOM does not reach: it is
+// read by attaching to that target (the page's first iframe target, so a
+// test reads pages with one frame).
+func (b *Browser) FrameText(t testing.TB, css string) string {
+	t.Helper()
+	ctx, cancel := b.step(t)
+	defer cancel()
+	// A frame in the page's own process is read through the page.
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const f = document.querySelector(`+quote(css)+`);
+		try { return f.contentDocument && f.contentDocument.body ? f.contentDocument.body.innerText : ''; } catch (e) { return ''; } })()`))
+	if err != nil {
+		t.Fatalf("browser: frame %s: %v", css, err)
+	}
+	if text != "" {
+		return text
+	}
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		t.Fatalf("browser: targets: %v", err)
+	}
+	for _, info := range infos {
+		if info.Type != "iframe" {
+			continue
+		}
+		fctx, fcancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel()) // detach, not close
+		sctx, scancel := context.WithTimeout(fctx, Timeout)
+		text, err := chromedp.Run(sctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+		scancel()
+		fcancel()
+		if err == nil {
+			return text
+		}
+	}
+	return ""
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,160 @@
+package dashboard
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/contacts"
+	"mailroom/internal/ids"
+)
+
+func (x *Dashboard) audiences(w http.ResponseWriter, r *http.Request, s *session) error {
+	as, err := x.d.Contacts.Audiences(r.Context(), s.key.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	x.render(w, r, s, http.StatusOK, "audiences", as)
+	return nil
+}
+
+type audienceView struct {
+	Audience contacts.Audience
+	Members  []contacts.Member
+	Counts   contacts.MemberCounts
+}
+
+func (x *Dashboard) audience(w http.ResponseWriter, r *http.Request, s *session) error {
+	a, err := x.d.Contacts.Audience(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	ms, counts, err := x.d.Contacts.Members(r.Context(), s.key.WorkspaceID, a.ID, "", listRows, 0, nil)
+	if err != nil {
+		return err
+	}
+	x.render(w, r, s, http.StatusOK, "audience", audienceView{Audience: a, Members: ms, Counts: counts})
+	return nil
+}
+
+// createAudience is POST /v1/audiences from the list's form.
+func (x *Dashboard) createAudience(w http.ResponseWriter, r *http.Request, s *session) error {
+	a, err := x.d.Contacts.CreateAudience(r.Context(), s.key.WorkspaceID, r.PostForm.Get("name"), r.PostForm.Get("description"))
+	if err != nil {
+		return err
+	}
+	return redirect(w, r, "/audiences/"+url.PathEscape(a.ID)+"?ok=audience")
+}
+
+// importStale is how long a running import is believed: one the node
+// running it did not finish by then (it stopped; the import's transaction
+// rolled back whole) shows as failed.
+const importStale = 15 * time.Minute
+
+// importContacts takes a CSV file from the audience's form, reads it as
+// POST /v1/audiences/{id}/contacts reads a CSV body (same limits, same
+// columns; a file that does not parse is refused here), and runs the
+// import after the answer: the answer is the import's page, which reloads
+// itself until the report is there.
+func (x *Dashboard) importContacts(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx, wsID := r.Context(), s.key.WorkspaceID
+	a, err := x.d.Contacts.Audience(ctx, wsID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if r.MultipartForm == nil || len(r.MultipartForm.File["file"]) == 0 {
+		return apierr.InvalidRequest("Choose a CSV file to import.")
+	}
+	fh := r.MultipartForm.File["file"][0]
+	f, err := fh.Open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, contacts.MaxImportBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > contacts.MaxImportBytes {
+		return apierr.TooLarge("import_too_large", "An import file takes at most 8 MB.").WithNext("Split the file and import the parts one after the other.")
+	}
+	rows, err := contacts.ParseCSV(body, contacts.ImportMapping{Attr: map[string]string{}, Ignore: map[string]bool{}})
+	if err != nil {
+		return err
+	}
+	now := x.d.Clock.Now()
+	j := importJob{ID: ids.New("imp"), WorkspaceID: wsID, AudienceID: a.ID, Filename: fh.Filename, Rows: len(rows),
+		DryRun: r.PostForm.Get("dry_run") == "on", Status: importRunning, CreatedAt: now}
+	if err := insertImport(ctx, x.d.DB, j); err != nil {
+		return err
+	}
+	x.jobs.Add(1)
+	go func() {
+		defer x.jobs.Done()
+		x.runImport(context.WithoutCancel(ctx), j, rows)
+	}()
+	return redirect(w, r, "/audiences/"+url.PathEscape(a.ID)+"/imports/"+url.PathEscape(j.ID))
+}
+
+// runImport runs one import and records its outcome.
+func (x *Dashboard) runImport(ctx context.Context, j importJob, rows []contacts.ImportRow) {
+	ctx, cancel := context.WithTimeout(ctx, importStale)
+	defer cancel()
+	res, err := x.d.Contacts.Import(ctx, j.WorkspaceID, j.AudienceID, rows, j.DryRun)
+	var report *contacts.ImportResult
+	problem := ""
+	if e, ok := apierr.As(err); ok && e.Status < 500 {
+		problem = e.Message
+	} else if err != nil {
+		x.log.Error("dashboard: import", "import", j.ID, "err", err)
+		problem = "The import failed on the server; nothing was imported. Try again later."
+	} else {
+		report = &res
+	}
+	if err := finishImport(ctx, x.d.DB, j.ID, report, problem, x.d.Clock.Now()); err != nil {
+		x.log.Error("dashboard: recording an import", "import", j.ID, "err", err)
+	}
+}
+
+type importView struct {
+	Audience contacts.Audience
+	Job      importJob
+	Elapsed  string
+	Lost     bool // running past importStale: its node stopped
+}
+
+// Refresh reloads the page each second while the import runs.
+func (v importView) Refresh() int {
+	if v.Job.Status == importRunning && !v.Lost {
+		return 1
+	}
+	return 0
+}
+
+// importPage shows an import's progress, then its report.
+func (x *Dashboard) importPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx, wsID := r.Context(), s.key.WorkspaceID
+	j, err := importByID(ctx, x.d.DB, wsID, r.PathValue("import"))
+	if err != nil {
+		return err
+	}
+	if j == nil || j.AudienceID != r.PathValue("id") {
+		return errNotFound("import")
+	}
+	a, err := x.d.Contacts.Audience(ctx, wsID, j.AudienceID)
+	if err != nil {
+		return err
+	}
+	now := x.d.Clock.Now()
+	end := now
+	if j.FinishedAt != nil {
+		end = *j.FinishedAt
+	}
+	v := importView{Audience: a, Job: *j, Elapsed: end.Sub(j.CreatedAt).Round(100 * time.Millisecond).String(),
+		Lost: j.Status == importRunning && now.Sub(j.CreatedAt) > importStale}
+	x.render(w, r, s, http.StatusOK, "import", v)
+	return nil
+}

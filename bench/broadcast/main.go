@@ -54,6 +54,7 @@ func run() error {
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
+	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets a quarter)")
 	flag.Parse()
 	ctx := context.Background()
 	if *profile != "" {
@@ -93,6 +94,9 @@ func run() error {
 		"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATA_DIR": dir,
 		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789", "MAILROOM_OUTBOUND": "smtp://" + s.addr, "MAILROOM_LOG_LEVEL": "error",
 		"MAILROOM_RATE_LIMIT": "100000000",
+	}
+	if *conc > 0 {
+		env["MAILROOM_DELIVERY_CONCURRENCY"] = strconv.Itoa(*conc)
 	}
 	cfg, err := config.Load(config.Map(env))
 	if err != nil {

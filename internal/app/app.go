@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
 	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
-	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations} {
+	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations, a.wireDashboard} {
 		if err := wire(w); err != nil {
 			return nil, err
 		}
@@ -194,9 +194,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Services:       a.services,
 	}
 	dash := a.newDashboard(limiter)
-	if dash != nil {
-		a.background = append(a.background, dash) // stopped after the listeners: its imports finish
-	}
 	if dash != nil && cfg.DashboardAddr == "" {
 		deps.Pages = dash // at / beside the API
 	} else if dash != nil {

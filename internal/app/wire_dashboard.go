@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"mailroom/internal/dashboard"
 	"mailroom/internal/ratelimit"
 )
@@ -19,6 +21,13 @@ func (a *App) newDashboard(limiter ratelimit.Limiter) *dashboard.Dashboard {
 		return nil
 	}
 	return dashboard.New(a.dashboardDeps(limiter))
+}
+
+// wireDashboard registers the worker of the dashboard's CSV imports (also
+// when this node serves no dashboard: another node's upload may run here).
+func (a *App) wireDashboard(w *wiring) error {
+	river.AddWorker(w.workers, &dashboard.ImportWorker{DB: a.DB, Contacts: a.services.Contacts, Clock: a.Clock, Log: a.Log.With("component", "dashboard")})
+	return nil
 }
 
 // dashboardDeps are the dashboard's services (also `mailroom dashboard link`'s).

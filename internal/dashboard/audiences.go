@@ -3,13 +3,19 @@ package dashboard
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"mailroom/internal/apierr"
+	"mailroom/internal/clock"
 	"mailroom/internal/contacts"
 	"mailroom/internal/ids"
+	"mailroom/internal/jobs"
+	"mailroom/internal/store"
 )
 
 func (x *Dashboard) audiences(w http.ResponseWriter, r *http.Request, s *session) error {
@@ -49,16 +55,15 @@ func (x *Dashboard) createAudience(w http.ResponseWriter, r *http.Request, s *se
 	return redirect(w, r, "/audiences/"+url.PathEscape(a.ID)+"?ok=audience")
 }
 
-// importStale is how long a running import is believed: one the node
-// running it did not finish by then (it stopped; the import's transaction
-// rolled back whole) shows as failed.
+// importStale is how long a running import is believed: one not finished
+// by then (its job failed again and again) shows as stopped.
 const importStale = 15 * time.Minute
 
 // importContacts takes a CSV file from the audience's form, reads it as
 // POST /v1/audiences/{id}/contacts reads a CSV body (same limits, same
-// columns; a file that does not parse is refused here), and runs the
-// import after the answer: the answer is the import's page, which reloads
-// itself until the report is there.
+// columns; a file that does not parse is refused here), and commits its
+// rows with the job that imports them (ImportWorker): the answer is the
+// import's page, which reloads itself until the report is there.
 func (x *Dashboard) importContacts(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx, wsID := r.Context(), s.key.WorkspaceID
 	a, err := x.d.Contacts.Audience(ctx, wsID, r.PathValue("id"))
@@ -85,38 +90,50 @@ func (x *Dashboard) importContacts(w http.ResponseWriter, r *http.Request, s *se
 	if err != nil {
 		return err
 	}
-	now := x.d.Clock.Now()
 	j := importJob{ID: ids.New("imp"), WorkspaceID: wsID, AudienceID: a.ID, Filename: fh.Filename, Rows: len(rows),
-		DryRun: r.PostForm.Get("dry_run") == "on", Status: importRunning, CreatedAt: now}
-	if err := insertImport(ctx, x.d.DB, j); err != nil {
+		DryRun: r.PostForm.Get("dry_run") == "on", Status: importRunning, CreatedAt: x.d.Clock.Now()}
+	if err := insertImport(ctx, x.d.DB, j, rows); err != nil {
 		return err
 	}
-	x.jobs.Add(1)
-	go func() {
-		defer x.jobs.Done()
-		x.runImport(context.WithoutCancel(ctx), j, rows)
-	}()
 	return redirect(w, r, "/audiences/"+url.PathEscape(a.ID)+"/imports/"+url.PathEscape(j.ID))
 }
 
-// runImport runs one import and records its outcome.
-func (x *Dashboard) runImport(ctx context.Context, j importJob, rows []contacts.ImportRow) {
-	ctx, cancel := context.WithTimeout(ctx, importStale)
-	defer cancel()
-	res, err := x.d.Contacts.Import(ctx, j.WorkspaceID, j.AudienceID, rows, j.DryRun)
+// importAttempts is how many times an import failing on the server is
+// tried before it is recorded as failed.
+const importAttempts = 3
+
+// ImportWorker runs jobs.DashboardImportArgs: the import of a CSV taken by
+// the dashboard, as one transaction of the contacts area. Run again after a
+// crash, it imports the rows again only if the import's outcome was not
+// recorded (the contacts import updates contacts it meets again).
+type ImportWorker struct {
+	river.WorkerDefaults[jobs.DashboardImportArgs]
+	DB       *store.DB
+	Contacts *contacts.Service
+	Clock    clock.Clock
+	Log      *slog.Logger
+}
+
+// Work runs the import and records its report, or why it failed.
+func (w *ImportWorker) Work(ctx context.Context, job *river.Job[jobs.DashboardImportArgs]) error {
+	j, rows, err := pendingImport(ctx, w.DB, job.Args.WorkspaceID, job.Args.ImportID)
+	if err != nil || j == nil {
+		return err
+	}
+	res, err := w.Contacts.Import(ctx, j.WorkspaceID, j.AudienceID, rows, j.DryRun)
 	var report *contacts.ImportResult
 	problem := ""
 	if e, ok := apierr.As(err); ok && e.Status < 500 {
 		problem = e.Message
+	} else if err != nil && job.Attempt < importAttempts {
+		return err // River tries again; the page shows it running meanwhile
 	} else if err != nil {
-		x.log.Error("dashboard: import", "import", j.ID, "err", err)
+		w.Log.Error("dashboard: import", "import", j.ID, "err", err)
 		problem = "The import failed on the server; nothing was imported. Try again later."
 	} else {
 		report = &res
 	}
-	if err := finishImport(ctx, x.d.DB, j.ID, report, problem, x.d.Clock.Now()); err != nil {
-		x.log.Error("dashboard: recording an import", "import", j.ID, "err", err)
-	}
+	return finishImport(ctx, w.DB, j.ID, report, problem, w.Clock.Now())
 }
 
 type importView struct {

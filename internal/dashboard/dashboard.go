@@ -13,11 +13,9 @@
 package dashboard
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"mailroom/internal/analytics"
@@ -81,7 +79,6 @@ type Dashboard struct {
 	log    *slog.Logger
 	secure bool // cookies carry Secure
 	pages  pages
-	jobs   sync.WaitGroup // imports running after their answer
 }
 
 // New builds the dashboard.
@@ -97,23 +94,6 @@ func New(d Deps) *Dashboard {
 
 // Register adds the dashboard's routes (routes.go) to mux, beside the API's.
 func (x *Dashboard) Register(mux *http.ServeMux) { x.routes(mux) }
-
-// Start does nothing: the dashboard is one of the node's parts only so
-// that the node's Stop waits for its imports.
-func (x *Dashboard) Start(context.Context) error { return nil }
-
-// Stop waits for the imports still running (each is one transaction of
-// the contacts area), or until ctx ends.
-func (x *Dashboard) Stop(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { x.jobs.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // Handler is the dashboard alone, for its own listener: what it does not
 // serve answers its not-found page.

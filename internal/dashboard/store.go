@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mailroom/internal/contacts"
+	"mailroom/internal/jobs"
 	"mailroom/internal/store"
 )
 
@@ -122,10 +123,40 @@ const (
 	importFailed  = "failed"
 )
 
-func insertImport(ctx context.Context, db *store.DB, j importJob) error {
-	_, err := db.Exec(ctx, `INSERT INTO dashboard_imports (id, workspace_id, audience_id, filename, row_count, dry_run, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, b2i(j.DryRun), j.Status, store.Millis(j.CreatedAt))
-	return err
+// insertImport commits an import's row, its parsed rows and the job that
+// runs it in one transaction: once the upload is answered, the import is
+// run, on this node or another, after a crash too.
+func insertImport(ctx context.Context, db *store.DB, j importJob, rows []contacts.ImportRow) error {
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO dashboard_imports (id, workspace_id, audience_id, filename, row_count, dry_run, status, rows_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, b2i(j.DryRun), j.Status, string(b), store.Millis(j.CreatedAt)); err != nil {
+			return err
+		}
+		tx.AddJob(jobs.DashboardImportArgs{ImportID: j.ID, WorkspaceID: j.WorkspaceID})
+		return nil
+	})
+}
+
+// pendingImport reads a running import and its rows; nil when it is not
+// running any more (a job run again after the import ended).
+func pendingImport(ctx context.Context, db *store.DB, workspaceID, id string) (*importJob, []contacts.ImportRow, error) {
+	j, err := importByID(ctx, db, workspaceID, id)
+	if err != nil || j == nil || j.Status != importRunning {
+		return nil, nil, err
+	}
+	var raw string
+	if err := db.QueryRow(ctx, `SELECT rows_json FROM dashboard_imports WHERE id = ?`, id).Scan(&raw); err != nil {
+		return nil, nil, err
+	}
+	var rows []contacts.ImportRow
+	if err := json.Unmarshal([]byte(raw), &rows); err != nil {
+		return nil, nil, err
+	}
+	return j, rows, nil
 }
 
 // finishImport records a running import's outcome: its report, or why it
@@ -139,7 +170,7 @@ func finishImport(ctx context.Context, db *store.DB, id string, res *contacts.Im
 		}
 		status, report = importDone, sql.NullString{String: string(b), Valid: true}
 	}
-	_, err := db.Exec(ctx, `UPDATE dashboard_imports SET status = ?, report = ?, problem = ?, finished_at = ? WHERE id = ? AND status = ?`,
+	_, err := db.Exec(ctx, `UPDATE dashboard_imports SET status = ?, report = ?, problem = ?, finished_at = ?, rows_json = '[]' WHERE id = ? AND status = ?`,
 		status, report, problem, store.Millis(now), id, importRunning)
 	return err
 }

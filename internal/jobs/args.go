@@ -79,6 +79,16 @@ func (BroadcastArgs) Kind() string { return "broadcast_fanout" }
 // keeps serving everything else.
 func (BroadcastArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueMarketing} }
 
+// DashboardImportArgs asks the dashboard to run a CSV import it took: the
+// rows wait in dashboard_imports, committed with this job.
+type DashboardImportArgs struct {
+	ImportID    string `json:"import_id"`
+	WorkspaceID string `json:"workspace_id"`
+}
+
+// Kind names the job in the queue.
+func (DashboardImportArgs) Kind() string { return "dashboard_import" }
+
 // QueueAutomations is the lane automation runs step on, apart from the
 // default queue so that ten thousand runs started by one import never
 // queue ahead of webhooks and scheduled sends.

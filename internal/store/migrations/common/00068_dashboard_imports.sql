@@ -1,8 +1,10 @@
 -- +goose Up
 -- A CSV import started from the dashboard (internal/dashboard owns it): the
--- import runs after the upload's answer, as one transaction of the contacts
--- area (the same as POST /v1/audiences/{id}/contacts), and this row is what
--- its progress page reads on any node: running, then its report.
+-- upload's parsed rows are committed here with a dashboard_import job before
+-- the answer; the job runs the import as one transaction of the contacts
+-- area (the same as POST /v1/audiences/{id}/contacts), on any node and again
+-- after a crash, and this row is what the progress page reads: running,
+-- then its report.
 CREATE TABLE dashboard_imports (
     id           TEXT PRIMARY KEY,
     workspace_id TEXT NOT NULL,
@@ -13,6 +15,7 @@ CREATE TABLE dashboard_imports (
     status       TEXT NOT NULL,      -- running, done, failed
     report       TEXT,               -- the import result (JSON) when done
     problem      TEXT,               -- why it failed, in words
+    rows_json    TEXT NOT NULL DEFAULT '[]', -- the parsed rows until the import ends
     created_at   BIGINT NOT NULL,
     finished_at  BIGINT
 );

@@ -49,28 +49,26 @@ func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (ma
 	if err != nil {
 		return v, 0, err
 	}
+	// One person is read: the member of that address (mailable or not: a
+	// preview may show anyone), or the first mailable one.
 	if email != "" {
-		sel.Mailable = false
-	}
-	after := ""
-	for {
-		ps, err := s.c.Contacts.People(ctx, sel, after, 1000)
+		norm, err := contacts.NormalizeEmail(email)
 		if err != nil {
-			return v, n, err
+			return v, n, apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
 		}
-		for _, p := range ps {
-			if email == "" || strings.EqualFold(p.Email, email) {
-				return personVars(p), n, nil
-			}
-		}
-		if len(ps) < 1000 || email == "" {
-			if email != "" {
-				return v, n, apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
-			}
-			return v, n, nil
-		}
-		after = ps[len(ps)-1].ContactID
+		sel.Mailable, sel.Email = false, norm
 	}
+	ps, err := s.c.Contacts.People(ctx, sel, "", 1)
+	if err != nil {
+		return v, n, err
+	}
+	if len(ps) == 0 {
+		if email != "" {
+			return v, n, apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
+		}
+		return v, n, nil
+	}
+	return personVars(ps[0]), n, nil
 }
 
 func personVars(p contacts.Person) map[string]any {

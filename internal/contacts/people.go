@@ -29,9 +29,11 @@ type Selection struct {
 	// read topics): such people get the reason topic_opt_out, and a
 	// Mailable selection leaves them out.
 	TopicOptOut func(emailCol string) store.Expr
-	Now         time.Time
-	dialect     rules.Dialect
-	topicRule   TopicRule
+	// Email, when set, keeps only the person of that normalized address.
+	Email     string
+	Now       time.Time
+	dialect   rules.Dialect
+	topicRule TopicRule
 }
 
 // Person is one row of a selection: the contact and, within an audience,

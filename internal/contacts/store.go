@@ -603,6 +603,9 @@ func peopleFrom(sel Selection) store.Expr {
 				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`)
 		}
 	}
+	if sel.Email != "" {
+		e = store.Cat(e, ` AND c.email = `, store.Val(sel.Email))
+	}
 	if sel.Mailable {
 		e = store.Cat(e, ` AND NOT `+suppressions.SuppressedSQL("c.email", "c.workspace_id"))
 		if sel.TopicOptOut != nil {

@@ -154,7 +154,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// insertMessage writes the message, its parts and its raw copy.
+// insertMessage writes the message with its raw copy (received mail,
+// whose attachments are read back out of it) or, without one (a sent
+// copy), with its parts.
 func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) error {
 	var atts, inl []partMeta
 	for _, p := range m.Parts {
@@ -185,6 +187,10 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 	if err != nil {
 		return err
 	}
+	if raw != nil {
+		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data) VALUES (?, ?)`, m.ID, raw)
+		return err
+	}
 	for _, p := range m.Parts {
 		data := p.Data
 		if data == nil {
@@ -192,11 +198,6 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO message_parts (message_id, filename, content_type, data) VALUES (?, ?, ?, ?)`,
 			m.ID, p.Filename, p.ContentType, data); err != nil {
-			return err
-		}
-	}
-	if raw != nil {
-		if _, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data) VALUES (?, ?)`, m.ID, raw); err != nil {
 			return err
 		}
 	}

@@ -64,7 +64,7 @@ type options struct {
 	n, clients, seed, searchConns int
 	searchDur                     time.Duration
 	pg, profile, searchProfile    string
-	bdat                          bool
+	bdat, keep                    bool
 }
 
 func run(ctx context.Context) error {
@@ -78,13 +78,18 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the end-to-end phase to this file")
 	flag.StringVar(&o.searchProfile, "searchprofile", "", "write a CPU profile of the timed searches to this file")
 	flag.BoolVar(&o.bdat, "bdat", false, "send with BDAT (RFC 3030 CHUNKING) instead of DATA")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the SQLite database) for a look afterwards")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "mailroom-bench-inbound-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if o.keep {
+		fmt.Println("database and data kept in", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	shim := &tb{}
 	defer shim.cleanup()
 	dns := dnstest.Start(shim)

@@ -107,7 +107,7 @@ func (s *Service) Attachment(ctx context.Context, rd Reader, id, filename string
 	if err != nil {
 		return "", nil, notFound(err, errAttachmentNotFound)
 	}
-	for _, p := range parseKept(raw).Parts {
+	for _, p := range parseKept(raw, true).Parts {
 		if p.Filename == filename {
 			return p.ContentType, p.Data, nil
 		}

@@ -400,7 +400,18 @@ func snippet(text, html *string) string {
 	case html != nil:
 		s = tagRE.ReplaceAllString(*html, " ")
 	}
-	s = strings.Join(strings.Fields(s), " ")
+	// Spaces folded as strings.Fields would, as far as the snippet goes.
+	var b strings.Builder
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+		if b.Len() > snippetLen {
+			break
+		}
+	}
+	s = b.String()
 	if len(s) > snippetLen {
 		cut := snippetLen
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

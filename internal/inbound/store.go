@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strings"
 	"time"
@@ -424,7 +425,7 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 	if !ok {
 		return []Hit{}, nil
 	}
-	hits, err := store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
+	hits, err := store.QueryAll(ctx, textQuerier{db}, func(r store.Scanner) (Hit, error) {
 		var h Hit
 		var unread, archived int
 		var at int64
@@ -451,6 +452,13 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 		}
 	}
 	return hits, nil
+}
+
+// textQuerier runs the search's query as store.DB.TextQuery says.
+type textQuerier struct{ *store.DB }
+
+func (q textQuerier) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.TextQuery(ctx, store.Expr{SQL: query, Args: args})
 }
 
 // booking is a receive-side scheduled send (message_bookings).

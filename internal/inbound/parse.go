@@ -252,15 +252,15 @@ func (w *walker) part(p *textproto.Part, depth int) {
 // 76-column lines), so a part measured whole was read whole.
 const maxEncoded = 64 << 20 / 3 * 4 / 76 * 78 * 2
 
-// b64 classes bytes for base64Size: 1 the alphabet, 2 '=', 3 whitespace
-// (which go-message's decoder skips), 0 anything else.
+// b64 classes bytes for base64Size: 1 the alphabet, 2 whitespace (which
+// go-message's decoder skips), 0 anything else ('=' included: padding is
+// cut off the end first).
 var b64 = func() (t [256]byte) {
 	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
 		t[c] = 1
 	}
-	t['='] = 2
 	for _, c := range []byte(" \t\r\n") {
-		t[c] = 3
+		t[c] = 2
 	}
 	return t
 }()
@@ -269,19 +269,21 @@ var b64 = func() (t [256]byte) {
 // anywhere, padding only at the end, whole quanta); ok is false for
 // anything else, which is then decoded to learn what it gives.
 func base64Size(b []byte) (n int, ok bool) {
-	chars, pad := 0, 0
-	for _, c := range b {
-		switch b64[c] {
-		case 1:
-			if pad > 0 {
-				return 0, false
-			}
-			chars++
-		case 2:
+	// The padding, and the whitespace around it, off the end.
+	end, pad := len(b), 0
+	for end > 0 && (b64[b[end-1]] == 2 || b[end-1] == '=') {
+		if b[end-1] == '=' {
 			pad++
-		case 0:
+		}
+		end--
+	}
+	chars := 0
+	for _, c := range b[:end] {
+		k := b64[c]
+		if k == 0 {
 			return 0, false
 		}
+		chars += int(k & 1)
 	}
 	switch {
 	case pad == 0 && chars%4 == 0, pad == 1 && chars%4 == 3, pad == 2 && chars%4 == 2:

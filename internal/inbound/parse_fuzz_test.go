@@ -1,10 +1,15 @@
 package inbound
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/emersion/go-message"
+	"github.com/emersion/go-message/textproto"
 )
 
 // FuzzParse: any bytes parse without a panic into text both databases
@@ -69,6 +74,30 @@ func FuzzParse(f *testing.F) {
 		b, _ := json.Marshal(q)
 		if string(a) != string(b) {
 			t.Fatalf("with data:\n%s\nwithout:\n%s", a, b)
+		}
+	})
+}
+
+// FuzzBase64Size: when base64Size answers, it is the length go-message's
+// decoder gives, for any bytes.
+func FuzzBase64Size(f *testing.F) {
+	for _, s := range []string{"", "QQ==", "QUI=", "QUJD", "QU\r\nJD\r\n", "QQ=\r\n=", "Q=Q=", "QQ", "QUJD RA==\t", "QQ==QQ==", "====", "\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, ok := base64Size(b)
+		if !ok {
+			return
+		}
+		var h textproto.Header
+		h.Set("Content-Transfer-Encoding", "base64")
+		e, err := message.New(message.Header{Header: h}, bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(e.Body)
+		if err != nil || len(got) != n {
+			t.Fatalf("%q: base64Size %d, decoded %d bytes (%v)", b, n, len(got), err)
 		}
 	})
 }

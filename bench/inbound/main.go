@@ -1,6 +1,8 @@
 // Command inbound measures receiving: messages with a 20 KB text body and
 // one 100 KB attachment, DKIM-signed, delivered over SMTP by 16 concurrent
-// clients (each reusing its connection) to an in-process node, which
+// clients (each reusing its connection, pipelining MAIL, RCPT and DATA, or
+// BDAT with -bdat, and writing each message in one write) to an in-process
+// node, which
 // checks SPF, DKIM and DMARC against a DNS server on loopback, parses,
 // stores, threads, indexes and raises email.received (a webhook endpoint
 // is registered, so the event fans out to a receiver in this process) in
@@ -13,6 +15,7 @@
 // and GET /v1/search is timed for a common, a rare and an absent word.
 //
 //	go run ./bench/inbound                     # SQLite
+//	go run ./bench/inbound -bdat -seed 0       # BDAT, receiving only
 //	go run ./bench/inbound -pg postgres://...  # PostgreSQL (an empty database)
 package main
 

@@ -1,6 +1,8 @@
 // Command inbound measures receiving: messages with a 20 KB text body and
 // one 100 KB attachment, DKIM-signed, delivered over SMTP by 16 concurrent
-// clients (each reusing its connection) to an in-process node, which
+// clients (each reusing its connection, pipelining MAIL, RCPT and DATA, or
+// BDAT with -bdat, and writing each message in one write) to an in-process
+// node, which
 // checks SPF, DKIM and DMARC against a DNS server on loopback, parses,
 // stores, threads, indexes and raises email.received (a webhook endpoint
 // is registered, so the event fans out to a receiver in this process) in
@@ -13,10 +15,12 @@
 // and GET /v1/search is timed for a common, a rare and an absent word.
 //
 //	go run ./bench/inbound                     # SQLite
+//	go run ./bench/inbound -bdat -seed 0       # BDAT, receiving only
 //	go run ./bench/inbound -pg postgres://...  # PostgreSQL (an empty database)
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -28,11 +32,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +52,7 @@ import (
 	"mailroom/internal/app"
 	"mailroom/internal/config"
 	"mailroom/internal/inbound"
+	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/webhooks"
 )
@@ -60,7 +67,8 @@ func main() {
 type options struct {
 	n, clients, seed, searchConns int
 	searchDur                     time.Duration
-	pg, profile                   string
+	pg, profile, searchProfile    string
+	bdat, keep                    bool
 }
 
 func run(ctx context.Context) error {
@@ -72,13 +80,20 @@ func run(ctx context.Context) error {
 	flag.DurationVar(&o.searchDur, "sd", 3*time.Second, "how long each search term is timed")
 	flag.StringVar(&o.pg, "pg", "", "PostgreSQL URL (an empty database) instead of a temporary SQLite file")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the end-to-end phase to this file")
+	flag.StringVar(&o.searchProfile, "searchprofile", "", "write a CPU profile of the timed searches to this file")
+	flag.BoolVar(&o.bdat, "bdat", false, "send with BDAT (RFC 3030 CHUNKING) instead of DATA")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the SQLite database) for a look afterwards")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "mailroom-bench-inbound-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if o.keep {
+		fmt.Println("database and data kept in", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	shim := &tb{}
 	defer shim.cleanup()
 	dns := dnstest.Start(shim)
@@ -140,8 +155,8 @@ func run(ctx context.Context) error {
 
 	gen := newGenerator(inbox.Address, key, pool)
 	sample := gen.pool[0]
-	fmt.Printf("cpus: %d, load: %s, database: %s, message: %d bytes (20 KB text, 100 KB attachment, DKIM-signed), clients: %d\n",
-		runtime.GOMAXPROCS(0), loadAvg(), a.DB.Dialect, len(sample), o.clients)
+	fmt.Printf("cpus: %d, load: %s, database: %s, message: %d bytes (20 KB text, 100 KB attachment, DKIM-signed), clients: %d, %s\n",
+		runtime.GOMAXPROCS(0), loadAvg(), a.DB.Dialect, len(sample), o.clients, map[bool]string{false: "DATA", true: "BDAT"}[o.bdat])
 
 	// The ceiling: the same clients and messages, a go-smtp server that
 	// reads each message and throws it away.
@@ -150,7 +165,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer sink.Close()
-	ceil, err := deliver(sink.addr, gen, o.n, o.clients, 1_000_000)
+	ceil, err := deliver(sink.addr, gen, o.n, o.clients, 1_000_000, o.bdat)
 	if err != nil {
 		return fmt.Errorf("ceiling: %w", err)
 	}
@@ -167,13 +182,14 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	e2e, err := deliver(a.SMTPAddr(), gen, o.n, o.clients, 0)
+	e2e, err := deliver(a.SMTPAddr(), gen, o.n, o.clients, 0, o.bdat)
 	if o.profile != "" {
 		pprof.StopCPUProfile()
 	}
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
+	fmt.Println(commitStats(a))
 	// Every 250 came after the commit of the message and its event; the
 	// webhook deliveries follow on their own.
 	announced := hooks.wait(o.n, 2*time.Minute)
@@ -206,6 +222,7 @@ type generator struct {
 	body   string // 20 KB of words
 	attach string // 100 KB, base64 in 76-column lines
 	pool   [][]byte
+	dotted [][]byte // pool dot-stuffed for DATA
 }
 
 var words = strings.Fields("invoice meeting schedule project budget report review contract delivery customer support update quarter planning design")
@@ -232,11 +249,38 @@ func newGenerator(to string, key ed25519.PrivateKey, n int) *generator {
 	g := &generator{to: to, key: key, body: b.String(), attach: att.String()}
 	for i := range n {
 		g.pool = append(g.pool, g.build(i))
+		g.dotted = append(g.dotted, dotStuff(g.pool[i]))
 	}
 	return g
 }
 
 func (g *generator) message(i int) []byte { return g.pool[i%len(g.pool)] }
+
+// stuffed is message i as DATA carries it: dot-stuffed, ending ".\r\n".
+func (g *generator) stuffed(i int) []byte { return g.dotted[i%len(g.dotted)] }
+
+// dotStuff doubles the dot that starts a line (RFC 5321 4.5.2) and ends
+// the message with the lone dot.
+func dotStuff(msg []byte) []byte {
+	out := make([]byte, 0, len(msg)+len(msg)/64+3)
+	if bytes.HasPrefix(msg, []byte(".")) {
+		out = append(out, '.')
+	}
+	for len(msg) > 0 {
+		i := bytes.Index(msg, []byte("\n."))
+		if i < 0 {
+			out = append(out, msg...)
+			break
+		}
+		out = append(out, msg[:i+2]...)
+		out = append(out, '.')
+		msg = msg[i+2:]
+	}
+	if !bytes.HasSuffix(out, []byte("\r\n")) {
+		out = append(out, "\r\n"...)
+	}
+	return append(out, ".\r\n"...)
+}
 
 func (g *generator) build(i int) []byte {
 	raw := fmt.Sprintf("From: Ann Sender <ann@sender.example>\r\nTo: %s\r\nSubject: Report %d for the quarter\r\n"+
@@ -264,21 +308,18 @@ func (r measured) cpuPer() time.Duration { return r.cpu / time.Duration(r.n) }
 
 // deliver sends n messages to addr over clients connections, each reused
 // message after message; offset keeps the messages distinct across runs.
-func deliver(addr string, g *generator, n, clients, offset int) (measured, error) {
-	cs := make([]*smtp.Client, clients)
+func deliver(addr string, g *generator, n, clients, offset int, bdat bool) (measured, error) {
+	cs := make([]*client, clients)
 	for i := range cs {
-		c, err := smtp.Dial(addr)
+		c, err := dialClient(addr, bdat)
 		if err != nil {
-			return measured{}, err
-		}
-		if err := c.Hello("mx.sender.example"); err != nil {
 			return measured{}, err
 		}
 		cs[i] = c
 	}
 	defer func() {
 		for _, c := range cs {
-			c.Quit()
+			c.quit()
 		}
 	}()
 	var next atomic.Int64
@@ -292,7 +333,7 @@ func deliver(addr string, g *generator, n, clients, offset int) (measured, error
 				if i >= n {
 					return
 				}
-				if err := c.SendMail("ann@sender.example", []string{g.to}, bytes.NewReader(g.message(offset+i))); err != nil {
+				if err := c.send("ann@sender.example", g.to, g.message(offset+i), g.stuffed(offset+i)); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return
 				}
@@ -305,6 +346,76 @@ func deliver(addr string, g *generator, n, clients, offset int) (measured, error
 		return r, err
 	}
 	return r, nil
+}
+
+// client is the load generator's SMTP client: it pipelines MAIL, RCPT
+// and DATA (or BDAT) and writes each message in one write, dot-stuffed
+// beforehand: go-smtp's client stuffs byte by byte, which cost the
+// generator as much CPU as the node spent reading the bytes.
+type client struct {
+	conn net.Conn
+	r    *textproto.Reader
+	bdat bool
+}
+
+func dialClient(addr string, bdat bool) (*client, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &client{conn: conn, r: textproto.NewReader(bufio.NewReader(conn)), bdat: bdat}
+	if _, _, err := c.r.ReadResponse(220); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if _, err := io.WriteString(conn, "EHLO mx.sender.example\r\n"); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	_, ext, err := c.r.ReadResponse(250)
+	if err == nil && !strings.Contains(ext, "PIPELINING") || bdat && !strings.Contains(ext, "CHUNKING") {
+		err = fmt.Errorf("the server does not offer PIPELINING and CHUNKING: %s", ext)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// send delivers msg (stuffed: the same, as DATA carries it) from one
+// sender to one recipient.
+func (c *client) send(from, to string, msg, stuffed []byte) error {
+	cmds := "MAIL FROM:<" + from + ">\r\nRCPT TO:<" + to + ">\r\n"
+	bufs := net.Buffers{[]byte(cmds + "DATA\r\n")}
+	if c.bdat {
+		bufs = net.Buffers{[]byte(cmds + "BDAT " + strconv.Itoa(len(msg)) + " LAST\r\n"), msg}
+	}
+	if _, err := bufs.WriteTo(c.conn); err != nil {
+		return err
+	}
+	for range 2 {
+		if _, _, err := c.r.ReadResponse(250); err != nil {
+			return err
+		}
+	}
+	if !c.bdat {
+		if _, _, err := c.r.ReadResponse(354); err != nil {
+			return err
+		}
+		if _, err := c.conn.Write(stuffed); err != nil {
+			return err
+		}
+	}
+	_, _, err := c.r.ReadResponse(250)
+	return err
+}
+
+func (c *client) quit() {
+	if _, err := io.WriteString(c.conn, "QUIT\r\n"); err == nil {
+		c.r.ReadResponse(221)
+	}
+	c.conn.Close()
 }
 
 // searchBench seeds o.seed messages and times GET /v1/search.
@@ -324,7 +435,27 @@ func searchBench(ctx context.Context, a *app.App, wsID, key string, inbox inboun
 		done += k
 	}
 	fmt.Printf("seeded %d messages (%d received above) through inbound.Service.Seed in %s\n", o.seed-have, have, time.Since(start).Round(time.Millisecond))
+	if a.DB.Dialect == store.Postgres {
+		// What autovacuum gets to within a minute or two in service: the
+		// GIN index's pending entries merged, the word statistics the
+		// planner chooses by.
+		if _, err := a.DB.W.ExecContext(ctx, `VACUUM ANALYZE messages`); err != nil {
+			return err
+		}
+		fmt.Println("VACUUM ANALYZE messages done")
+	}
 	base := "http://" + a.HTTPAddr() + "/v1/search?q="
+	if o.searchProfile != "" {
+		f, err := os.Create(o.searchProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, term := range []struct{ name, q string }{
 		{"common word (in every message)", "invoice"},
 		{"rare word (1 in 1,000)", "zephyr"},
@@ -444,4 +575,25 @@ func (t *tb) cleanup() {
 	for i := len(t.cleanups) - 1; i >= 0; i-- {
 		t.cleanups[i]()
 	}
+}
+
+// commitStats summarises the receiving group committer's metrics so far.
+func commitStats(a *app.App) string {
+	mfs, err := a.Registry.Gather()
+	if err != nil {
+		return "commits: " + err.Error()
+	}
+	sums := map[string][2]float64{} // metric -> count, sum
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "committer" && l.GetValue() == "inbound" && m.GetHistogram() != nil {
+					sums[mf.GetName()] = [2]float64{float64(m.GetHistogram().GetSampleCount()), m.GetHistogram().GetSampleSum()}
+				}
+			}
+		}
+	}
+	w, c, f := sums["mailroom_group_commit_writes"], sums["mailroom_group_commit_seconds"], sums["mailroom_group_commit_flush_seconds"]
+	return fmt.Sprintf("receiving commits: %.0f, %.1f messages each, %.2f ms statements and COMMIT, %.2f ms flush (means)",
+		w[0], w[1]/max(1, w[0]), 1000*c[1]/max(1, c[0]), 1000*f[1]/max(1, f[0]))
 }

@@ -83,3 +83,26 @@ func TestEmailDataJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMarshalEnvelope: the envelope is what json.Marshal of an Envelope
+// gives for data as Raise stores it (json.Marshal's output).
+func TestMarshalEnvelope(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 5e6, time.UTC)
+	for _, v := range []any{
+		map[string]any{"html": "<p>a & b</p>", "text": "café \u2028 \"quoted\"", "n": 3, "list": []string{"x"}, "none": nil},
+		"plain", nil, []any{},
+	} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(events.Envelope{ID: "evt_1", Event: "email.received", Timestamp: at.Format(events.TimeFormat), Sequence: 7, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := events.MarshalEnvelope("evt_1", "email.received", 7, at, data)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("got  %s (%v)\nwant %s", got, err, want)
+		}
+	}
+}

@@ -98,10 +98,21 @@ func (s *Service) Attachment(ctx context.Context, rd Reader, id, filename string
 		return "", nil, err
 	}
 	ct, data, err := attachment(ctx, s.db, rd.WorkspaceID, mbx, id, filename)
+	if !errors.Is(err, store.ErrNotFound) {
+		return ct, data, err
+	}
+	// Received mail keeps its attachments in the raw copy only (stored
+	// once, docs/performance.md): parsed again, the part of that name.
+	raw, err := rawMessage(ctx, s.db, rd.WorkspaceID, mbx, id)
 	if err != nil {
 		return "", nil, notFound(err, errAttachmentNotFound)
 	}
-	return ct, data, nil
+	for _, p := range parseKept(raw, true).Parts {
+		if p.Filename == filename {
+			return p.ContentType, p.Data, nil
+		}
+	}
+	return "", nil, errAttachmentNotFound
 }
 
 // Threads lists conversations, most recent first.

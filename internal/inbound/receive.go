@@ -70,7 +70,7 @@ type Received struct {
 // email.received (or email.filtered when a rule drops it), all in one
 // transaction.
 func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, raw []byte) (*Received, error) {
-	p := parseKept(raw)
+	p := parseKept(raw, false)
 	now := s.clock.Now()
 	ao := s.authenticate(ctx, env, raw, p)
 	msg := received(m, env, raw, p, ao, now)
@@ -128,7 +128,7 @@ func (s *Service) Seed(ctx context.Context, m *Mailbox, raws [][]byte) error {
 	none := authOutcome{Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone}}
 	msgs := make([]*Message, len(raws))
 	for i, raw := range raws {
-		p := parseKept(raw)
+		p := parseKept(raw, false)
 		msgs[i] = received(m, smtpin.Envelope{MailFrom: p.FromAddr}, raw, p, none, now)
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -141,10 +141,10 @@ func (s *Service) Seed(ctx context.Context, m *Mailbox, raws [][]byte) error {
 	})
 }
 
-// parseKept parses raw; a header block that cannot be read at all keeps
-// the bytes as the text body.
-func parseKept(raw []byte) *Parsed {
-	p, err := Parse(raw)
+// parseKept parses raw, keeping the parts' bytes when data is set; a
+// header block that cannot be read at all keeps the bytes as the text body.
+func parseKept(raw []byte, data bool) *Parsed {
+	p, err := parse(raw, data)
 	if err != nil {
 		p = &Parsed{Headers: map[string]string{}, To: []string{}, Cc: []string{}, References: []string{}}
 		t := clean(string(raw))

@@ -148,6 +148,14 @@ func TestReceiveOverSMTP(t *testing.T) {
 		sc{Name: "thread", Method: "GET", Path: "/v1/threads/{thread}", Status: 200, Shape: shape{"subject": "Café order", "message_count": 1, "messages": scenario.Len(1)}},
 	)
 
+	// The attachments' bytes are stored once, in the raw copy, which the
+	// downloads above read them out of.
+	var parts, raws int
+	if err := a.DB.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM message_parts WHERE message_id = ?), (SELECT COUNT(*) FROM message_raw WHERE message_id = ?)`,
+		s.Get("msg"), s.Get("msg")).Scan(&parts, &raws); err != nil || parts != 0 || raws != 1 {
+		t.Errorf("stored %d parts and %d raw copies (%v), want 0 and 1", parts, raws, err)
+	}
+
 	// The event carries the whole payload.
 	var data string
 	if err := a.DB.QueryRow(ctx, `SELECT data FROM events WHERE workspace_id = ? AND type = 'email.received'`, a.WorkspaceID).Scan(&data); err != nil {

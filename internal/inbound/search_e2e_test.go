@@ -5,8 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"mailroom/internal/clock"
 	"mailroom/internal/testkit/scenario"
+	"mailroom/internal/testkit/testapp"
 )
 
 // TestSearch: GET /v1/search finds received mail by subject, body (text,
@@ -118,4 +121,58 @@ func TestSearch(t *testing.T) {
 		sc{Name: "limit 50", Method: "GET", Path: "/v1/search?q=invoice&limit=50", Status: 200},
 		sc{Name: "bound: other mailbox", Method: "GET", Path: "/v1/search?q=invoice&mailbox_id=" + "{support}", Key: "{bound}", Status: 200, Shape: shape{"hits": scenario.Len(1)}},
 	)
+}
+
+// TestSearchRanking: hits come best first (a subject hit above body hits;
+// in the body, more occurrences and then a shorter text rank higher),
+// equal ranks newest first, each with an excerpt around the word cut from
+// the body. The messages are stored through inbound.Service.Seed.
+func TestSearchRanking(t *testing.T) {
+	c := clock.NewFake(time.Now())
+	a, inbox := startSMTP(t, testapp.WithClock(c))
+	mbs, err := a.Inbound().Mailboxes(t.Context(), a.WorkspaceID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler := strings.Repeat("the harbour was quiet that morning and ", 8)
+	for _, m := range []struct{ subject, body string }{
+		{"kestrel sighting", "nothing about birds here"},
+		{"long", filler + "a kestrel " + filler},
+		{"three", "kestrel kestrel kestrel"},
+		{"short", "a kestrel"},
+		{"twin 1", "osprey"},
+		{"twin 2", "osprey"},
+	} {
+		c.Advance(time.Second)
+		raw := "From: p@sender.example\r\nTo: " + inbox + "\r\nSubject: " + m.subject + "\r\n\r\n" + m.body + "\r\n"
+		if err := a.Inbound().Seed(t.Context(), &mbs[0], [][]byte{[]byte(raw)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out struct {
+		Hits []struct {
+			Subject, Excerpt string
+			Score            float64
+		}
+	}
+	a.Do("GET", "/v1/search?q=Kestrel", nil).Decode(t, &out)
+	var got []string
+	for _, h := range out.Hits {
+		got = append(got, h.Subject)
+	}
+	if !slices.Equal(got, []string{"kestrel sighting", "three", "short", "long"}) {
+		t.Fatalf("kestrel ranked %v", got)
+	}
+	for i, h := range out.Hits {
+		if i > 0 && h.Score > out.Hits[i-1].Score {
+			t.Errorf("scores not descending: %+v", out.Hits)
+		}
+	}
+	if ex := out.Hits[3].Excerpt; !strings.HasPrefix(ex, "…") || !strings.HasSuffix(ex, "…") || !strings.Contains(ex, "a kestrel the harbour") {
+		t.Errorf("long's excerpt: %q", ex)
+	}
+	a.Do("GET", "/v1/search?q=osprey", nil).Decode(t, &out)
+	if len(out.Hits) != 2 || out.Hits[0].Subject != "twin 2" || out.Hits[1].Subject != "twin 1" {
+		t.Errorf("equal ranks: %+v", out.Hits)
+	}
 }

@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strings"
 	"time"
@@ -154,7 +155,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// insertMessage writes the message, its parts and its raw copy.
+// insertMessage writes the message with its raw copy (received mail,
+// whose attachments are read back out of it) or, without one (a sent
+// copy), with its parts.
 func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) error {
 	var atts, inl []partMeta
 	for _, p := range m.Parts {
@@ -185,6 +188,10 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 	if err != nil {
 		return err
 	}
+	if raw != nil {
+		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data) VALUES (?, ?)`, m.ID, raw)
+		return err
+	}
 	for _, p := range m.Parts {
 		data := p.Data
 		if data == nil {
@@ -192,11 +199,6 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO message_parts (message_id, filename, content_type, data) VALUES (?, ?, ?, ?)`,
 			m.ID, p.Filename, p.ContentType, data); err != nil {
-			return err
-		}
-	}
-	if raw != nil {
-		if _, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data) VALUES (?, ?)`, m.ID, raw); err != nil {
 			return err
 		}
 	}
@@ -423,7 +425,7 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 	if !ok {
 		return []Hit{}, nil
 	}
-	hits, err := store.QueryAll(ctx, db, func(r store.Scanner) (Hit, error) {
+	hits, err := store.QueryAll(ctx, textQuerier{db}, func(r store.Scanner) (Hit, error) {
 		var h Hit
 		var unread, archived int
 		var at int64
@@ -450,6 +452,13 @@ func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q
 		}
 	}
 	return hits, nil
+}
+
+// textQuerier runs the search's query as store.DB.TextQuery says.
+type textQuerier struct{ *store.DB }
+
+func (q textQuerier) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.TextQuery(ctx, store.Expr{SQL: query, Args: args})
 }
 
 // booking is a receive-side scheduled send (message_bookings).

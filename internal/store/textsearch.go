@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
-	"errors"
-	"strconv"
+	"database/sql"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TextIndex names a table's full-text index, which the migrations create
@@ -48,16 +51,15 @@ func SearchWords(q string) []string {
 // indexed table holding every word of q (SearchWords: whole words, case
 // folded, no stemming), best ranked first and, at equal rank, in the
 // order tie (SQL over t, e.g. "t.received_at DESC"). It selects cols (SQL
-// over t), then search_rank (higher is better) and search_excerpt (a plain
-// text passage of ix.Excerpt around the words, no markup). where narrows
-// the rows (SQL over t; empty for all). ok is false when q holds no word,
-// and then there is nothing to ask.
+// over t), then search_rank (higher is better) and search_excerpt, left
+// empty for TextExcerpts. where narrows the rows (SQL over t; empty for
+// all). ok is false when q holds no word, and then there is nothing to ask.
 //
 // Only the rankCandidates newest hits are ranked (SQLite: by rowid, the
-// order rows were written; PostgreSQL: in the order tie). SQLite ranks
-// with bm25 (column weights 10, 4, 1, 1) and leaves search_excerpt empty
-// for TextExcerpts (snippet()); PostgreSQL ranks with ts_rank over the
-// weighted vector and cuts excerpts with ts_headline, for the page only.
+// order rows were written; PostgreSQL: in the order tie), in one pass
+// over them, and cols are read for the page alone. SQLite ranks with bm25
+// (column weights 10, 4, 1, 1), PostgreSQL with ts_rank over the weighted
+// vector.
 func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, limit int) (Expr, bool) {
 	words := SearchWords(q)
 	if len(words) == 0 {
@@ -69,15 +71,17 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 	fts := ix.Table + "_search"
 	if db.Dialect == Postgres {
 		// Each word is letters and digits only, quoted as one lexeme.
+		// The tsquery stands in each WHERE, not in a CTE, so that the
+		// planner sees its words (TextQuery plans each search anew): a word
+		// in every row walks the newest rows by the tie's index and stops
+		// at the window, a rare one reads its few rows from the GIN index.
 		query := "'" + strings.Join(words, "' & '") + "'"
-		return Cat(`WITH q AS (SELECT to_tsquery('simple', `, Val(query), `) AS q),
-			cand AS (SELECT t.`+ix.Key+` AS key FROM `+ix.Table+` t, q
-				WHERE t.search_vector @@ q.q AND (`, where, `) ORDER BY `+tie+` LIMIT `, Val(rankCandidates), `),
-			hits AS (SELECT t.`+ix.Key+` AS key, ts_rank(t.search_vector, q.q) AS rank FROM cand JOIN `+ix.Table+` t ON t.`+ix.Key+` = cand.key, q
-				ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
-			SELECT `+cols+`, hits.rank AS search_rank,
-				ts_headline('simple', COALESCE(t.`+ix.Excerpt+`, ''), q.q, 'MaxWords=30, MinWords=12, ShortWord=0, StartSel="", StopSel="", MaxFragments=1')
-			FROM hits JOIN `+ix.Table+` t ON t.`+ix.Key+` = hits.key CROSS JOIN q
+		return Cat(`WITH cand AS (SELECT t.`+ix.Key+` AS key FROM `+ix.Table+` t
+				WHERE t.search_vector @@ to_tsquery('simple', `, Val(query), `) AND (`, where, `) ORDER BY `+tie+` LIMIT `, Val(rankCandidates), `),
+			hits AS (SELECT t.`+ix.Key+` AS key, ts_rank(t.search_vector, to_tsquery('simple', `, Val(query), `)) AS rank
+				FROM cand JOIN `+ix.Table+` t ON t.`+ix.Key+` = cand.key ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
+			SELECT `+cols+`, hits.rank AS search_rank, '' AS search_excerpt
+			FROM hits JOIN `+ix.Table+` t ON t.`+ix.Key+` = hits.key
 			ORDER BY hits.rank DESC, `+tie), true
 	}
 	weights := make([]string, len(ix.Columns))
@@ -88,15 +92,26 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 		}
 	}
 	bm25 := `bm25(` + fts + `, ` + strings.Join(weights, ", ") + `)`
-	match := Val(ftsQuery(words))
-	// Only the rankCandidates newest hits in where are ranked, and the
-	// excerpts are cut for the page alone, by TextExcerpts.
-	return Cat(`WITH floor AS (SELECT COALESCE((SELECT `+fts+`.rowid FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
-			WHERE `+fts+` MATCH `, match, ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT 1 OFFSET `, Val(rankCandidates-1), `), 0) AS r)
-		SELECT `+cols+`, -`+bm25+` AS search_rank, '' AS search_excerpt
-		FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
-		WHERE `+fts+` MATCH `, match, ` AND `+fts+`.rowid >= (SELECT r FROM floor) AND (`, where, `)
-		ORDER BY `+bm25+`, `+tie+` LIMIT `, Val(limit)), true
+	// FTS5 hands the hits newest first and stops at the window; bm25 runs
+	// once per candidate (its per-word document counts once per query).
+	return Cat(`WITH cand AS (SELECT `+fts+`.rowid AS r, `+bm25+` AS rank FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
+			WHERE `+fts+` MATCH `, Val(ftsQuery(words)), ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT `, Val(rankCandidates), `),
+		hits AS (SELECT cand.r, cand.rank FROM cand CROSS JOIN `+ix.Table+` t ON t.rowid = cand.r ORDER BY cand.rank, `+tie+` LIMIT `, Val(limit), `)
+		SELECT `+cols+`, -hits.rank AS search_rank, '' AS search_excerpt
+		FROM hits CROSS JOIN `+ix.Table+` t ON t.rowid = hits.r
+		ORDER BY hits.rank, `+tie), true
+}
+
+// TextQuery runs a TextSearch query on the reader pool. On PostgreSQL it
+// is planned for its words every time (pgx's unnamed statement): a
+// prepared statement's generic plan cannot tell a word in every row from
+// one in none, and walked a workspace's whole index for a rare word
+// (350 ms over 100,000 messages, where the GIN index answers in 3).
+func (db *DB) TextQuery(ctx context.Context, e Expr) (*sql.Rows, error) {
+	if db.Dialect == Postgres {
+		return db.R.QueryContext(ctx, db.Rebind(e.SQL), append([]any{pgx.QueryExecModeExec}, e.Args...)...)
+	}
+	return db.Query(ctx, e.SQL, e.Args...)
 }
 
 // ftsQuery is words as an FTS5 query: each a quoted phrase, all required.
@@ -112,31 +127,121 @@ func ftsQuery(words []string) string {
 // every one of 100,000 messages cost half a second to rank them all.
 const rankCandidates = 1000
 
-// TextExcerpts cuts the excerpts of the hits keys (values of ix.Key) that
-// TextSearch left empty: on SQLite snippet() of each, one hit at a time
-// (in the ranking query it would run for every hit); on PostgreSQL
-// nothing, ts_headline having cut them for the page.
+// TextExcerpts cuts the excerpts of the hits keys (values of ix.Key) from
+// their ix.Excerpt column, in one read (Excerpt): the same on both
+// dialects. FTS5's snippet() cost a full-text query per hit, which for a
+// common word seeks through the whole index each time.
 func (db *DB) TextExcerpts(ctx context.Context, ix TextIndex, q string, keys []string) (map[string]string, error) {
 	out := map[string]string{}
 	words := SearchWords(q)
-	if db.Dialect == Postgres || len(words) == 0 {
+	if len(words) == 0 || len(keys) == 0 {
 		return out, nil
 	}
-	col := 0
-	for i, c := range ix.Columns {
-		if c == ix.Excerpt {
-			col = i
-		}
+	args, in := PaddedIn(nil, keys)
+	rows, err := db.Query(ctx, `SELECT `+ix.Key+`, COALESCE(`+ix.Excerpt+`, '') FROM `+ix.Table+` WHERE `+ix.Key+` IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, err
 	}
-	fts := ix.Table + "_search"
-	for _, k := range keys {
-		var ex string
-		err := db.QueryRow(ctx, `SELECT snippet(`+fts+`, `+strconv.Itoa(col)+`, '', '', '…', 24) FROM `+fts+`
-			WHERE `+fts+` MATCH ? AND `+fts+`.rowid = (SELECT rowid FROM `+ix.Table+` WHERE `+ix.Key+` = ?)`, ftsQuery(words), k).Scan(&ex)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+	defer rows.Close()
+	for rows.Next() {
+		var k, text string
+		if err := rows.Scan(&k, &text); err != nil {
 			return nil, err
 		}
-		out[k] = ex
+		out[k] = Excerpt(text, words)
 	}
-	return out, nil
+	return out, rows.Err()
+}
+
+// excerptWords is how many words an excerpt holds.
+const excerptWords = 24
+
+// Excerpt is the passage of text of at most excerptWords words that holds
+// the most of words (SearchWords of a query: the first such passage, from
+// a few words before its first match), its spaces folded, with "…" where
+// text goes on before or after it. Words are split as SearchWords splits
+// them and compared case-folded, as both indexes split and fold the text.
+// A text holding none of words gives its start.
+func Excerpt(text string, words []string) string {
+	type token struct{ start, end, word int } // word: index in words, or -1
+	var toks []token
+	counts := make([]int, len(words))
+	distinct, best, bestLast := 0, 0, -1 // distinct words in the window ending at the last token
+	want := 0
+	for i, w := range words {
+		if !slices.Contains(words[:i], w) {
+			want++
+		}
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			j += size
+		}
+		if best == want && len(toks) > bestLast+excerptWords {
+			break // enough read to place the window, and one token more
+		}
+		tok := token{start: i, end: j, word: -1}
+		for _, w := range words {
+			if strings.EqualFold(text[i:j], w) {
+				tok.word = slices.Index(words, w) // repeats count as one word
+				break
+			}
+		}
+		if n := len(toks); n >= excerptWords { // the oldest token leaves the window
+			if old := toks[n-excerptWords]; old.word >= 0 {
+				if counts[old.word]--; counts[old.word] == 0 {
+					distinct--
+				}
+			}
+		}
+		toks = append(toks, tok)
+		if tok.word >= 0 {
+			if counts[tok.word]++; counts[tok.word] == 1 {
+				distinct++
+			}
+		}
+		if distinct > best {
+			best, bestLast = distinct, len(toks)-1
+		}
+		i = j
+	}
+	if len(toks) == 0 {
+		return ""
+	}
+	first := 0
+	if best > 0 {
+		// The window's first match, and the window starting a few words
+		// before it that still holds the last.
+		f := max(0, bestLast-excerptWords+1)
+		for toks[f].word < 0 {
+			f++
+		}
+		first = max(0, bestLast-excerptWords+1, min(f-3, len(toks)-excerptWords))
+	}
+	last := min(len(toks), first+excerptWords) - 1
+	from, to := toks[first].start, toks[last].end
+	if first == 0 {
+		from = 0
+	}
+	if last == len(toks)-1 {
+		to = len(text)
+	}
+	out := strings.Join(strings.Fields(text[from:to]), " ")
+	if first > 0 {
+		out = "…" + out
+	}
+	if last < len(toks)-1 {
+		out += "…"
+	}
+	return out
 }

@@ -54,7 +54,7 @@ func run() error {
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
-	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets a quarter)")
+	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets half)")
 	flag.Parse()
 	ctx := context.Background()
 	if *profile != "" {

@@ -19,12 +19,7 @@ import (
 func TestDedicatedIPIsTheSource(t *testing.T) {
 	dns := dnstest.Start(t)
 	sink := smtpsink.Start(t)
-	dns.AddMX("rcpt.example", "mx.rcpt.example", 10)
-	dns.AddA("mx.rcpt.example", "127.0.0.1")
-	a := testapp.Start(t,
-		testapp.WithEnv("MAILROOM_OUTBOUND", "mx"),
-		testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()),
-		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
+	a := testapp.Start(t, testapp.WithMX(dns, sink),
 		testapp.WithEnv("MAILROOM_IPS", "127.0.0.2"),
 	)
 	a.VerifiedDomain(a.Key, dns, "ips.example", nil)

@@ -9,7 +9,6 @@ import (
 	"net/smtp"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +33,7 @@ func startNode(t *testing.T) *node {
 	t.Helper()
 	dns := dnstest.Start(t)
 	sink := smtpsink.Start(t)
-	dns.AddMX("rcpt.example", "mx.rcpt.example", 10)
-	dns.AddA("mx.rcpt.example", "127.0.0.1")
-	a := testapp.Start(t,
-		testapp.WithEnv("MAILROOM_OUTBOUND", "mx"),
-		testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()),
-		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
+	a := testapp.Start(t, testapp.WithMX(dns, sink),
 		testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"),
 	)
 	a.VerifiedDomain(a.Key, dns, "acme.example", nil)

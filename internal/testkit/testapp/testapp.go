@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"mailroom/internal/config"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/openapicheck"
+	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/testkit/testkeys"
 )
@@ -43,6 +45,18 @@ type Option func(env map[string]string, o *app.Options)
 // WithEnv sets a MAILROOM_* variable.
 func WithEnv(k, v string) Option {
 	return func(env map[string]string, _ *app.Options) { env[k] = v }
+}
+
+// WithMX has the node deliver by MX lookup through dns to sink: rcpt.example
+// gets an MX record at 127.0.0.1, where sink listens (MAILROOM_SMTP_PORT).
+func WithMX(dns *dnstest.Server, sink *smtpsink.Sink) Option {
+	dns.AddMX("rcpt.example", "mx.rcpt.example", 10)
+	dns.AddA("mx.rcpt.example", "127.0.0.1")
+	return func(env map[string]string, _ *app.Options) {
+		env["MAILROOM_OUTBOUND"] = "mx"
+		env["MAILROOM_DNS_RESOLVER"] = dns.Addr()
+		env["MAILROOM_SMTP_PORT"] = strconv.Itoa(sink.Port())
+	}
 }
 
 // WithClock uses c as the node's clock.

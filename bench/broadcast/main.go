@@ -37,6 +37,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/bench/internal/benchkeys"
+	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/app"
 	"mailroom/internal/config"
 	"mailroom/internal/store"
@@ -57,16 +58,7 @@ func run() error {
 	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets half)")
 	flag.Parse()
 	ctx := context.Background()
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer benchload.StartCPUProfile(*profile)()
 	if *memProfile != "" {
 		defer func() {
 			if f, err := os.Create(*memProfile); err == nil {

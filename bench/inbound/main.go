@@ -37,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,7 +47,7 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/emersion/go-smtp"
 
-	"mailroom/bench/internal/load"
+	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/app"
 	"mailroom/internal/config"
 	"mailroom/internal/inbound"
@@ -172,20 +171,9 @@ func run(ctx context.Context) error {
 	fmt.Printf("ceiling, go-smtp sink that discards: %d messages in %s, %.0f messages/s, CPU %s per message (clients and sink)\n",
 		o.n, ceil.elapsed.Round(time.Millisecond), ceil.rate(), ceil.cpuPer().Round(time.Microsecond))
 
-	if o.profile != "" {
-		f, err := os.Create(o.profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
+	stopProfile := benchload.StartCPUProfile(o.profile)
 	e2e, err := deliver(a.SMTPAddr(), gen, o.n, o.clients, 0, o.bdat)
-	if o.profile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
@@ -325,7 +313,7 @@ func deliver(addr string, g *generator, n, clients, offset int, bdat bool) (meas
 	var next atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
-	cpu0, start := load.ProcessCPU(), time.Now()
+	cpu0, start := benchload.ProcessCPU(), time.Now()
 	for _, c := range cs {
 		wg.Go(func() {
 			for {
@@ -341,7 +329,7 @@ func deliver(addr string, g *generator, n, clients, offset int, bdat bool) (meas
 		})
 	}
 	wg.Wait()
-	r := measured{n: n, elapsed: time.Since(start), cpu: load.ProcessCPU() - cpu0}
+	r := measured{n: n, elapsed: time.Since(start), cpu: benchload.ProcessCPU() - cpu0}
 	if err, ok := firstErr.Load().(error); ok {
 		return r, err
 	}
@@ -445,28 +433,18 @@ func searchBench(ctx context.Context, a *app.App, wsID, key string, inbox inboun
 		fmt.Println("VACUUM ANALYZE messages done")
 	}
 	base := "http://" + a.HTTPAddr() + "/v1/search?q="
-	if o.searchProfile != "" {
-		f, err := os.Create(o.searchProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer benchload.StartCPUProfile(o.searchProfile)()
 	for _, term := range []struct{ name, q string }{
 		{"common word (in every message)", "invoice"},
 		{"rare word (1 in 1,000)", "zephyr"},
 		{"two words, one rare", "zephyr budget"},
 		{"absent word", "xylograph"},
 	} {
-		r := load.JSONRequest("GET", base+url.QueryEscape(term.q), key, nil)
-		load.Run(o.searchConns, 300*time.Millisecond, 200, r)
-		cpu0 := load.ProcessCPU()
-		res := load.Run(o.searchConns, o.searchDur, 200, r)
-		cpu := load.ProcessCPU() - cpu0
+		r := benchload.JSONRequest("GET", base+url.QueryEscape(term.q), key, nil)
+		benchload.Run(o.searchConns, 300*time.Millisecond, 200, r)
+		cpu0 := benchload.ProcessCPU()
+		res := benchload.Run(o.searchConns, o.searchDur, 200, r)
+		cpu := benchload.ProcessCPU() - cpu0
 		fmt.Printf("GET /v1/search?q=%s, %s: p50 %.2f ms, p99 %.2f ms (target 50), %.0f req/s, CPU %s per search, %d errors\n",
 			term.q, term.name, ms(res.P50), ms(res.P99), res.PerSecond(), (cpu / time.Duration(max(1, res.Requests))).Round(time.Microsecond), res.Errors)
 	}

@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -33,12 +32,7 @@ func main() {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the counts to this file")
 	flag.Parse()
 	ctx := context.Background()
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		check(err)
-		check(pprof.StartCPUProfile(f))
-		defer pprof.StopCPUProfile()
-	}
+	defer benchload.StartCPUProfile(*profile)()
 	url := *pg
 	if url == "" && *keep != "" {
 		url = *keep

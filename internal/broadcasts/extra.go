@@ -51,10 +51,13 @@ func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (ma
 	}
 	// One person is read: the member of that address (mailable or not: a
 	// preview may show anyone), or the first mailable one.
+	notMember := func() error {
+		return apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
+	}
 	if email != "" {
 		norm, err := contacts.NormalizeEmail(email)
 		if err != nil {
-			return v, n, apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
+			return v, n, notMember()
 		}
 		sel.Mailable, sel.Email = false, norm
 	}
@@ -64,7 +67,7 @@ func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (ma
 	}
 	if len(ps) == 0 {
 		if email != "" {
-			return v, n, apierr.NotFound("member").WithNext("Pass the email of a member of the broadcast's audience, or none for the first one.")
+			return v, n, notMember()
 		}
 		return v, n, nil
 	}

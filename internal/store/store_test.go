@@ -76,6 +76,26 @@ func TestStoreConformance(t *testing.T) {
 	}
 }
 
+// Readers map the file; the writer does not (docs/decisions.md, "Readers
+// map the database").
+func TestSQLiteReadersMapTheFile(t *testing.T) {
+	db := open(t)
+	if db.Dialect != store.SQLite {
+		t.Skip("SQLite only")
+	}
+	ctx := context.Background()
+	var r, w int64
+	if err := db.R.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.W.QueryRowContext(ctx, `PRAGMA mmap_size`).Scan(&w); err != nil {
+		t.Fatal(err)
+	}
+	if r != 256<<20 || w != 0 {
+		t.Fatalf("mmap_size: readers %d, writer %d; want %d and 0", r, w, 256<<20)
+	}
+}
+
 func TestRebindSkipsQuotedMarks(t *testing.T) {
 	db := &store.DB{Dialect: store.Postgres}
 	got := db.Rebind(`SELECT '?' , a FROM t WHERE b = ? AND c = ?`)

@@ -56,6 +56,7 @@ func run() error {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets half)")
+	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
 	flag.Parse()
 	ctx := context.Background()
 	defer benchload.StartCPUProfile(*profile)()
@@ -198,7 +199,15 @@ func run() error {
 			mu.Unlock()
 		}
 	}()
+	progress := *progressEvery
+	lastAt, lastN, lastCPU := start, int64(0), cpu0
 	for s.marketing.Load() < int64(*n) {
+		if progress > 0 && time.Since(lastAt) >= progress {
+			now, got, c := time.Now(), s.marketing.Load(), cpuTime()
+			fmt.Fprintf(os.Stderr, "%6.1fs %7d at the sink, %4.0f/s, CPU %3.0f%%\n", now.Sub(start).Seconds(), got,
+				float64(got-lastN)/now.Sub(lastAt).Seconds(), 100*float64(c-lastCPU)/float64(now.Sub(lastAt)))
+			lastAt, lastN, lastCPU = now, got, c
+		}
 		if time.Since(start) > 30*time.Minute {
 			return fmt.Errorf("only %d of %d after 30 minutes", s.marketing.Load(), *n)
 		}

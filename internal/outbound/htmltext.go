@@ -88,7 +88,9 @@ type textWriter struct {
 }
 
 // text writes the words of s (the tokenizer's buffer, read in place);
-// inLink keeps them as the open link's text too.
+// inLink keeps them as the open link's text too. Words already separated
+// by one ASCII space go out as one run (most text is such runs), so the
+// collapsing costs per gap that needs it, not per word.
 func (t *textWriter) text(s []byte, inLink bool) {
 	if len(s) == 0 {
 		return
@@ -102,19 +104,26 @@ func (t *textWriter) text(s []byte, inLink bool) {
 			continue
 		}
 		j := i
-		for j < len(s) { // to the next space; ASCII without spaceAt's call
-			if c := s[j]; c < utf8.RuneSelf {
-				if isSpace(c) || c == '\v' {
+		for j < len(s) { // to the next space that is not a lone ' ' between words
+			c := s[j]
+			if c >= utf8.RuneSelf {
+				r, n := utf8.DecodeRune(s[j:])
+				if unicode.IsSpace(r) {
 					break
 				}
-				j++
+				j += n
 				continue
 			}
-			r, n := utf8.DecodeRune(s[j:])
-			if unicode.IsSpace(r) {
+			if asciiSpace[c] {
+				// A link's text is kept word by word (it is compared with
+				// its target), so runs stop at its spaces.
+				if c == ' ' && !inLink && j+1 < len(s) && spaceAt(s, j+1) == 0 {
+					j++
+					continue
+				}
 				break
 			}
-			j += n
+			j++
 		}
 		t.word(s[i:j], inLink)
 		t.pendingSpace = true
@@ -124,6 +133,9 @@ func (t *textWriter) text(s []byte, inLink bool) {
 		t.pendingSpace = false
 	}
 }
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace reports.
+var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
 
 func (t *textWriter) word(w []byte, inLink bool) {
 	if t.pendingSpace && t.b.Len() > 0 && t.trailingNL == 0 {
@@ -151,7 +163,7 @@ func (t *textWriter) newlines(n int) {
 // Unicode's, so a no-break space too) at s[i], 0 when none.
 func spaceAt(s []byte, i int) int {
 	if c := s[i]; c < utf8.RuneSelf {
-		if isSpace(c) || c == '\v' {
+		if asciiSpace[c] {
 			return 1
 		}
 		return 0

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-message/mail"
 )
@@ -243,6 +244,106 @@ func TestEmailIDOf(t *testing.T) {
 		id, ok := EmailIDOf(tc.in)
 		if id != tc.id || ok != tc.ok {
 			t.Errorf("EmailIDOf(%q) = %q, %v; want %q, %v", tc.in, id, ok, tc.id, tc.ok)
+		}
+	}
+}
+
+func TestTransferEncoding(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 998)
+	for _, tt := range []struct {
+		body, want string
+	}{
+		{"", "7bit"},
+		{"<p>Hello</p>\n<p>a=b</p>\r\n", "7bit"},
+		{long + "\n" + long, "7bit"},
+		{long + "a", "quoted-printable"},
+		{"Grüße", "quoted-printable"},
+		{"a\x00b", "quoted-printable"},
+		{"a\rb", "quoted-printable"},
+		{"ends in CR\r", "quoted-printable"},
+	} {
+		if got := transferEncoding(tt.body); got != tt.want {
+			t.Errorf("transferEncoding(%.20q…) = %s, want %s", tt.body, got, tt.want)
+		}
+	}
+}
+
+// An ASCII body goes as it is (7bit, CRLF line ends), anything else
+// quoted-printable; either way a client reads back what was sent.
+func TestBuildSevenBit(t *testing.T) {
+	t.Parallel()
+	html := strings.Repeat("<p class=\"x\">Lorem ipsum dolor sit amet.</p>\n", 100)
+	raw, err := Build(&Message{From: Address{Address: "a@x.test"}, To: []Address{{Address: "b@y.test"}}, Subject: "s", HTML: html, Text: "Grüße\nline two", Date: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(bytes.ReplaceAll(raw, []byte("\r\n"), nil), []byte("\n")) {
+		t.Fatal("bare LF in output")
+	}
+	if !bytes.Contains(raw, []byte("<p class=\"x\">Lorem ipsum dolor sit amet.</p>\r\n<p")) {
+		t.Fatalf("html not sent as it is:\n%.600s", raw)
+	}
+	if !bytes.Contains(raw, []byte("Content-Transfer-Encoding: 7bit")) || !bytes.Contains(raw, []byte("Content-Transfer-Encoding: quoted-printable")) {
+		t.Fatalf("want one 7bit and one quoted-printable part:\n%.600s", raw)
+	}
+	p := parse(t, raw)
+	if got := p.texts["text/html"]; got != strings.ReplaceAll(html, "\n", "\r\n") {
+		t.Errorf("html read back %.80q", got)
+	}
+	if got := p.texts["text/plain"]; got != "Grüße\r\nline two" {
+		t.Errorf("text read back %q", got)
+	}
+}
+
+// Whatever the bodies, a client reads back the same text (line ends as
+// CRLF, a lone CR one too) and the message has no bare LF.
+func FuzzBuildBodies(f *testing.F) {
+	f.Add("plain\nlines\n", "<p>x=y</p>")
+	f.Add("Grüße\r\n", "a\rb")
+	f.Add(strings.Repeat("z", 1200), ".\n.\r\n..")
+	f.Fuzz(func(t *testing.T, text, html string) {
+		if !utf8.ValidString(text) || !utf8.ValidString(html) || strings.ContainsRune(text+html, 0) {
+			return // the API accepts only valid UTF-8 without NUL
+		}
+		raw, err := Build(&Message{From: Address{Address: "a@x.test"}, To: []Address{{Address: "b@y.test"}}, Subject: "s", HTML: html, Text: text, Date: time.Now()})
+		if err != nil {
+			if html == "" && text == "" {
+				return
+			}
+			t.Fatal(err)
+		}
+		if bytes.Contains(bytes.ReplaceAll(raw, []byte("\r\n"), nil), []byte("\n")) {
+			t.Fatal("bare LF in output")
+		}
+		p := parse(t, raw)
+		// A lone CR is a line end too (quoted-printable's writer makes it one).
+		crlf := func(s string) string {
+			return strings.NewReplacer("\r\n", "\r\n", "\r", "\r\n", "\n", "\r\n").Replace(s)
+		}
+		if text != "" {
+			if got := p.texts["text/plain"]; got != crlf(text) {
+				t.Errorf("text: sent %q, read %q", text, got)
+			}
+		}
+		if html != "" {
+			if got := p.texts["text/html"]; got != crlf(html) {
+				t.Errorf("html: sent %q, read %q", html, got)
+			}
+		}
+	})
+}
+
+// BenchmarkBuildBroadcast builds bench/broadcast's message: a 15 KB html
+// body of short lines, the text derived from it.
+func BenchmarkBuildBroadcast(b *testing.B) {
+	m := &Message{From: Address{Name: "News", Address: "news@x.test"}, To: []Address{{Address: "m0000001@example.net"}}, Subject: "News for Name1",
+		HTML: "<html><body><p>Hello Name1, news for City1 (pro plan).</p>" +
+			strings.Repeat("<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.</p>\n", 180) + "</body></html>",
+		Date: time.Now()}
+	for b.Loop() {
+		if _, err := Build(m); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

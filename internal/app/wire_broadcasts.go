@@ -4,11 +4,13 @@ import (
 	"github.com/riverqueue/river"
 
 	"mailroom/internal/broadcasts"
+	"mailroom/internal/jobs"
 )
 
 // wireBroadcasts builds the broadcasts service over contacts, segments,
-// templates and sending, and registers its fan-out worker (on the
-// marketing queue, see wireDelivery).
+// templates and sending, and registers its fan-out worker on the
+// broadcasts queue: so many broadcasts send at once on a node, the rest
+// wait their turn (each fan-out paces itself on the marketing lane).
 func (a *App) wireBroadcasts(w *wiring) error {
 	svc := broadcasts.New(broadcasts.Config{
 		DB: a.DB, Clock: a.Clock, Contacts: a.services.Contacts, Segments: a.services.Segments, Templates: a.services.Templates,
@@ -17,6 +19,10 @@ func (a *App) wireBroadcasts(w *wiring) error {
 	})
 	a.services.Broadcasts = svc
 	river.AddWorker(w.workers, &broadcasts.Worker{Service: svc})
+	if w.queues == nil {
+		w.queues = map[string]river.QueueConfig{}
+	}
+	w.queues[jobs.QueueBroadcasts] = river.QueueConfig{MaxWorkers: 16}
 	return nil
 }
 

@@ -77,8 +77,8 @@ func (a *App) wireDelivery(w *wiring) error {
 	}
 	w.queues[jobs.QueueDeliver] = river.QueueConfig{MaxWorkers: max(1, cfg.DeliveryConcurrency)}
 	// Marketing has its own lane: a few batch jobs (each delivering up to
-	// MaxDeliverBatch emails on the marketing slots) and the fan-outs, so a
-	// broadcast never fills the transactional queue or its slots.
+	// MaxDeliverBatch emails on the marketing slots), so a broadcast never
+	// fills the transactional queue or its slots.
 	w.queues[jobs.QueueMarketing] = river.QueueConfig{MaxWorkers: 8}
 
 	var smtpTLS *tls.Config

@@ -75,9 +75,15 @@ type BroadcastArgs struct {
 // Kind names the job in the queue.
 func (BroadcastArgs) Kind() string { return "broadcast_fanout" }
 
-// InsertOpts puts fan-outs on the marketing queue too: the default queue
-// keeps serving everything else.
-func (BroadcastArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueMarketing} }
+// QueueBroadcasts is the lane fan-outs run on. A fan-out holds its worker
+// until its emails are delivered, so it must not take the workers of the
+// marketing batches it waits for: with fan-outs on QueueMarketing, eight
+// broadcasts at once held all eight workers and nothing was delivered
+// (TestManyBroadcastsAtOnce).
+const QueueBroadcasts = "broadcasts"
+
+// InsertOpts puts fan-outs on their own queue.
+func (BroadcastArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueBroadcasts} }
 
 // DashboardImportArgs asks the dashboard to run a CSV import it took: the
 // rows wait in dashboard_imports, committed with this job.

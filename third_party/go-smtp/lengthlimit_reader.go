@@ -1,6 +1,7 @@
 package smtp
 
 import (
+	"bytes"
 	"errors"
 	"io"
 )
@@ -32,16 +33,32 @@ func (r *lineLimitReader) Read(b []byte) (int, error) {
 		return n, nil
 	}
 
-	for _, chr := range b[:n] {
-		if chr == '\n' {
-			r.curLineLength = 0
+	// Whole runs between newlines are counted at once, with the lengths the
+	// byte by byte count had: a '\n' starts the next line at length 1, and
+	// on the first byte past the limit the count stops at that byte
+	// (FuzzLineLimitReader holds it to the byte by byte count).
+	p := b[:n]
+	for {
+		i := bytes.IndexByte(p, '\n')
+		run := len(p)
+		if i >= 0 {
+			run = i
 		}
-		r.curLineLength++
-
+		if run > 0 && r.curLineLength+run > r.LineLimit {
+			if r.curLineLength < r.LineLimit {
+				r.curLineLength = r.LineLimit
+			}
+			r.curLineLength++
+			return 0, ErrTooLongLine
+		}
+		r.curLineLength += run
+		if i < 0 {
+			return n, nil
+		}
+		r.curLineLength = 1
 		if r.curLineLength > r.LineLimit {
 			return 0, ErrTooLongLine
 		}
+		p = p[i+1:]
 	}
-
-	return n, nil
 }

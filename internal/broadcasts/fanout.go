@@ -58,9 +58,6 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 		return err
 	}
 	for {
-		if err := waitForDelivery(ctx, s.c.DB); err != nil {
-			return err
-		}
 		batch, err := pendingBatch(ctx, s.c.DB, b.ID, BatchSize)
 		if err != nil {
 			return err
@@ -76,30 +73,6 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 				return nil
 			}
 			return err
-		}
-	}
-}
-
-// BatchesAhead is how many handed-over batches may wait for the marketing
-// lane at once. The fan-out keeps that far ahead of delivery instead of
-// writing the whole broadcast into the queue first: its transactions (a
-// hundred 15 KB bodies each) held SQLite's one writer while every delivery
-// waited to commit, and bench/broadcast ran at half speed until the
-// fan-out was done (docs/performance.md).
-const BatchesAhead = 2
-
-// waitForDelivery returns once fewer than BatchesAhead marketing batches
-// wait for a worker.
-func waitForDelivery(ctx context.Context, q store.Querier) error {
-	for {
-		n, err := jobs.Waiting(ctx, q, jobs.QueueMarketing, jobs.MarketingBatchArgs{}.Kind())
-		if err != nil || n < BatchesAhead {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -77,11 +77,3 @@ func (q *Queue) Depth(ctx context.Context) (int64, error) {
 	err := q.db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state IN ('available','scheduled','retryable')`).Scan(&n)
 	return n, err
 }
-
-// Waiting counts the jobs of kind on queue that wait for a worker; a
-// producer that must not run far ahead of its consumers paces itself on it.
-func Waiting(ctx context.Context, q store.Querier, queue, kind string) (int64, error) {
-	var n int64
-	err := q.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state = 'available' AND queue = ? AND kind = ?`, queue, kind).Scan(&n)
-	return n, err
-}

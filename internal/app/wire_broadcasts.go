@@ -10,7 +10,7 @@ import (
 // wireBroadcasts builds the broadcasts service over contacts, segments,
 // templates and sending, and registers its fan-out worker on the
 // broadcasts queue: so many broadcasts send at once on a node, the rest
-// wait their turn (each fan-out paces itself on the marketing lane).
+// wait their turn.
 func (a *App) wireBroadcasts(w *wiring) error {
 	svc := broadcasts.New(broadcasts.Config{
 		DB: a.DB, Clock: a.Clock, Contacts: a.services.Contacts, Segments: a.services.Segments, Templates: a.services.Templates,

@@ -22,12 +22,12 @@ func TestRecipientStatusFollowsEmail(t *testing.T) {
 	var once sync.Once
 	sink := smtpsink.Start(t, smtpsink.WithHandler(func(_ string, to []string, _ []byte) error {
 		// The first message waits until the test has suppressed a member
-		// whose message is still to go (one marketing slot, half of the
-		// delivery concurrency of 2: none overtakes).
+		// whose message is still to go (one marketing slot, the delivery
+		// concurrency of 1: none overtakes).
 		once.Do(func() { first <- to[0]; <-gate })
 		return nil
 	}))
-	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithEnv("MAILROOM_DELIVERY_CONCURRENCY", "2"))
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithEnv("MAILROOM_DELIVERY_CONCURRENCY", "1"))
 	aud := audience(t, a, 3, map[string]any{"email": "reject@example.net"})
 	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "S", "text": "T"}), 201)["id"].(string)
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)

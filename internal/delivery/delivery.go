@@ -62,10 +62,10 @@ type Config struct {
 	// node (default 64).
 	Concurrency int
 	// MarketingConcurrency bounds the marketing emails delivered at once
-	// on this node, apart from Concurrency (default half of it, at least
-	// 1: each delivery mostly waits for its two commits and the receiving
-	// server, and a quarter left the two cores of bench/broadcast partly
-	// idle; docs/performance.md).
+	// on this node, apart from Concurrency (default as many: each delivery
+	// mostly waits for its two commits and the receiving server, and a
+	// quarter, then half, left the two cores of bench/broadcast partly idle;
+	// docs/performance.md).
 	MarketingConcurrency int
 	// Retry is the wait before each new attempt for recipients that got a
 	// temporary failure; nil means DefaultRetrySchedule. After the last wait
@@ -153,7 +153,7 @@ func New(cfg Config) *Service {
 	}
 	s.slots = make(chan struct{}, cfg.Concurrency)
 	if cfg.MarketingConcurrency <= 0 {
-		cfg.MarketingConcurrency = max(1, cfg.Concurrency/2)
+		cfg.MarketingConcurrency = cfg.Concurrency
 	}
 	s.marketingSlots = make(chan struct{}, cfg.MarketingConcurrency)
 	s.SetKeys(cfg.Keys)

@@ -19,6 +19,13 @@ const (
 	MaxImportRows  = 10000
 )
 
+// ErrImportTooLarge is the answer to an import over MaxImportBytes (a
+// body on the API, a file on the dashboard).
+func ErrImportTooLarge() error {
+	return apierr.TooLarge("import_too_large", "An import takes at most %d MB.", MaxImportBytes>>20).
+		WithNext("Split the file and import the parts one after the other.")
+}
+
 // ImportMapping renames and drops columns (CSV) or keys (JSON): the query's
 // mapping.email, mapping.status, mapping.tags, mapping.attr.<column> and
 // mapping.ignore.

@@ -84,7 +84,7 @@ func (x *Dashboard) importContacts(w http.ResponseWriter, r *http.Request, s *se
 		return err
 	}
 	if len(body) > contacts.MaxImportBytes {
-		return apierr.TooLarge("import_too_large", "An import file takes at most 8 MB.").WithNext("Split the file and import the parts one after the other.")
+		return contacts.ErrImportTooLarge()
 	}
 	rows, err := contacts.ParseCSV(body, contacts.ImportMapping{Attr: map[string]string{}, Ignore: map[string]bool{}})
 	if err != nil {

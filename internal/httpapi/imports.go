@@ -32,11 +32,6 @@ type importRowJSON struct {
 	Status string `json:"status,omitempty"` // held rows: the status written
 }
 
-func errImportTooLarge() error {
-	return apierr.TooLarge("import_too_large", "An import body takes at most 8 MB.").
-		WithNext("Split the file and import the parts one after the other.")
-}
-
 // importMapping reads the mapping.* query parameters.
 func importMapping(r *http.Request) contacts.ImportMapping {
 	q := r.URL.Query()
@@ -63,13 +58,13 @@ func (h *handler) importContacts(w http.ResponseWriter, r *http.Request) error {
 		dryRun = b
 	}
 	if r.ContentLength > contacts.MaxImportBytes {
-		return errImportTooLarge()
+		return contacts.ErrImportTooLarge()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, contacts.MaxImportBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errImportTooLarge()
+			return contacts.ErrImportTooLarge()
 		}
 		return apierr.InvalidRequest("Could not read the request body.")
 	}

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -88,6 +90,7 @@ func Open(ctx context.Context, cfg *config.Config) (*store.DB, error) {
 
 // New builds a node: database (migrated), queue, services and the HTTP handler.
 func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
+	tuneGC()
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
@@ -303,4 +306,18 @@ type wiring struct {
 	queues   map[string]river.QueueConfig    // extra named queues beside the default one
 	dkimKeys func() (*rsa.PrivateKey, error) // Options.DKIMKeys
 	links    *tracking.Links                 // wireTracking, for the deliver job
+}
+
+// GCPercent is the garbage collector's target on a node whose environment
+// sets no GOGC. A node keeps little alive and makes much short-lived garbage
+// (each message built, signed and sent), so Go's default of 100 collected
+// often: bench/broadcast ran at 815–835 recipients/s with 200 against
+// 723–772 with 100, for 11 MB more peak RSS (docs/performance.md).
+const GCPercent = 200
+
+// tuneGC applies GCPercent unless the operator set GOGC.
+func tuneGC() {
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		debug.SetGCPercent(GCPercent)
+	}
 }

@@ -109,7 +109,7 @@ func (s *Service) PreviewDraft(ctx context.Context, workspaceID string, in Input
 }
 
 func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rendered, error) {
-	r, err := s.renderer(b)
+	r, err := s.renderer(ctx, b)
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -117,7 +117,7 @@ func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rende
 	if err != nil {
 		return Rendered{}, err
 	}
-	out, err := r.render(ctx, v)
+	out, err := r.render(v)
 	if err != nil {
 		return Rendered{}, err
 	}

@@ -53,7 +53,7 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 	if b.Status != StatusSending {
 		return nil
 	}
-	r, err := s.renderer(b)
+	r, err := s.renderer(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 		replyTo = []string{b.ReplyTo}
 	}
 	for _, p := range batch {
-		out, err := r.render(ctx, vars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs))
+		out, err := r.render(vars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs))
 		if err != nil {
 			var ae *apierr.Error
 			if !errors.As(err, &ae) {

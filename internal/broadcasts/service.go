@@ -537,30 +537,47 @@ type Rendered struct {
 	SampleSize          int
 }
 
-// renderer renders the broadcast for members; it parses once.
+// renderer renders the broadcast for members; it parses once. A template
+// broadcast renders the version published when the renderer was made, read
+// once: a version published meanwhile does not change the rest of a
+// fan-out, and no member costs a read of the template.
 type renderer struct {
-	s   *Service
-	b   Broadcast
-	tpl *render.Template
+	tpl    *render.Template
+	pub    *templates.PublishedVersion
+	pubErr error // the template cannot be sent: each member is skipped with it
 }
 
-func (s *Service) renderer(b Broadcast) (*renderer, error) {
-	r := &renderer{s: s, b: b}
+func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) {
+	r := &renderer{}
 	if b.TemplateID == "" {
 		t, err := b.body()
 		if err != nil {
 			return nil, apierr.InvalidRequest("The body does not parse as a template: %s.", err.Error())
 		}
 		r.tpl = t
+		return r, nil
 	}
+	pub, err := s.c.Templates.Published(ctx, b.WorkspaceID, b.TemplateID)
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		r.pubErr = err
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.pub = pub
 	return r, nil
 }
 
-func (r *renderer) render(ctx context.Context, v map[string]any) (render.Output, error) {
-	if r.tpl != nil {
+func (r *renderer) render(v map[string]any) (render.Output, error) {
+	switch {
+	case r.tpl != nil:
 		return r.tpl.RenderForSend(v)
+	case r.pubErr != nil:
+		return render.Output{}, r.pubErr
 	}
-	out, err := r.s.c.Templates.ForSend(ctx, r.b.WorkspaceID, r.b.TemplateID, v)
+	out, err := r.pub.Render(v)
 	return out.Output, err
 }
 

@@ -63,27 +63,55 @@ func (s *Service) Render(ctx context.Context, workspaceID, ref string, vars map[
 // a published version 422 template_not_published, then as Render. One
 // query; parsed versions are cached.
 func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, vars map[string]any) (Rendered, error) {
+	p, err := s.Published(ctx, workspaceID, ref)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return p.Render(vars)
+}
+
+// PublishedVersion is a template's published version as it was when read,
+// to render many times as ForSend does (a broadcast's members) without
+// reading the template again for each, or changing mid-way when another
+// version is published.
+type PublishedVersion struct {
+	s          *Service
+	templateID string
+	c          compiled
+}
+
+// Published reads the published version of the template named by id or
+// slug, with ForSend's errors.
+func (s *Service) Published(ctx context.Context, workspaceID, ref string) (*PublishedVersion, error) {
 	tid, vid, err := publishedByRef(ctx, s.db, workspaceID, ref)
 	if errors.Is(err, store.ErrNotFound) {
-		return Rendered{}, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
+		return nil, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
 	}
 	if err != nil {
-		return Rendered{}, fmt.Errorf("reading template: %w", err)
+		return nil, fmt.Errorf("reading template: %w", err)
 	}
 	if vid == "" {
-		return Rendered{}, errNotPublished(tid)
+		return nil, errNotPublished(tid)
 	}
 	c, ok := s.cache.lookup(vid)
 	if !ok {
 		v, err := versionBy(ctx, s.db, tid, vid, 0)
 		if err != nil {
-			return Rendered{}, fmt.Errorf("reading published version: %w", err)
+			return nil, fmt.Errorf("reading published version: %w", err)
 		}
 		if c, err = s.cache.get(v); err != nil {
-			return Rendered{}, errRender(err)
+			return nil, errRender(err)
 		}
 	}
-	return s.strict(tid, c, vars, "", true)
+	return &PublishedVersion{s: s, templateID: tid, c: c}, nil
+}
+
+// VersionID names the version.
+func (p *PublishedVersion) VersionID() string { return p.c.v.ID }
+
+// Render renders the version for a send, as ForSend.
+func (p *PublishedVersion) Render(vars map[string]any) (Rendered, error) {
+	return p.s.strict(p.templateID, p.c, vars, "", true)
 }
 
 // strict renders v after applying its declared variables; forSend leaves

@@ -73,6 +73,37 @@ func TestForSend(t *testing.T) {
 	}
 }
 
+// TestPublishedStaysPut: a version read with Published renders as it was
+// after another is published (a broadcast's fan-out keeps one version),
+// and Published answers ForSend's errors.
+func TestPublishedStaysPut(t *testing.T) {
+	ctx := context.Background()
+	svc := templates.New(testdb.Open(t), clock.Real{})
+	tpl, err := svc.Create(ctx, "ws_a", templates.CreateInput{Name: "News", Publish: true, Content: templates.Content{Subject: "S", Text: "v1 {{n}}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := svc.Published(ctx, "ws_a", tpl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddVersion(ctx, "ws_a", tpl.ID, templates.Content{Subject: "S", Text: "v2 {{n}}"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Publish(ctx, "ws_a", tpl.ID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := pub.Render(map[string]any{"n": "1"}); err != nil || r.Text != "v1 1" || r.Version != 1 {
+		t.Errorf("the version read before republishing rendered %+v, %v; want v1", r, err)
+	}
+	if r, err := svc.ForSend(ctx, "ws_a", tpl.ID, map[string]any{"n": "2"}); err != nil || r.Text != "v2 2" {
+		t.Errorf("ForSend after republishing: %+v, %v; want v2", r, err)
+	}
+	if _, err := svc.Published(ctx, "ws_b", tpl.ID); !apierr.Is(err, "invalid_template") {
+		t.Errorf("another workspace: %v, want invalid_template", err)
+	}
+}
+
 // TestConcurrentVersions: versions written at once get distinct numbers;
 // none is lost and none is duplicated.
 func TestConcurrentVersions(t *testing.T) {

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -38,9 +37,8 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/bench/internal/benchkeys"
+	"mailroom/bench/internal/benchnode"
 	benchload "mailroom/bench/internal/load"
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 	"mailroom/internal/store"
 )
 
@@ -78,38 +76,17 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	dir, _ := os.MkdirTemp("", "mailroom-bench-broadcast")
-	defer os.RemoveAll(dir)
-	dbURL := dir + "/mailroom.db"
-	if *pg != "" {
-		dbURL = *pg
-	}
-	env := map[string]string{
-		"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATA_DIR": dir,
-		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789", "MAILROOM_OUTBOUND": "smtp://" + s.addr, "MAILROOM_LOG_LEVEL": "error",
-		"MAILROOM_RATE_LIMIT": "100000000",
-	}
+	env := map[string]string{"MAILROOM_OUTBOUND": "smtp://" + s.addr}
 	if *conc > 0 {
 		env["MAILROOM_DELIVERY_CONCURRENCY"] = strconv.Itoa(*conc)
 	}
-	cfg, err := config.Load(config.Map(env))
+	node, err := benchnode.Start(ctx, benchnode.Options{PG: *pg, Env: env, LogLevel: benchnode.Errors})
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		return err
-	}
+	defer node.Stop()
+	a, ws, apiKey, base := node.App, node.Workspace, node.Key, node.URL
 	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
-	if err := a.Start(ctx); err != nil {
-		return err
-	}
-	defer a.Stop(ctx)
-	ws, apiKey, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@example.com", true)
-	if err != nil {
-		return err
-	}
-	base := "http://" + a.HTTPAddr()
 	call := func(method, path string, body any) (map[string]any, error) {
 		b, _ := json.Marshal(body)
 		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))

@@ -29,13 +29,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -47,9 +45,9 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/emersion/go-smtp"
 
+	"mailroom/bench/internal/benchnode"
 	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/app"
-	"mailroom/internal/config"
 	"mailroom/internal/inbound"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
@@ -104,36 +102,15 @@ func run(ctx context.Context) error {
 	dns.AddTXT("sel._domainkey.sender.example", "v=DKIM1; k=ed25519; p="+base64.StdEncoding.EncodeToString(pub))
 	dns.AddTXT("_dmarc.sender.example", "v=DMARC1; p=reject")
 
-	dbURL := filepath.Join(dir, "mailroom.db")
-	if o.pg != "" {
-		dbURL = o.pg
-	}
-	cfg, err := config.Load(config.Map(map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "127.0.0.1:0", "MAILROOM_DATABASE_URL": dbURL,
-		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789abcdef", "MAILROOM_SERVICE_DOMAIN": "bench.test",
-		"MAILROOM_RATE_LIMIT": "1000000000", "MAILROOM_DATA_DIR": dir, "MAILROOM_DNS_RESOLVER": dns.Addr(),
+	node, err := benchnode.Start(ctx, benchnode.Options{PG: o.pg, Dir: dir, LogLevel: benchnode.Errors, Env: map[string]string{
+		"MAILROOM_SMTP_ADDR": "127.0.0.1:0", "MAILROOM_SERVICE_DOMAIN": "bench.test", "MAILROOM_DNS_RESOLVER": dns.Addr(),
 		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true", "MAILROOM_SMTP_MAX_SESSIONS": "1000",
-	}))
+	}})
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		return err
-	}
-	if err := a.Start(ctx); err != nil {
-		a.Stop(ctx)
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		a.Stop(sctx)
-	}()
-	ws, apiKey, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
-	if err != nil {
-		return err
-	}
+	defer node.Stop()
+	a, ws, apiKey := node.App, node.Workspace, node.Key
 	mbs, err := a.Inbound().Mailboxes(ctx, ws.ID, "")
 	if err != nil {
 		return err

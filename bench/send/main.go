@@ -26,7 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net"
 	"net/http"
 	"net/url"
@@ -44,8 +44,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 	"mailroom/internal/ids"
 )
 
@@ -489,16 +487,7 @@ func commitStats(reg *prometheus.Registry) groupCommits {
 // send_at too far out, which the node refuses (400) after authenticating,
 // decoding and validating them: what the node costs without the write.
 func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*nodeResult, error) {
-	env := map[string]string{
-		"MAILROOM_HTTP_ADDR":      "127.0.0.1:0",
-		"MAILROOM_SMTP_ADDR":      "off",
-		"MAILROOM_DATABASE_URL":   dbURL,
-		"MAILROOM_SECRET_KEY":     "bench-secret-key-0123456789abcdef",
-		"MAILROOM_SERVICE_DOMAIN": "bench.test",
-		"MAILROOM_RATE_LIMIT":     "1000000000",
-		"MAILROOM_DATA_DIR":       os.TempDir(),
-		"MAILROOM_LOG_LEVEL":      "error",
-	}
+	env := map[string]string{"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_SERVICE_DOMAIN": "bench.test"}
 	if o.policy {
 		for k, v := range policyEnv(o.policyOn) {
 			env[k] = v
@@ -512,28 +501,12 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 		env["MAILROOM_OUTBOUND"] = "smtp://" + relay
 		env["MAILROOM_DELIVERY_CONCURRENCY"] = "1"
 	}
-	cfg, err := config.Load(config.Map(env))
+	node, err := benchnode.Start(ctx, benchnode.Options{Dir: os.TempDir(), Env: env, LogLevel: benchnode.Errors})
 	if err != nil {
 		return nil, err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	if err := a.Start(ctx); err != nil {
-		a.Stop(ctx)
-		return nil, err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		a.Stop(sctx)
-	}()
-	_, key, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
-	if err != nil {
-		return nil, err
-	}
+	defer node.Stop()
+	a, key := node.App, node.Key
 	target := "http://" + a.HTTPAddr() + "/v1/emails"
 	// A short warm-up fills connection pools and statement caches.
 	if _, err := load(ctx, target, key, sendBody(o.to()), http.StatusOK, o.conns, time.Second); err != nil {

@@ -16,19 +16,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
-
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 )
 
 func main() {
@@ -51,40 +47,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "mailroom-bench-submission-")
+	node, err := benchnode.Start(ctx, benchnode.Options{PG: *pg, LogLevel: benchnode.Errors, Env: map[string]string{
+		"MAILROOM_SUBMISSION_ADDR": "127.0.0.1:0", "MAILROOM_SERVICE_DOMAIN": "bench.test",
+	}})
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	dbURL := filepath.Join(dir, "mailroom.db")
-	if *pg != "" {
-		dbURL = *pg
-	}
-	cfg, err := config.Load(config.Map(map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_SUBMISSION_ADDR": "127.0.0.1:0",
-		"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_SECRET_KEY": "bench-secret-key-0123456789abcdef",
-		"MAILROOM_SERVICE_DOMAIN": "bench.test", "MAILROOM_RATE_LIMIT": "1000000000", "MAILROOM_DATA_DIR": dir,
-	}))
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		return err
-	}
-	if err := a.Start(ctx); err != nil {
-		a.Stop(ctx)
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		a.Stop(sctx)
-	}()
-	_, key, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
-	if err != nil {
-		return err
-	}
+	defer node.Stop()
+	a, key := node.App, node.Key
 	h := &httpLoad{url: "http://" + a.HTTPAddr() + "/v1/emails", key: key,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conns}}}
 	s, err := newSMTPLoad(a.SubmissionAddr(), key, *conns)

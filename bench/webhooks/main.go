@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -30,8 +30,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 	"mailroom/internal/events"
 	"mailroom/internal/store"
 	"mailroom/internal/webhooks"
@@ -120,38 +118,16 @@ func run() error {
 		defer pprof.StopCPUProfile()
 	}
 
-	dir, err := os.MkdirTemp("", "mailroom-bench-webhooks")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	env := map[string]string{
-		"MAILROOM_HTTP_ADDR":             "127.0.0.1:0",
-		"MAILROOM_SMTP_ADDR":             "off",
-		"MAILROOM_DATABASE_URL":          filepath.Join(dir, "mailroom.db"),
-		"MAILROOM_DATA_DIR":              dir,
-		"MAILROOM_SECRET_KEY":            "bench-secret-key-0123456789",
-		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true",
-		"MAILROOM_WEBHOOK_CONCURRENCY":   strconv.Itoa(*concurrency),
-	}
-	cfg, err := config.Load(config.Map(env))
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
+	warn := slog.LevelWarn
+	node, err := benchnode.Start(ctx, benchnode.Options{LogLevel: &warn, Env: map[string]string{
+		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true", "MAILROOM_WEBHOOK_CONCURRENCY": strconv.Itoa(*concurrency),
+	}})
 	if err != nil {
 		return err
 	}
-	if err := a.Start(ctx); err != nil {
-		return err
-	}
-	defer a.Stop(context.Background())
-	ws, _, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "bench@example.com", true)
-	if err != nil {
-		return err
-	}
+	defer node.Stop()
+	a, ws := node.App, node.Workspace
 
 	rc := &receiver{received: make(map[string]time.Time, *n), done: make(chan struct{}), want: *n}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

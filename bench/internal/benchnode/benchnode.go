@@ -53,13 +53,13 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.Dir, n.ownDir = dir, true
 	}
 	env := map[string]string{
-		"MAILROOM_HTTP_ADDR":      "127.0.0.1:0",
-		"MAILROOM_SMTP_ADDR":      "off",
-		"MAILROOM_DATABASE_URL":   filepath.Join(n.Dir, "mailroom.db"),
-		"MAILROOM_DATA_DIR":       n.Dir,
-		"MAILROOM_SECRET_KEY":     "bench-secret-key-0123456789abcdef",
-		"MAILROOM_RATE_LIMIT":     "1000000000",
-		"MAILROOM_LOG_LEVEL":      "error",
+		"MAILROOM_HTTP_ADDR":    "127.0.0.1:0",
+		"MAILROOM_SMTP_ADDR":    "off",
+		"MAILROOM_DATABASE_URL": filepath.Join(n.Dir, "mailroom.db"),
+		"MAILROOM_DATA_DIR":     n.Dir,
+		"MAILROOM_SECRET_KEY":   "bench-secret-key-0123456789abcdef",
+		"MAILROOM_RATE_LIMIT":   "1000000000",
+		"MAILROOM_LOG_LEVEL":    "error",
 	}
 	if o.PG != "" {
 		env["MAILROOM_DATABASE_URL"] = o.PG

@@ -11,7 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,8 +19,6 @@ import (
 
 	"mailroom/bench/internal/load"
 	"mailroom/internal/analytics"
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 	"mailroom/internal/store"
 )
 
@@ -48,28 +46,13 @@ func main() {
 	if *pg != "" {
 		db = *pg
 	}
-	env := map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
-		"MAILROOM_DATA_DIR": dir, "MAILROOM_RATE_LIMIT": "100000000", "MAILROOM_LOG_LEVEL": "error",
-		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789",
-	}
-	cfg, err := config.Load(config.Map(env))
-	if err != nil {
-		panic(err)
-	}
 	ctx := context.Background()
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.DiscardHandler)})
+	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, Env: map[string]string{"MAILROOM_DATABASE_URL": db}})
 	if err != nil {
 		panic(err)
 	}
-	if err := a.Start(ctx); err != nil {
-		panic(err)
-	}
-	defer a.Stop(ctx)
-	ws, key, err := a.Workspaces.CreateWorkspace(ctx, "bench", "bench@example.com", true)
-	if err != nil {
-		panic(err)
-	}
+	defer node.Stop()
+	a, ws, key := node.App, node.Workspace, node.Key
 
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	start := time.Now()

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net"
 	"net/http"
 	"os"
@@ -34,8 +34,6 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/bench/internal/benchkeys"
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 )
 
 func main() {
@@ -76,28 +74,13 @@ func run() error {
 	if *pg != "" {
 		dbURL = *pg
 	}
-	env := map[string]string{
-		"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATA_DIR": dir,
-		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789", "MAILROOM_OUTBOUND": "smtp://" + s.addr, "MAILROOM_LOG_LEVEL": "error",
-		"MAILROOM_RATE_LIMIT": "100000000",
-	}
-	cfg, err := config.Load(config.Map(env))
+	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, LogLevel: benchnode.Errors, Env: map[string]string{"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_OUTBOUND": "smtp://" + s.addr}})
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		return err
-	}
+	defer node.Stop()
+	a, apiKey := node.App, node.Key
 	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
-	if err := a.Start(ctx); err != nil {
-		return err
-	}
-	defer a.Stop(ctx)
-	_, apiKey, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@example.com", true)
-	if err != nil {
-		return err
-	}
 	base := "http://" + a.HTTPAddr()
 	call := func(method, path string, body any) (map[string]any, error) {
 		b, _ := json.Marshal(body)

@@ -12,7 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,8 +24,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"mailroom/bench/internal/load"
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 )
 
 func main() {
@@ -43,28 +41,13 @@ func main() {
 		db, drop = ownSchema(*pg)
 		defer drop()
 	}
-	env := map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
-		"MAILROOM_DATA_DIR": dir, "MAILROOM_RATE_LIMIT": "100000000", "MAILROOM_LOG_LEVEL": "error",
-		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789",
-	}
-	cfg, err := config.Load(config.Map(env))
-	if err != nil {
-		panic(err)
-	}
 	ctx := context.Background()
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.DiscardHandler)})
+	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, Env: map[string]string{"MAILROOM_DATABASE_URL": db}})
 	if err != nil {
 		panic(err)
 	}
-	if err := a.Start(ctx); err != nil {
-		panic(err)
-	}
-	defer a.Stop(ctx)
-	_, key, err := a.Workspaces.CreateWorkspace(ctx, "bench", "bench@example.com", true)
-	if err != nil {
-		panic(err)
-	}
+	defer node.Stop()
+	a, key := node.App, node.Key
 	base := "http://" + a.HTTPAddr()
 	do := func(method, path, ct string, body []byte) []byte {
 		req, _ := http.NewRequest(method, base+path, bytes.NewReader(body))

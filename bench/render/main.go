@@ -16,7 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"mailroom/bench/internal/benchnode"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,8 +25,6 @@ import (
 	"time"
 
 	"mailroom/bench/internal/load"
-	"mailroom/internal/app"
-	"mailroom/internal/config"
 )
 
 func main() {
@@ -55,26 +53,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *pg != "" {
 		db = *pg
 	}
-	cfg, err := config.Load(config.Map(map[string]string{
-		"MAILROOM_HTTP_ADDR": "127.0.0.1:0", "MAILROOM_SMTP_ADDR": "off", "MAILROOM_DATABASE_URL": db,
-		"MAILROOM_DATA_DIR": dir, "MAILROOM_RATE_LIMIT": "1000000000", "MAILROOM_LOG_LEVEL": "error",
-		"MAILROOM_SECRET_KEY": "bench-secret-key-0123456789abcdef", "MAILROOM_SERVICE_DOMAIN": "bench.test",
-	}))
+	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, Env: map[string]string{"MAILROOM_DATABASE_URL": db, "MAILROOM_SERVICE_DOMAIN": "bench.test"}})
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return err
-	}
-	if err := a.Start(ctx); err != nil {
-		return err
-	}
-	defer a.Stop(context.Background())
-	_, key, err := a.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true)
-	if err != nil {
-		return err
-	}
+	defer node.Stop()
+	a, key := node.App, node.Key
 	base := "http://" + a.HTTPAddr()
 
 	html, vars := template20KB()

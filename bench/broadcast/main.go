@@ -31,7 +31,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -54,7 +53,7 @@ func run() error {
 	pg := flag.String("pg", "", "PostgreSQL URL (default: embedded SQLite in a temp dir)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
-	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets half)")
+	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets as many slots)")
 	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
 	flag.Parse()
 	ctx := context.Background()
@@ -146,7 +145,7 @@ func run() error {
 		return fmt.Errorf("broadcast not ready: %v", bc["problems"])
 	}
 	fmt.Printf("html body %d bytes\n", len(html))
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), benchload.ProcessCPU()
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
 	}
@@ -181,7 +180,7 @@ func run() error {
 	lastAt, lastN, lastCPU := start, int64(0), cpu0
 	for s.marketing.Load() < int64(*n) {
 		if progress > 0 && time.Since(lastAt) >= progress {
-			now, got, c := time.Now(), s.marketing.Load(), cpuTime()
+			now, got, c := time.Now(), s.marketing.Load(), benchload.ProcessCPU()
 			fmt.Fprintf(os.Stderr, "%6.1fs %7d at the sink, %4.0f/s, CPU %3.0f%%\n", now.Sub(start).Seconds(), got,
 				float64(got-lastN)/now.Sub(lastAt).Seconds(), 100*float64(c-lastCPU)/float64(now.Sub(lastAt)))
 			lastAt, lastN, lastCPU = now, got, c
@@ -191,7 +190,7 @@ func run() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed, cpu := time.Since(start), benchload.ProcessCPU()-cpu0
 	close(stop)
 	wg.Wait()
 	time.Sleep(2 * time.Second) // the last transactional sends
@@ -221,13 +220,6 @@ func run() error {
 	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", len(lat), p99.Round(time.Millisecond))
 	fmt.Printf("broadcast of %d: %d recipients at the sink in %v: %.0f recipients/s (target 1100/s)\n", *n, *n, elapsed.Round(time.Millisecond), rate)
 	return nil
-}
-
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // peakRSS is the process's peak resident set in kB (VmHWM).

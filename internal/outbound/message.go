@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
 )
 
@@ -286,9 +287,14 @@ func validHeaderName(k string) bool {
 // withTextType is h for a message that is one text/plain part, body.
 func withTextType(h mail.Header, body string) mail.Header {
 	h = h.Copy()
-	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
-	h.Set("Content-Transfer-Encoding", transferEncoding(body))
+	setText(&h.Header, "text/plain", body)
 	return h
+}
+
+// setText makes h the header of a text part of type typ holding body.
+func setText(h *message.Header, typ, body string) {
+	h.SetContentType(typ, map[string]string{"charset": "utf-8"})
+	h.Set("Content-Transfer-Encoding", transferEncoding(body))
 }
 
 // transferEncoding is 7bit for a body that needs no encoding (ASCII
@@ -336,8 +342,7 @@ func sevenBit(s string) bool {
 // textPart is the header of a text part holding body.
 func textPart(typ, body string) mail.InlineHeader {
 	var ih mail.InlineHeader
-	ih.SetContentType(typ, map[string]string{"charset": "utf-8"})
-	ih.Set("Content-Transfer-Encoding", transferEncoding(body))
+	setText(&ih.Header, typ, body)
 	return ih
 }
 

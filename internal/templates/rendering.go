@@ -106,9 +106,6 @@ func (s *Service) Published(ctx context.Context, workspaceID, ref string) (*Publ
 	return &PublishedVersion{s: s, templateID: tid, c: c}, nil
 }
 
-// VersionID names the version.
-func (p *PublishedVersion) VersionID() string { return p.c.v.ID }
-
 // Render renders the version for a send, as ForSend.
 func (p *PublishedVersion) Render(vars map[string]any) (Rendered, error) {
 	return p.s.strict(p.templateID, p.c, vars, "", true)

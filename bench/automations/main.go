@@ -11,27 +11,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"log"
 	"mailroom/bench/internal/benchnode"
-	"net"
-	"net/http"
+	"mailroom/bench/internal/benchsink"
 	"os"
-	"regexp"
 	"runtime/pprof"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
-
-	"github.com/emersion/go-smtp"
 
 	"mailroom/bench/internal/benchkeys"
 )
@@ -59,11 +48,11 @@ func run() error {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the runs to this file")
 	flag.Parse()
 	ctx := context.Background()
-	s, err := startSink()
+	s, err := benchsink.Start()
 	if err != nil {
 		return err
 	}
-	defer s.srv.Close()
+	defer s.Close()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -74,32 +63,13 @@ func run() error {
 	if *pg != "" {
 		dbURL = *pg
 	}
-	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, LogLevel: benchnode.Errors, Env: map[string]string{"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_OUTBOUND": "smtp://" + s.addr}})
+	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, LogLevel: benchnode.Errors, Env: map[string]string{"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_OUTBOUND": "smtp://" + s.Addr}})
 	if err != nil {
 		return err
 	}
 	defer node.Stop()
-	a, apiKey := node.App, node.Key
+	a, call := node.App, node.Call
 	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
-	base := "http://" + a.HTTPAddr()
-	call := func(method, path string, body any) (map[string]any, error) {
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		_ = json.Unmarshal(raw, &m)
-		if resp.StatusCode >= 300 {
-			return m, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-		}
-		return m, nil
-	}
 	if _, err := call("POST", "/v1/templates", map[string]any{"name": "Hello", "subject": "Hello", "text": "Hi {{ email }}", "publish": true}); err != nil {
 		return err
 	}
@@ -117,32 +87,10 @@ func run() error {
 	}
 
 	// Transactional sends every 100 ms while the runs go.
-	var (
-		mu      sync.Mutex
-		accepts = map[int]time.Time{}
-		stop    = make(chan struct{})
-		wg      sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			at := time.Now()
-			if _, err := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": "owner@example.com",
-				"subject": fmt.Sprint("Txn ", i), "text": "your code"}); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				continue
-			}
-			mu.Lock()
-			accepts[i] = at
-			mu.Unlock()
-		}
-	}()
+	probe := s.Probe(func(subject string) error {
+		_, err := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": benchnode.Owner, "subject": subject, "text": "your code"})
+		return err
+	})
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -176,74 +124,12 @@ func run() error {
 		}
 	}
 	elapsed := time.Since(start)
-	close(stop)
-	wg.Wait()
-	time.Sleep(2 * time.Second) // the last transactional sends
-	var lat []time.Duration
-	mu.Lock()
-	s.mu.Lock()
-	for i, at := range accepts {
-		if got, ok := s.txn[i]; ok {
-			lat = append(lat, got.Sub(at))
-		} else {
-			lat = append(lat, time.Hour) // never arrived: counts as worst
-		}
-	}
-	s.mu.Unlock()
-	mu.Unlock()
-	slices.Sort(lat)
-	p99 := time.Duration(0)
-	if len(lat) > 0 {
-		p99 = lat[min(len(lat)-1, len(lat)*99/100)]
-	}
-	fmt.Printf("import of %d tagged contacts answered in %v\n", *n, imported.Round(time.Millisecond))
-	fmt.Printf("transactional sends during the runs: %d, p99 accept-to-sink %v (ceiling 2s)\n", len(lat), p99.Round(time.Millisecond))
-	fmt.Printf("automation runs: %d of %d completed (send, wait 1s, if, tag) %v after the import call (ceiling 60s)\n", *n, *n, elapsed.Round(time.Millisecond))
-	return nil
-}
-
-var txnSubject = regexp.MustCompile(`(?m)^Subject: Txn (\d+)\r?$`)
-
-// sink is a go-smtp server on loopback that notes when each transactional
-// message arrives.
-type sink struct {
-	srv  *smtp.Server
-	addr string
-	mu   sync.Mutex
-	txn  map[int]time.Time
-}
-
-func startSink() (*sink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &sink{addr: ln.Addr().String(), txn: map[int]time.Time{}}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
-	srv.Domain = "sink.localhost"
-	srv.MaxMessageBytes = 64 << 20
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv = srv
-	go srv.Serve(ln)
-	return s, nil
-}
-
-type sinkSession struct{ s *sink }
-
-func (ss *sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (ss *sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
-func (ss *sinkSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
+	sent, p99, err := probe.Stop()
 	if err != nil {
 		return err
 	}
-	if m := txnSubject.FindSubmatch(b); m != nil {
-		i, _ := strconv.Atoi(string(m[1]))
-		ss.s.mu.Lock()
-		ss.s.txn[i] = time.Now()
-		ss.s.mu.Unlock()
-	}
+	fmt.Printf("import of %d tagged contacts answered in %v\n", *n, imported.Round(time.Millisecond))
+	fmt.Printf("transactional sends during the runs: %d, p99 accept-to-sink %v (ceiling 2s)\n", sent, p99.Round(time.Millisecond))
+	fmt.Printf("automation runs: %d of %d completed (send, wait 1s, if, tag) %v after the import call (ceiling 60s)\n", *n, *n, elapsed.Round(time.Millisecond))
 	return nil
 }
-func (ss *sinkSession) Reset()        {}
-func (ss *sinkSession) Logout() error { return nil }

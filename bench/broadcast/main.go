@@ -11,32 +11,21 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
-	"regexp"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/emersion/go-smtp"
 
 	"mailroom/bench/internal/benchkeys"
 	"mailroom/bench/internal/benchnode"
+	"mailroom/bench/internal/benchsink"
 	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/store"
 )
@@ -66,16 +55,16 @@ func run() error {
 			}
 		}()
 	}
-	s, err := startSink()
+	s, err := benchsink.Start()
 	if err != nil {
 		return err
 	}
-	defer s.srv.Close()
+	defer s.Close()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
 	}
-	env := map[string]string{"MAILROOM_OUTBOUND": "smtp://" + s.addr}
+	env := map[string]string{"MAILROOM_OUTBOUND": "smtp://" + s.Addr}
 	if *conc > 0 {
 		env["MAILROOM_DELIVERY_CONCURRENCY"] = strconv.Itoa(*conc)
 	}
@@ -84,26 +73,8 @@ func run() error {
 		return err
 	}
 	defer node.Stop()
-	a, ws, apiKey, base := node.App, node.Workspace, node.Key, node.URL
+	a, ws, call := node.App, node.Workspace, node.Call
 	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
-	call := func(method, path string, body any) (map[string]any, error) {
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		_ = json.Unmarshal(raw, &m)
-		if resp.StatusCode >= 300 {
-			return m, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-		}
-		return m, nil
-	}
 	aud, err := call("POST", "/v1/audiences", map[string]any{"name": "Everyone"})
 	if err != nil {
 		return err
@@ -150,66 +121,28 @@ func run() error {
 		return err
 	}
 	// Transactional sends every 100 ms while the broadcast runs.
-	var (
-		mu      sync.Mutex
-		accepts = map[int]time.Time{}
-		stop    = make(chan struct{})
-		wg      sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			at := time.Now()
-			if _, err := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": "owner@example.com",
-				"subject": fmt.Sprint("Txn ", i), "text": "your code"}); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				continue
-			}
-			mu.Lock()
-			accepts[i] = at
-			mu.Unlock()
-		}
-	}()
+	probe := s.Probe(func(subject string) error {
+		_, err := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": benchnode.Owner, "subject": subject, "text": "your code"})
+		return err
+	})
 	progress := *progressEvery
 	lastAt, lastN, lastCPU := start, int64(0), cpu0
-	for s.marketing.Load() < int64(*n) {
+	for s.Others.Load() < int64(*n) {
 		if progress > 0 && time.Since(lastAt) >= progress {
-			now, got, c := time.Now(), s.marketing.Load(), benchload.ProcessCPU()
+			now, got, c := time.Now(), s.Others.Load(), benchload.ProcessCPU()
 			fmt.Fprintf(os.Stderr, "%6.1fs %7d at the sink, %4.0f/s, CPU %3.0f%%\n", now.Sub(start).Seconds(), got,
 				float64(got-lastN)/now.Sub(lastAt).Seconds(), 100*float64(c-lastCPU)/float64(now.Sub(lastAt)))
 			lastAt, lastN, lastCPU = now, got, c
 		}
 		if time.Since(start) > 30*time.Minute {
-			return fmt.Errorf("only %d of %d after 30 minutes", s.marketing.Load(), *n)
+			return fmt.Errorf("only %d of %d after 30 minutes", s.Others.Load(), *n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	elapsed, cpu := time.Since(start), benchload.ProcessCPU()-cpu0
-	close(stop)
-	wg.Wait()
-	time.Sleep(2 * time.Second) // the last transactional sends
-	var lat []time.Duration
-	mu.Lock()
-	s.mu.Lock()
-	for i, at := range accepts {
-		if got, ok := s.txn[i]; ok {
-			lat = append(lat, got.Sub(at))
-		} else {
-			lat = append(lat, time.Hour) // never arrived: counts as worst
-		}
-	}
-	s.mu.Unlock()
-	mu.Unlock()
-	slices.Sort(lat)
-	p99 := time.Duration(0)
-	if len(lat) > 0 {
-		p99 = lat[min(len(lat)-1, len(lat)*99/100)]
+	sent, p99, err := probe.Stop()
+	if err != nil {
+		return err
 	}
 	rate := float64(*n) / elapsed.Seconds()
 	// On a loaded machine the rate mostly measures the wait for a core; the
@@ -217,7 +150,7 @@ func run() error {
 	// sends, all in this process) says what a quiet machine could do.
 	fmt.Printf("CPU %v: %.2f ms per recipient\n", cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1000/float64(*n))
 	fmt.Printf("peak RSS %d MB (ceiling 300 MB)\n", peakRSS()/1024)
-	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", len(lat), p99.Round(time.Millisecond))
+	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", sent, p99.Round(time.Millisecond))
 	fmt.Printf("broadcast of %d: %d recipients at the sink in %v: %.0f recipients/s (target 1100/s)\n", *n, *n, elapsed.Round(time.Millisecond), rate)
 	return nil
 }
@@ -233,70 +166,3 @@ func peakRSS() int {
 	}
 	return 0
 }
-
-var txnSubject = regexp.MustCompile(`^Subject: Txn (\d+)\r?\n?$`)
-
-// sink is a go-smtp server on loopback that counts broadcast messages and
-// notes when each transactional one arrives.
-type sink struct {
-	srv       *smtp.Server
-	addr      string
-	marketing atomic.Int64
-	mu        sync.Mutex
-	txn       map[int]time.Time
-}
-
-func startSink() (*sink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &sink{addr: ln.Addr().String(), txn: map[int]time.Time{}}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
-	srv.Domain = "sink.localhost"
-	srv.MaxMessageBytes = 64 << 20
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv = srv
-	go srv.Serve(ln)
-	return s, nil
-}
-
-type sinkSession struct{ s *sink }
-
-func (ss *sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (ss *sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
-func (ss *sinkSession) Data(r io.Reader) error {
-	// Only the header is read, line by line; the body is discarded unread.
-	// Reading whole messages (io.ReadAll) made a fifth of the process's
-	// allocations, whose collection the node then paid for (profiled).
-	br := bufio.NewReaderSize(r, 4096)
-	txn := -1
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == io.EOF {
-			break
-		}
-		if err != nil && err != bufio.ErrBufferFull {
-			return err
-		}
-		if len(bytes.TrimRight(line, "\r\n")) == 0 {
-			break
-		}
-		if m := txnSubject.FindSubmatch(line); m != nil {
-			txn, _ = strconv.Atoi(string(m[1]))
-		}
-	}
-	if _, err := io.Copy(io.Discard, br); err != nil {
-		return err
-	}
-	if txn >= 0 {
-		ss.s.mu.Lock()
-		ss.s.txn[txn] = time.Now()
-		ss.s.mu.Unlock()
-		return nil
-	}
-	ss.s.marketing.Add(1)
-	return nil
-}
-func (ss *sinkSession) Reset()        {}
-func (ss *sinkSession) Logout() error { return nil }

@@ -4,9 +4,13 @@
 package benchnode
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,6 +41,33 @@ type Node struct {
 	Key, URL string
 	Dir      string
 	ownDir   bool
+}
+
+// Owner is the workspace owner's address: the sandbox sender reaches it.
+const Owner = "owner@bench.test"
+
+// Call makes an API call with the workspace's key and decodes the JSON
+// answer; a status of 300 or more is an error that quotes the body.
+func (n *Node) Call(method, path string, body any) (map[string]any, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(method, n.URL+path, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+n.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	if resp.StatusCode >= 300 {
+		return m, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	return m, nil
 }
 
 // Errors is the level that logs only errors.
@@ -88,7 +119,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.Stop()
 		return nil, err
 	}
-	if n.Workspace, n.Key, err = n.Workspaces.CreateWorkspace(ctx, "Bench", "owner@bench.test", true); err != nil {
+	if n.Workspace, n.Key, err = n.Workspaces.CreateWorkspace(ctx, "Bench", Owner, true); err != nil {
 		n.Stop()
 		return nil, err
 	}

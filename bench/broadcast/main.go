@@ -43,6 +43,7 @@ func run() error {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets as many slots)")
+	libc := flag.String("libcrypto", "auto", "MAILROOM_LIBCRYPTO: auto (RSA signatures by libcrypto where it loads) or off (crypto/rsa)")
 	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
 	flag.Parse()
 	ctx := context.Background()
@@ -64,7 +65,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	env := map[string]string{"MAILROOM_OUTBOUND": "smtp://" + s.Addr}
+	env := map[string]string{"MAILROOM_OUTBOUND": "smtp://" + s.Addr, "MAILROOM_LIBCRYPTO": *libc}
 	if *conc > 0 {
 		env["MAILROOM_DELIVERY_CONCURRENCY"] = strconv.Itoa(*conc)
 	}

@@ -83,6 +83,10 @@ type Config struct {
 	// "off" turns either off.
 	SubmissionAddr    string
 	SubmissionTLSAddr string
+	// Libcrypto says whether RSA DKIM signatures are made by the system's
+	// OpenSSL libcrypto where the binary can load it (MAILROOM_LIBCRYPTO
+	// "auto", the default) or always by Go's crypto/rsa ("off").
+	Libcrypto bool
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -148,6 +152,12 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	c.SMTPTLSCert, c.SMTPTLSKey = get("MAILROOM_SMTP_TLS_CERT", ""), get("MAILROOM_SMTP_TLS_KEY", "")
 	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
 		errs = append(errs, fmt.Errorf("MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY go together: set both or neither"))
+	}
+	switch v := get("MAILROOM_LIBCRYPTO", "auto"); v {
+	case "auto", "off":
+		c.Libcrypto = v == "auto"
+	default:
+		errs = append(errs, fmt.Errorf("MAILROOM_LIBCRYPTO: %q is not auto or off", v))
 	}
 	if v := get("MAILROOM_SMTP_TIMEOUT", "2m"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -69,3 +69,17 @@ func TestOutboundIPsAndSPFAuthorize(t *testing.T) {
 		}
 	}
 }
+
+// MAILROOM_LIBCRYPTO is auto (the default) or off; anything else stops the
+// start with the setting named.
+func TestLibcrypto(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "auto": true, "off": false} {
+		c, err := config.Load(config.Map(map[string]string{"MAILROOM_LIBCRYPTO": env}))
+		if err != nil || c.Libcrypto != want {
+			t.Fatalf("MAILROOM_LIBCRYPTO=%q: Libcrypto %v, %v; want %v", env, c.Libcrypto, err, want)
+		}
+	}
+	if _, err := config.Load(config.Map(map[string]string{"MAILROOM_LIBCRYPTO": "on"})); err == nil || !strings.Contains(err.Error(), "MAILROOM_LIBCRYPTO") {
+		t.Fatalf("MAILROOM_LIBCRYPTO=on: %v", err)
+	}
+}

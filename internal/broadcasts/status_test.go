@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,32 +17,43 @@ import (
 // (suppressed after the snapshot, before delivery) and complained (an
 // abuse report after delivery).
 func TestRecipientStatusFollowsEmail(t *testing.T) {
-	gate, first := make(chan struct{}), make(chan string, 1)
-	var once sync.Once
+	gate, arrived := make(chan struct{}), make(chan string, 8)
 	sink := smtpsink.Start(t, smtpsink.WithHandler(func(_ string, to []string, _ []byte) error {
-		// The first message waits until the test has suppressed a member
-		// whose message is still to go (one marketing slot, the delivery
-		// concurrency of 1: none overtakes).
-		once.Do(func() { first <- to[0]; <-gate })
+		// Every message waits at the sink until the test has suppressed a
+		// member whose message is still to go.
+		arrived <- to[0]
+		<-gate
 		return nil
 	}))
+	// The delivery concurrency of 1 gives the marketing lane two slots:
+	// once two messages wait at the sink, no other has been taken up.
 	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithEnv("MAILROOM_DELIVERY_CONCURRENCY", "1"))
 	aud := audience(t, a, 3, map[string]any{"email": "reject@example.net"})
 	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "S", "text": "T"}), 201)["id"].(string)
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
 
+	waiting := map[string]bool{}
 	var held string
-	select {
-	case held = <-first:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no message reached the sink")
+	for len(waiting) < 2 {
+		select {
+		case to := <-arrived:
+			if held == "" {
+				held = to
+			}
+			waiting[to] = true
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d messages reached the sink, want 2", len(waiting))
+		}
 	}
 	victim := ""
 	for i := range 3 {
-		if e := fmt.Sprintf("m%05d@example.net", i); e != held {
+		if e := fmt.Sprintf("m%05d@example.net", i); !waiting[e] {
 			victim = e
 			break
 		}
+	}
+	if victim == "" {
+		t.Fatalf("no member left to suppress: waiting %v", waiting)
 	}
 	mustStatus(t, a.Do(http.MethodPost, "/v1/suppressions", map[string]any{"email": victim}), 201)
 	close(gate)

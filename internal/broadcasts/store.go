@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"mailroom/internal/contacts"
@@ -128,11 +129,23 @@ func pendingBatch(ctx context.Context, q store.Querier, broadcastID string, limi
 		WHERE broadcast_id = ? AND status = 'pending' ORDER BY id LIMIT ?`, broadcastID, limit)
 }
 
-// markSent records that a recipient's email was handed to delivery; it
-// changes nothing unless the row is still pending.
-func markSent(ctx context.Context, tx *store.Tx, id, emailID string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'sent', email_id = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
-		emailID, store.Millis(now), id)
+// markSent records that recipients' emails (emailIDs[i] for ids[i]) were
+// handed to delivery, in one statement: one UPDATE per recipient was a
+// fifth of a fan-out batch's time on SQLite's one writer. It changes only
+// rows still pending.
+func markSent(ctx context.Context, tx *store.Tx, ids, emailIDs []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 1+2*len(ids))
+	args = append(args, store.Millis(now))
+	for i, id := range ids {
+		args = append(args, id, emailIDs[i])
+	}
+	// Both dialects name a VALUES list's columns column1, column2.
+	_, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'sent', email_id = v.column2, updated_at = ?
+		FROM (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(ids)), ", ")+`) AS v
+		WHERE broadcast_recipients.id = v.column1 AND broadcast_recipients.status = 'pending'`, args...)
 	return err
 }
 

@@ -25,7 +25,7 @@ type BatchWorker struct {
 
 // Work delivers the batch.
 func (w *BatchWorker) Work(ctx context.Context, job *river.Job[jobs.DeliverBatchArgs]) error {
-	return w.Service.deliverBatch(ctx, job.Args.Emails, w.Service.slots)
+	return w.Service.deliverBatch(ctx, job.Args.Emails, w.Service.transactional)
 }
 
 // MarketingBatchWorker runs jobs.MarketingBatchArgs like BatchWorker, on
@@ -38,11 +38,11 @@ type MarketingBatchWorker struct {
 
 // Work delivers the batch.
 func (w *MarketingBatchWorker) Work(ctx context.Context, job *river.Job[jobs.MarketingBatchArgs]) error {
-	return w.Service.deliverBatch(ctx, job.Args.Emails, w.Service.marketingSlots)
+	return w.Service.deliverBatch(ctx, job.Args.Emails, w.Service.marketing)
 }
 
-// deliverBatch delivers emails concurrently, bounded by slots.
-func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, slots chan struct{}) error {
+// deliverBatch delivers emails concurrently, bounded by the lane.
+func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l lane) error {
 	type retry struct {
 		ref  jobs.EmailRef
 		wait int64 // nanoseconds
@@ -55,7 +55,7 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, slot
 	)
 	for _, ref := range emails {
 		select {
-		case slots <- struct{}{}:
+		case l.slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
 			return ctx.Err()
@@ -63,8 +63,8 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, slot
 		wg.Add(1)
 		go func(ref jobs.EmailRef) {
 			defer wg.Done()
-			defer func() { <-slots }()
-			next, err := s.Deliver(ctx, ref.WorkspaceID, ref.EmailID)
+			defer func() { <-l.slots }()
+			next, err := s.deliver(ctx, ref.WorkspaceID, ref.EmailID, l)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"crypto"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -62,10 +63,10 @@ type Config struct {
 	// node (default 64).
 	Concurrency int
 	// MarketingConcurrency bounds the marketing emails delivered at once
-	// on this node, apart from Concurrency (default as many: each delivery
-	// mostly waits for its two commits and the receiving server, and a
-	// quarter, then half, left the two cores of bench/broadcast partly idle;
-	// docs/performance.md).
+	// on this node, apart from Concurrency (default twice as many: each
+	// delivery mostly waits for its two commits and the receiving server,
+	// and a quarter, half, then as many left the two cores of
+	// bench/broadcast partly idle; docs/performance.md).
 	MarketingConcurrency int
 	// Retry is the wait before each new attempt for recipients that got a
 	// temporary failure; nil means DefaultRetrySchedule. After the last wait
@@ -117,12 +118,25 @@ type Service struct {
 	retry     []time.Duration
 	writes    *groupCommit
 	signers   signerCache
-	slots     chan struct{} // bounds concurrent deliveries of batch jobs
-	backoff   *backoff      // receiving domains held back (per-destination shaping)
+	backoff   *backoff // receiving domains held back (per-destination shaping)
 	holds     *prometheus.CounterVec
 	links     *tracking.Links
-	// marketingSlots bounds the marketing lane's deliveries apart.
-	marketingSlots chan struct{}
+	// transactional and marketing are the two lanes' bounds.
+	transactional, marketing lane
+}
+
+// lane bounds one lane's deliveries: slots those under way at once, builds
+// those building and signing their message at once. Builds are CPU work; at
+// most one per core leaves the other goroutines (the one SQLite writer that
+// commits every outcome above all) a core within a time slice. Unbounded,
+// 64 deliveries building at once kept 61 others waiting for their commit
+// while the writer waited for a core (goroutine profile, bench/broadcast).
+type lane struct {
+	slots, builds chan struct{}
+}
+
+func newLane(slots int) lane {
+	return lane{slots: make(chan struct{}, slots), builds: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // New returns the engine.
@@ -151,11 +165,11 @@ func New(cfg Config) *Service {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64
 	}
-	s.slots = make(chan struct{}, cfg.Concurrency)
+	s.transactional = newLane(cfg.Concurrency)
 	if cfg.MarketingConcurrency <= 0 {
-		cfg.MarketingConcurrency = cfg.Concurrency
+		cfg.MarketingConcurrency = 2 * cfg.Concurrency
 	}
-	s.marketingSlots = make(chan struct{}, cfg.MarketingConcurrency)
+	s.marketing = newLane(cfg.MarketingConcurrency)
 	s.SetKeys(cfg.Keys)
 	return s
 }

@@ -47,6 +47,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[jobs.DeliverArgs]) err
 // an error only when the attempt should be repeated by the queue (database
 // unreachable, job cancelled mid-send).
 func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (time.Duration, error) {
+	return s.deliver(ctx, workspaceID, emailID, s.transactional)
+}
+
+// deliver is Deliver on lane l.
+func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l lane) (time.Duration, error) {
 	e, err := loadEmail(ctx, s.db, emailID)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
@@ -123,7 +128,9 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 	for _, r := range rcpts {
 		retry = retry || r.Attempts > 0
 	}
+	l.builds <- struct{}{}
 	raw, err := s.message(ctx, e, now, retry)
+	<-l.builds
 	if err != nil {
 		var perm permanentError
 		if errors.As(err, &perm) {

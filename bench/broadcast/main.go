@@ -131,8 +131,9 @@ func run() error {
 	for s.Others.Load() < int64(*n) {
 		if progress > 0 && time.Since(lastAt) >= progress {
 			now, got, c := time.Now(), s.Others.Load(), benchload.ProcessCPU()
-			fmt.Fprintf(os.Stderr, "%6.1fs %7d at the sink, %4.0f/s, CPU %3.0f%%\n", now.Sub(start).Seconds(), got,
-				float64(got-lastN)/now.Sub(lastAt).Seconds(), 100*float64(c-lastCPU)/float64(now.Sub(lastAt)))
+			st := procStatus()
+			fmt.Fprintf(os.Stderr, "%6.1fs %7d at the sink, %4.0f/s, CPU %3.0f%%, RSS %d MB anonymous + %d MB mapped files\n", now.Sub(start).Seconds(), got,
+				float64(got-lastN)/now.Sub(lastAt).Seconds(), 100*float64(c-lastCPU)/float64(now.Sub(lastAt)), st["RssAnon"]/1024, st["RssFile"]/1024)
 			lastAt, lastN, lastCPU = now, got, c
 		}
 		if time.Since(start) > 30*time.Minute {

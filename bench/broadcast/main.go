@@ -116,11 +116,12 @@ func run() error {
 	if bc["ready"] != true {
 		return fmt.Errorf("broadcast not ready: %v", bc["problems"])
 	}
-	fmt.Printf("html body %d bytes\n", len(html))
+	fmt.Printf("html body %d bytes; peak RSS so far (loading the members) %d MB\n", len(html), procStatus()["VmHWM"]/1024)
 	start, cpu0 := time.Now(), benchload.ProcessCPU()
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
 	}
+	fmt.Printf("send answered in %v; peak RSS so far %d MB\n", time.Since(start).Round(time.Millisecond), procStatus()["VmHWM"]/1024)
 	// Transactional sends every 100 ms while the broadcast runs.
 	probe := s.Probe(func(subject string) error {
 		_, err := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": benchnode.Owner, "subject": subject, "text": "your code"})

@@ -290,9 +290,8 @@ func TestCancelMidBroadcast(t *testing.T) {
 	}, "recipients still in flight after the cancel")
 	after := sink.Count()
 	t.Logf("%d at the sink when the cancel was answered, %d in the end; stats %v", atCancel, after, st)
-	// At most the marketing lane's slots (the default 128, twice
-	// MAILROOM_DELIVERY_CONCURRENCY) were mid-send.
-	if after-atCancel > 128 {
+	// At most the marketing lane's slots (the default 64) were mid-send.
+	if after-atCancel > 64 {
 		t.Fatalf("%d messages reached the server after the cancel was answered", after-atCancel)
 	}
 	if int(st["delivered"].(float64)) != after || int(st["delivered"].(float64)+st["skipped"].(float64)) != 1000 {

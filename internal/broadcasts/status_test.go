@@ -25,8 +25,8 @@ func TestRecipientStatusFollowsEmail(t *testing.T) {
 		<-gate
 		return nil
 	}))
-	// The delivery concurrency of 1 gives the marketing lane two slots:
-	// once two messages wait at the sink, no other has been taken up.
+	// The delivery concurrency of 1 gives the marketing lane one slot: once
+	// a message waits at the sink, no other has been taken up.
 	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithEnv("MAILROOM_DELIVERY_CONCURRENCY", "1"))
 	aud := audience(t, a, 3, map[string]any{"email": "reject@example.net"})
 	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "S", "text": "T"}), 201)["id"].(string)
@@ -34,7 +34,7 @@ func TestRecipientStatusFollowsEmail(t *testing.T) {
 
 	waiting := map[string]bool{}
 	var held string
-	for len(waiting) < 2 {
+	for len(waiting) < 1 {
 		select {
 		case to := <-arrived:
 			if held == "" {
@@ -42,7 +42,7 @@ func TestRecipientStatusFollowsEmail(t *testing.T) {
 			}
 			waiting[to] = true
 		case <-time.After(20 * time.Second):
-			t.Fatalf("%d messages reached the sink, want 2", len(waiting))
+			t.Fatal("no message reached the sink")
 		}
 	}
 	victim := ""

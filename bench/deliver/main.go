@@ -15,10 +15,7 @@ import (
 	"crypto/rsa"
 	"flag"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
-	"net"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -27,9 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/emersion/go-smtp"
-
 	"mailroom/bench/internal/benchkeys"
+	"mailroom/bench/internal/benchsink"
 	"mailroom/internal/app"
 	"mailroom/internal/config"
 	"mailroom/internal/ids"
@@ -53,11 +49,11 @@ func run() error {
 	flag.Parse()
 	ctx := context.Background()
 
-	sink, err := startSink()
+	sink, err := benchsink.Start()
 	if err != nil {
 		return err
 	}
-	defer sink.srv.Close()
+	defer sink.Close()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -137,8 +133,8 @@ func signCeiling(key crypto.Signer, msg []byte, window time.Duration) (float64, 
 	return float64(count.Load()) / time.Since(start).Seconds(), nil
 }
 
-func smtpCeiling(ctx context.Context, s *sink, msg []byte, workers int, window time.Duration) (float64, error) {
-	relay, err := outbound.NewRelay("smtp://"+s.addr, outbound.RelayOptions{MaxConns: max(10, workers/2)})
+func smtpCeiling(ctx context.Context, s *benchsink.Sink, msg []byte, workers int, window time.Duration) (float64, error) {
+	relay, err := outbound.NewRelay("smtp://"+s.Addr, outbound.RelayOptions{MaxConns: max(10, workers/2)})
 	if err != nil {
 		return 0, err
 	}
@@ -166,7 +162,7 @@ func smtpCeiling(ctx context.Context, s *sink, msg []byte, workers int, window t
 	}
 	return float64(count.Load()) / time.Since(start).Seconds(), nil
 }
-func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (float64, error) {
+func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, workers int) (float64, error) {
 	dir, err := os.MkdirTemp("", "mailroom-bench-deliver")
 	if err != nil {
 		return 0, err
@@ -177,7 +173,7 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 		"MAILROOM_HTTP_ADDR":            "127.0.0.1:0",
 		"MAILROOM_SMTP_ADDR":            "off",
 		"MAILROOM_SECRET_KEY":           "bench-secret-key-0123456789",
-		"MAILROOM_OUTBOUND":             "smtp://" + s.addr,
+		"MAILROOM_OUTBOUND":             "smtp://" + s.Addr,
 		"MAILROOM_DELIVERY_CONCURRENCY": strconv.Itoa(workers),
 		"MAILROOM_LOG_LEVEL":            "error",
 	}
@@ -225,7 +221,7 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 		done += k
 	}
 	fmt.Printf("accepted %d emails in %v\n", n, time.Since(t0).Round(time.Millisecond))
-	before := s.count.Load()
+	before := s.Others.Load()
 	start := time.Now()
 	if err := a.Start(ctx); err != nil {
 		return 0, err
@@ -249,44 +245,8 @@ func endToEnd(ctx context.Context, s *sink, key crypto.Signer, n, workers int) (
 	if err := a.DB.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status = 'delivered'`).Scan(&delivered); err != nil {
 		return 0, err
 	}
-	if delivered != n || s.count.Load()-before < int64(n) {
-		return 0, fmt.Errorf("%d of %d delivered, %d at the sink", delivered, n, s.count.Load()-before)
+	if delivered != n || s.Others.Load()-before < int64(n) {
+		return 0, fmt.Errorf("%d of %d delivered, %d at the sink", delivered, n, s.Others.Load()-before)
 	}
 	return float64(n) / elapsed.Seconds(), nil
 }
-
-// sink is a go-smtp server on loopback that accepts and counts.
-type sink struct {
-	srv   *smtp.Server
-	addr  string
-	count atomic.Int64
-}
-
-func startSink() (*sink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &sink{addr: ln.Addr().String()}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{s: s}, nil }))
-	srv.Domain = "sink.localhost"
-	srv.MaxMessageBytes = 64 << 20
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv = srv
-	go srv.Serve(ln)
-	return s, nil
-}
-
-type sinkSession struct{ s *sink }
-
-func (ss *sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (ss *sinkSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
-func (ss *sinkSession) Data(r io.Reader) error {
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return err
-	}
-	ss.s.count.Add(1)
-	return nil
-}
-func (ss *sinkSession) Reset()        {}
-func (ss *sinkSession) Logout() error { return nil }

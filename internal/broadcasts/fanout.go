@@ -57,6 +57,13 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 	if err != nil {
 		return err
 	}
+	if r.pub != nil {
+		// Before the first hand-over: a run again after a crash renders
+		// this version too, whatever is published by then.
+		if err := pinTemplateVersion(ctx, s.c.DB, b.WorkspaceID, b.ID, r.pub.VersionID()); err != nil {
+			return err
+		}
+	}
 	for {
 		batch, err := pendingBatch(ctx, s.c.DB, b.ID, BatchSize)
 		if err != nil {

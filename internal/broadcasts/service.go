@@ -557,7 +557,20 @@ func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) 
 		r.tpl = t
 		return r, nil
 	}
-	pub, err := s.c.Templates.Published(ctx, b.WorkspaceID, b.TemplateID)
+	var pinned string
+	if b.ID != "" {
+		var err error
+		if pinned, err = templateVersion(ctx, s.c.DB, b.WorkspaceID, b.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	var pub *templates.PublishedVersion
+	var err error
+	if pinned != "" {
+		pub, err = s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, pinned)
+	} else {
+		pub, err = s.c.Templates.Published(ctx, b.WorkspaceID, b.TemplateID)
+	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		r.pubErr = err

@@ -69,6 +69,22 @@ func updateBroadcast(ctx context.Context, q store.Querier, b Broadcast) error {
 	return err
 }
 
+// templateVersion is the template version the broadcast's fan-out renders,
+// "" until its first run records one.
+func templateVersion(ctx context.Context, q store.Querier, workspaceID, id string) (string, error) {
+	var v string
+	err := q.QueryRow(ctx, `SELECT template_version_id FROM broadcasts WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&v)
+	return v, err
+}
+
+// pinTemplateVersion records the version the fan-out renders, unless one
+// is recorded already.
+func pinTemplateVersion(ctx context.Context, q store.Querier, workspaceID, id, versionID string) error {
+	_, err := q.Exec(ctx, `UPDATE broadcasts SET template_version_id = ? WHERE id = ? AND workspace_id = ? AND template_version_id = ''`,
+		versionID, id, workspaceID)
+	return err
+}
+
 func broadcastByID(ctx context.Context, q store.Querier, workspaceID, id string) (Broadcast, error) {
 	return scanBroadcast(q.QueryRow(ctx, `SELECT `+columns+` FROM broadcasts WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 }

@@ -77,13 +77,30 @@ func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, vars map
 type PublishedVersion struct {
 	s          *Service
 	templateID string
+	versionID  string
 	c          compiled
 }
+
+// VersionID is the id of the version read.
+func (p *PublishedVersion) VersionID() string { return p.versionID }
 
 // Published reads the published version of the template named by id or
 // slug, with ForSend's errors.
 func (s *Service) Published(ctx context.Context, workspaceID, ref string) (*PublishedVersion, error) {
-	tid, vid, err := publishedByRef(ctx, s.db, workspaceID, ref)
+	return s.readVersion(ctx, workspaceID, ref, "")
+}
+
+// Pinned reads the version versionID of the template named by id or slug,
+// published or not any more, with Published's errors: a broadcast's fan-out
+// run again after a crash renders the version its first run began with.
+func (s *Service) Pinned(ctx context.Context, workspaceID, ref, versionID string) (*PublishedVersion, error) {
+	return s.readVersion(ctx, workspaceID, ref, versionID)
+}
+
+// readVersion reads version vid of the live template ref, or its published
+// version when vid is empty.
+func (s *Service) readVersion(ctx context.Context, workspaceID, ref, vid string) (*PublishedVersion, error) {
+	tid, published, err := publishedByRef(ctx, s.db, workspaceID, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
 	}
@@ -91,19 +108,25 @@ func (s *Service) Published(ctx context.Context, workspaceID, ref string) (*Publ
 		return nil, fmt.Errorf("reading template: %w", err)
 	}
 	if vid == "" {
+		vid = published
+	}
+	if vid == "" {
 		return nil, errNotPublished(tid)
 	}
 	c, ok := s.cache.lookup(vid)
 	if !ok {
 		v, err := versionBy(ctx, s.db, tid, vid, 0)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, apierr.BadRequest("invalid_template", "template %q has no version %q.", clip(ref), clip(vid))
+		}
 		if err != nil {
-			return nil, fmt.Errorf("reading published version: %w", err)
+			return nil, fmt.Errorf("reading template version: %w", err)
 		}
 		if c, err = s.cache.get(v); err != nil {
 			return nil, errRender(err)
 		}
 	}
-	return &PublishedVersion{s: s, templateID: tid, c: c}, nil
+	return &PublishedVersion{s: s, templateID: tid, versionID: vid, c: c}, nil
 }
 
 // Render renders the version for a send, as ForSend.

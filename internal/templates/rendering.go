@@ -47,15 +47,32 @@ func (s *Service) Render(ctx context.Context, workspaceID, ref string, vars map[
 	if t.PublishedVersionID == "" {
 		return Rendered{}, errNotPublished(t.ID)
 	}
-	v, err := versionBy(ctx, s.db, t.ID, t.PublishedVersionID, 0)
+	c, err := s.compiledVersion(ctx, t.ID, t.PublishedVersionID)
 	if err != nil {
-		return Rendered{}, fmt.Errorf("reading published version: %w", err)
+		return Rendered{}, err
+	}
+	return s.strict(t.ID, c, vars, preheader, false)
+}
+
+// compiledVersion is version vid of template tid, parsed: from the cache
+// when it is there (versions never change), else read and cached.
+// store.ErrNotFound when the template has no such version.
+func (s *Service) compiledVersion(ctx context.Context, tid, vid string) (compiled, error) {
+	if c, ok := s.cache.lookup(vid); ok {
+		return c, nil
+	}
+	v, err := versionBy(ctx, s.db, tid, vid, 0)
+	if errors.Is(err, store.ErrNotFound) {
+		return compiled{}, err
+	}
+	if err != nil {
+		return compiled{}, fmt.Errorf("reading template version: %w", err)
 	}
 	c, err := s.cache.get(v)
 	if err != nil {
-		return Rendered{}, errRender(err)
+		return compiled{}, errRender(err)
 	}
-	return s.strict(t.ID, c, vars, preheader, false)
+	return c, nil
 }
 
 // ForSend renders the published version of the template named by id or
@@ -113,18 +130,12 @@ func (s *Service) readVersion(ctx context.Context, workspaceID, ref, vid string)
 	if vid == "" {
 		return nil, errNotPublished(tid)
 	}
-	c, ok := s.cache.lookup(vid)
-	if !ok {
-		v, err := versionBy(ctx, s.db, tid, vid, 0)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, apierr.BadRequest("invalid_template", "template %q has no version %q.", clip(ref), clip(vid))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading template version: %w", err)
-		}
-		if c, err = s.cache.get(v); err != nil {
-			return nil, errRender(err)
-		}
+	c, err := s.compiledVersion(ctx, tid, vid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.BadRequest("invalid_template", "template %q has no version %q.", clip(ref), clip(vid))
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &PublishedVersion{s: s, templateID: tid, versionID: vid, c: c}, nil
 }

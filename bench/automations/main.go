@@ -57,13 +57,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	dir, _ := os.MkdirTemp("", "mailroom-bench-automations")
-	defer os.RemoveAll(dir)
-	dbURL := dir + "/mailroom.db"
-	if *pg != "" {
-		dbURL = *pg
-	}
-	node, err := benchnode.Start(ctx, benchnode.Options{Dir: dir, LogLevel: benchnode.Errors, Env: map[string]string{"MAILROOM_DATABASE_URL": dbURL, "MAILROOM_OUTBOUND": "smtp://" + s.Addr}})
+	node, err := benchnode.Start(ctx, benchnode.Options{PG: *pg, LogLevel: benchnode.Errors, Env: map[string]string{"MAILROOM_OUTBOUND": "smtp://" + s.Addr}})
 	if err != nil {
 		return err
 	}

@@ -323,9 +323,13 @@ func useLibcrypto(cfg *config.Config, log *slog.Logger) {
 	libcrypto.Use(cfg.Libcrypto)
 	if v, ok := libcrypto.Loaded(); ok {
 		log.Info("DKIM RSA signatures by libcrypto", "version", v)
-	} else {
-		log.Info("DKIM RSA signatures by Go's crypto/rsa", "libcrypto", map[bool]string{true: "not found", false: "off"}[cfg.Libcrypto])
+		return
 	}
+	why := "off"
+	if cfg.Libcrypto {
+		why = "not found"
+	}
+	log.Info("DKIM RSA signatures by Go's crypto/rsa", "libcrypto", why)
 }
 
 // tuneGC applies GCPercent unless the operator set GOGC.

@@ -66,6 +66,9 @@ type Broadcast struct {
 	CancelledAt *time.Time
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// TemplateVersionID is the template version the fan-out renders,
+	// recorded by its first run ("" until then).
+	TemplateVersionID string
 }
 
 // Problem is one thing that stops a send, in words a person can act on.

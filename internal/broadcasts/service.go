@@ -557,17 +557,10 @@ func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) 
 		r.tpl = t
 		return r, nil
 	}
-	var pinned string
-	if b.ID != "" {
-		var err error
-		if pinned, err = templateVersion(ctx, s.c.DB, b.WorkspaceID, b.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-	}
 	var pub *templates.PublishedVersion
 	var err error
-	if pinned != "" {
-		pub, err = s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, pinned)
+	if b.TemplateVersionID != "" {
+		pub, err = s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, b.TemplateVersionID)
 	} else {
 		pub, err = s.c.Templates.Published(ctx, b.WorkspaceID, b.TemplateID)
 	}

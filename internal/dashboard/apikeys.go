@@ -11,17 +11,17 @@ import (
 type apiKeysView struct {
 	Keys    []workspaces.Key
 	Current string   // the session's key id
-	Scopes  []string // the scopes a new key may carry
+	Scopes  []string // the scopes a new key may carry: the session key's own
 	Created string   // the new key's value, shown once (keycreated)
 	NewKey  *workspaces.Key
 }
 
 func (x *Dashboard) apiKeys(w http.ResponseWriter, r *http.Request, s *session) error {
-	keys, err := x.d.Workspaces.ListKeys(r.Context(), s.key.WorkspaceID)
+	keys, err := x.d.Workspaces.ListKeys(r.Context(), s.key.WorkspaceID, s.key.MailboxID)
 	if err != nil {
 		return err
 	}
-	x.render(w, r, s, http.StatusOK, "apikeys", apiKeysView{Keys: keys, Current: s.key.ID, Scopes: workspaces.AllScopes})
+	x.render(w, r, s, http.StatusOK, "apikeys", apiKeysView{Keys: keys, Current: s.key.ID, Scopes: s.key.Scopes})
 	return nil
 }
 
@@ -33,7 +33,7 @@ func (x *Dashboard) createKey(w http.ResponseWriter, r *http.Request, s *session
 	if len(scopes) == 0 {
 		return apierr.InvalidRequest("Choose at least one scope.")
 	}
-	k, secret, err := x.d.Workspaces.CreateKey(r.Context(), s.key.WorkspaceID, strings.TrimSpace(r.PostForm.Get("name")), scopes, true, s.key.MailboxID)
+	k, secret, err := x.d.Workspaces.CreateKey(r.Context(), s.key, s.key.WorkspaceID, strings.TrimSpace(r.PostForm.Get("name")), scopes, true, s.key.MailboxID)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (x *Dashboard) createKey(w http.ResponseWriter, r *http.Request, s *session
 // (the next request finds the key gone), so it goes to the sign-in page.
 func (x *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request, s *session) error {
 	id := r.PathValue("id")
-	if err := x.d.Workspaces.DeleteKey(r.Context(), s.key.WorkspaceID, id); err != nil {
+	if err := x.d.Workspaces.DeleteKey(r.Context(), s.key.WorkspaceID, s.key.MailboxID, id); err != nil {
 		return err
 	}
 	if id == s.key.ID {

@@ -42,7 +42,7 @@ func (x *Dashboard) overview(w http.ResponseWriter, r *http.Request, s *session)
 		st := x.d.Policy.Standing(s.key.WorkspaceID)
 		v.Paused, v.Throttled = st.Paused, st.Throttled
 	}
-	if s.key.HasScope(ws) {
+	if scope, bound := s.key.Denied(ws); scope == "" && !bound { // workspace-wide figures
 		now := x.d.Clock.Now().UTC()
 		rep, err := x.d.Analytics.Report(r.Context(), analytics.Query{WorkspaceID: s.key.WorkspaceID,
 			From: now.AddDate(0, 0, 1-chartDays).Format("2006-01-02"), To: now.Format("2006-01-02"), GroupBy: "day"})

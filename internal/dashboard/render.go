@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+
+	"mailroom/internal/workspaces"
 )
 
 //go:embed templates/*.html assets/*
@@ -93,6 +95,7 @@ type view struct {
 	CSRF      string // the session's form token ("" when signed out)
 	Workspace string
 	KeyName   string
+	Bound     bool // the key is bound to a mailbox: the workspace-wide sections are hidden
 	Flash     string
 	Refresh   int // seconds; a page whose state moves reloads itself (no script needed)
 	Data      any
@@ -118,7 +121,7 @@ func (x *Dashboard) render(w http.ResponseWriter, r *http.Request, s *session, s
 		v.Refresh = rf.Refresh()
 	}
 	if s != nil {
-		v.CSRF, v.Workspace, v.KeyName = s.row.csrf, s.key.WorkspaceID, s.key.Name
+		v.CSRF, v.Workspace, v.KeyName, v.Bound = s.row.csrf, s.key.WorkspaceID, s.key.Name, s.key.MailboxID != ""
 	}
 	var buf bytes.Buffer
 	if err := x.pages[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
@@ -166,7 +169,7 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, s *session) error
 
 // page wraps a handler: the session (or a redirect to sign-in), the scope
 // the page needs, the CSRF check of a POST.
-func (x *Dashboard) page(scope string, fn pageFunc) http.Handler {
+func (x *Dashboard) page(g workspaces.Grant, fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, err := x.current(r)
 		if err != nil {
@@ -184,8 +187,11 @@ func (x *Dashboard) page(scope string, fn pageFunc) http.Handler {
 			http.Redirect(w, r, "/sign-in", http.StatusSeeOther)
 			return
 		}
-		if scope != anyKey && !s.key.HasScope(scope) {
+		if scope, bound := s.key.Denied(g); scope != "" {
 			x.fail(w, r, s, errScope(scope))
+			return
+		} else if bound {
+			x.fail(w, r, s, errBound(s.key.MailboxID))
 			return
 		}
 		if r.Method == http.MethodPost {

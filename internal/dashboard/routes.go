@@ -6,12 +6,16 @@ import (
 	"mailroom/internal/workspaces"
 )
 
-// Scopes a page needs: the same as its /v1 route's (httpapi/routes.go).
-const (
-	anyKey = ""
-	send   = workspaces.ScopeSend
-	read   = workspaces.ScopeRead
-	ws     = workspaces.ScopeWorkspace
+// Grants a page needs: the same as its /v1 route's (httpapi/routes.go). A
+// session whose key is bound to a mailbox sees only the pages marked for it,
+// each narrowed to its mailbox.
+var (
+	anyKey   = workspaces.Grant{Mailbox: true}
+	send     = workspaces.Grant{Scopes: []string{workspaces.ScopeSend}, Mailbox: true}
+	read     = workspaces.Grant{Scopes: []string{workspaces.ScopeRead}, Mailbox: true}
+	sendRead = workspaces.Grant{Scopes: []string{workspaces.ScopeSend, workspaces.ScopeRead}, Mailbox: true}
+	ws       = workspaces.Grant{Scopes: []string{workspaces.ScopeWorkspace}}
+	box      = workspaces.Grant{Scopes: []string{workspaces.ScopeWorkspace}, Mailbox: true}
 )
 
 // routes lists every dashboard route on one screen. A GET only shows; every
@@ -34,14 +38,14 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /domains", x.page(ws, x.addDomain))
 	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))
 	mux.Handle("POST /domains/{id}/verify", x.page(ws, x.verifyDomain))
-	mux.Handle("GET /webhooks", x.page(ws, x.webhooks))
-	mux.Handle("POST /webhooks", x.page(ws, x.addWebhook))
-	mux.Handle("GET /webhooks/{id}", x.page(ws, x.webhook))
-	mux.Handle("POST /webhooks/{id}/test", x.page(ws, x.testWebhook))
-	mux.Handle("POST /webhooks/{id}/replay/{delivery}", x.page(ws, x.replayDelivery))
-	mux.Handle("GET /api-keys", x.page(ws, x.apiKeys))
-	mux.Handle("POST /api-keys", x.page(ws, x.createKey)) // shows the key once, in the answer
-	mux.Handle("POST /api-keys/{id}/revoke", x.page(ws, x.revokeKey))
+	mux.Handle("GET /webhooks", x.page(box, x.webhooks))
+	mux.Handle("POST /webhooks", x.page(box, x.addWebhook))
+	mux.Handle("GET /webhooks/{id}", x.page(box, x.webhook))
+	mux.Handle("POST /webhooks/{id}/test", x.page(box, x.testWebhook))
+	mux.Handle("POST /webhooks/{id}/replay/{delivery}", x.page(box, x.replayDelivery))
+	mux.Handle("GET /api-keys", x.page(box, x.apiKeys))
+	mux.Handle("POST /api-keys", x.page(box, x.createKey)) // shows the key once, in the answer
+	mux.Handle("POST /api-keys/{id}/revoke", x.page(box, x.revokeKey))
 	mux.Handle("GET /suppressions", x.page(ws, x.suppressions))
 	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
 	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
@@ -53,7 +57,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
 	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
 	mux.Handle("GET /inbox/{thread}/{message}/attachments/{filename}", x.page(read, x.attachment)) // always a download
-	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(send, x.reply))                      // as POST /v1/messages/{id}/reply-all
+	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(sendRead, x.reply))                      // as POST /v1/messages/{id}/reply-all
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
 	mux.Handle("POST /audiences", x.page(ws, x.createAudience)) // as POST /v1/audiences
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))

@@ -99,7 +99,7 @@ func (x *Dashboard) sweep(ctx context.Context, now time.Time) {
 	old, err := expiredOwned(ctx, x.d.DB, now, 100)
 	for _, s := range old {
 		if err == nil {
-			if e := x.d.Workspaces.DeleteKey(ctx, s.workspaceID, s.keyID); e != nil && !apierr.Is(e, "not_found") {
+			if e := x.d.Workspaces.DeleteKey(ctx, s.workspaceID, "", s.keyID); e != nil && !apierr.Is(e, "not_found") {
 				err = e
 				break
 			}
@@ -117,7 +117,7 @@ func (x *Dashboard) sweep(ctx context.Context, now time.Time) {
 // end signs the session out: its row goes, and so does a key made for it.
 func (x *Dashboard) end(ctx context.Context, s *session) error {
 	if s.row.ownedKey {
-		if err := x.d.Workspaces.DeleteKey(ctx, s.row.workspaceID, s.row.keyID); err != nil && !apierr.Is(err, "not_found") {
+		if err := x.d.Workspaces.DeleteKey(ctx, s.row.workspaceID, "", s.row.keyID); err != nil && !apierr.Is(err, "not_found") {
 			return err
 		}
 	}
@@ -265,7 +265,7 @@ func (x *Dashboard) redeemLink(w http.ResponseWriter, r *http.Request) {
 		x.render(w, r, nil, http.StatusGone, "signin", signInView{Token: x.signInToken(w, r), Error: "That sign-in link was already used or has expired. Print a new one with mailroom dashboard link."})
 		return
 	}
-	key, secret, err := x.d.Workspaces.CreateKey(ctx, ws, "Dashboard session ("+x.d.Clock.Now().UTC().Format("2006-01-02 15:04")+" UTC)", nil, false, "")
+	key, secret, err := x.d.Workspaces.CreateKey(ctx, nil, ws, "Dashboard session ("+x.d.Clock.Now().UTC().Format("2006-01-02 15:04")+" UTC)", nil, false, "")
 	if err == nil {
 		err = x.start(w, r, key, secret, true)
 	}
@@ -316,6 +316,12 @@ func (x *Dashboard) signOut(w http.ResponseWriter, r *http.Request, s *session) 
 // errScope answers a page the session's key may not see.
 func errScope(scope string) error {
 	return apierr.New(http.StatusForbidden, "insufficient_scope", "The API key you signed in with lacks the %s scope, so this page is not available.", scope)
+}
+
+// errBound answers a workspace-wide page to a session whose key is bound to
+// a mailbox.
+func errBound(mailboxID string) error {
+	return apierr.New(http.StatusForbidden, "insufficient_scope", "The API key you signed in with is bound to mailbox %s, so only that mailbox's pages are available.", mailboxID)
 }
 
 var errNoSession = errors.New("no session")

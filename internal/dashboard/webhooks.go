@@ -21,7 +21,7 @@ type eventChoice struct {
 }
 
 func (x *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *session) error {
-	list, err := x.d.Webhooks.List(r.Context(), s.key.WorkspaceID)
+	list, err := x.d.Webhooks.List(r.Context(), s.key.WorkspaceID, s.key.MailboxID)
 	if err != nil {
 		return err
 	}
@@ -55,11 +55,11 @@ type webhookView struct {
 }
 
 func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *session, id string, res *webhooks.ManualResult, action string) error {
-	e, err := x.d.Webhooks.Get(r.Context(), s.key.WorkspaceID, id)
+	e, err := x.d.Webhooks.Get(r.Context(), s.key.WorkspaceID, s.key.MailboxID, id)
 	if err != nil {
 		return err
 	}
-	ds, err := x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, webhooks.DeliveryQuery{WebhookID: e.ID, Limit: deliveryRows})
+	ds, err := x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, webhooks.DeliveryQuery{WebhookID: e.ID, BoundTo: s.key.MailboxID, Limit: deliveryRows})
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (x *Dashboard) webhook(w http.ResponseWriter, r *http.Request, s *session) 
 
 // testWebhook sends a test event now and shows the endpoint's answer.
 func (x *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
-	res, err := x.d.Webhooks.SendTest(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
+	res, err := x.d.Webhooks.SendTest(r.Context(), s.key.WorkspaceID, s.key.MailboxID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (x *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 
 // replayDelivery sends one delivery's event again now and shows the answer.
 func (x *Dashboard) replayDelivery(w http.ResponseWriter, r *http.Request, s *session) error {
-	res, err := x.d.Webhooks.Replay(r.Context(), s.key.WorkspaceID, r.PathValue("delivery"))
+	res, err := x.d.Webhooks.Replay(r.Context(), s.key.WorkspaceID, s.key.MailboxID, r.PathValue("delivery"))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -370,6 +371,17 @@ const SignalTopic = "events"
 // paying for an index.
 func WebhookSeq(ctx context.Context, db *store.DB, workspaceID, id string, seq any) error {
 	return db.QueryRow(ctx, `SELECT seq FROM events WHERE workspace_id = ? AND id = ? AND webhook = 1`, workspaceID, id).Scan(seq)
+}
+
+// MailboxOf reads the mailbox a webhook event concerns ("" for none), so a
+// replay reaches only the endpoints the event could have reached.
+func MailboxOf(ctx context.Context, db *store.DB, seq int64) (string, error) {
+	var m string
+	err := db.QueryRow(ctx, `SELECT COALESCE(mailbox_id, '') FROM events WHERE seq = ?`, seq).Scan(&m)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return m, err
 }
 
 // Claimed is an event the webhook dispatcher took for fan-out.

@@ -79,7 +79,7 @@ func tsPtr(t *time.Time) *string {
 }
 
 func (h *handler) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := h.d.Workspaces.ListKeys(r.Context(), apiKey(r).WorkspaceID)
+	keys, err := h.d.Workspaces.ListKeys(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID)
 	if err != nil {
 		return err
 	}
@@ -111,6 +111,9 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		given = true
 	}
 	var domain workspaces.KeyDomain
+	if caller.DomainID != "" && req.DomainID == nil {
+		domain = workspaces.KeyDomain{ID: caller.DomainID, Name: caller.DomainName} // limited like its maker
+	}
 	if req.DomainID != nil {
 		d, err := h.d.Services.Domains.Get(r.Context(), caller.WorkspaceID, *req.DomainID)
 		if err != nil {
@@ -129,7 +132,7 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		}
 		mailboxID = m.ID
 	}
-	k, secret, err := h.d.Workspaces.CreateDomainKey(r.Context(), caller.WorkspaceID, req.Name, scopes, given, mailboxID, domain)
+	k, secret, err := h.d.Workspaces.CreateDomainKey(r.Context(), caller, caller.WorkspaceID, req.Name, scopes, given, mailboxID, domain)
 	if err != nil {
 		return err
 	}
@@ -141,7 +144,7 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 
 func (h *handler) deleteAPIKey(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	if err := h.d.Workspaces.DeleteKey(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
+	if err := h.d.Workspaces.DeleteKey(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})

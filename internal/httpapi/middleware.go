@@ -240,6 +240,12 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
+// errBound answers a workspace-wide route to a key bound to a mailbox.
+func errBound(mailboxID string) error {
+	return apierr.New(http.StatusForbidden, "insufficient_scope", "This API key is bound to mailbox %s and may use only that mailbox's routes (emails, messages, threads, search, identity, mailboxes, webhooks, api-keys).", mailboxID).
+		WithNext("Use a key that is not bound to a mailbox for workspace-wide routes.")
+}
+
 func errScope(scope string) error {
 	return apierr.New(http.StatusForbidden, "insufficient_scope", "This API key lacks the %s scope.", scope).
 		WithNext("Use a key created with the " + scope + " scope, or without scopes for full access.")

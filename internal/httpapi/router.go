@@ -25,21 +25,24 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // route's error shape in the match too.
 type route struct {
 	pattern string
-	scope   string // public: no key needed
+	grant   workspaces.Grant // no scopes: no key needed
 	shape   errShape
 	known   bool // false for the not_found answer of an unknown route
 	fn      handlerFunc
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if rt.scope != public {
+	if len(rt.grant.Scopes) > 0 {
 		k := apiKey(r)
 		if k == nil {
 			writeError(w, r, workspaces.ErrBadKey)
 			return
 		}
-		if !k.HasScope(rt.scope) {
-			writeError(w, r, errScope(rt.scope))
+		if scope, bound := k.Denied(rt.grant); scope != "" {
+			writeError(w, r, errScope(scope))
+			return
+		} else if bound {
+			writeError(w, r, errBound(k.MailboxID))
 			return
 		}
 	}
@@ -56,8 +59,8 @@ type routeTable struct {
 }
 
 // handle registers one route.
-func (t *routeTable) handle(pattern, scope string, shape errShape, fn handlerFunc) {
-	rt := &route{pattern: pattern, scope: scope, shape: shape, known: true, fn: fn}
+func (t *routeTable) handle(pattern string, g workspaces.Grant, shape errShape, fn handlerFunc) {
+	rt := &route{pattern: pattern, grant: g, shape: shape, known: true, fn: fn}
 	t.routes = append(t.routes, rt)
 	t.mux.Handle(pattern, rt)
 }
@@ -65,7 +68,7 @@ func (t *routeTable) handle(pattern, scope string, shape errShape, fn handlerFun
 // unknown makes every path under prefix that no route matches (whatever
 // the method) answer not_found in shape.
 func (t *routeTable) unknown(prefix string, shape errShape) {
-	rt := &route{pattern: prefix, scope: public, shape: shape, fn: func(http.ResponseWriter, *http.Request) error { return errNoRoute() }}
+	rt := &route{pattern: prefix, grant: public, shape: shape, fn: func(http.ResponseWriter, *http.Request) error { return errNoRoute() }}
 	t.mux.Handle(prefix, rt)
 	if !strings.HasSuffix(prefix, "/") {
 		t.mux.Handle(prefix+"/", rt)

@@ -44,11 +44,15 @@ type Services struct {
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
 // mail:send covers the emails routes (a send-only key reads the status of
 // what it sent), mail:read the received-mail routes, workspace everything else.
-const (
-	public = ""                        // no key needed
-	send   = workspaces.ScopeSend      // mail:send
-	read   = workspaces.ScopeRead      // mail:read
-	ws     = workspaces.ScopeWorkspace // workspace
+// A key bound to a mailbox may use only the routes marked for it (send, read,
+// box, sendRead), each narrowed to its mailbox; the rest answer 403.
+var (
+	public   = workspaces.Grant{}                                                                            // no key needed
+	send     = workspaces.Grant{Scopes: []string{workspaces.ScopeSend}, Mailbox: true}                       // mail:send
+	read     = workspaces.Grant{Scopes: []string{workspaces.ScopeRead}, Mailbox: true}                       // mail:read
+	sendRead = workspaces.Grant{Scopes: []string{workspaces.ScopeSend, workspaces.ScopeRead}, Mailbox: true} // sends received mail on
+	ws       = workspaces.Grant{Scopes: []string{workspaces.ScopeWorkspace}}                                 // workspace-wide
+	box      = workspaces.Grant{Scopes: []string{workspaces.ScopeWorkspace}, Mailbox: true}                  // workspace, a bound key sees its mailbox's
 )
 
 // rootRoutes lists what the node serves outside /v1: probes, metrics and
@@ -78,9 +82,9 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/openapi.json", public, nested, h.openapi)
 
-	t.handle("GET /v1/api-keys", ws, nested, h.listAPIKeys)
-	t.handle("POST /v1/api-keys", ws, nested, h.createAPIKey)
-	t.handle("DELETE /v1/api-keys/{id}", ws, nested, h.deleteAPIKey)
+	t.handle("GET /v1/api-keys", box, nested, h.listAPIKeys)
+	t.handle("POST /v1/api-keys", box, nested, h.createAPIKey)
+	t.handle("DELETE /v1/api-keys/{id}", box, nested, h.deleteAPIKey)
 
 	// A key with only mail:send sees only the emails it sent.
 	t.handle("POST /v1/emails", send, nested, h.createEmail)
@@ -101,15 +105,15 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/domains/{id}/tracking", ws, nested, h.getTracking)
 	t.handle("PATCH /v1/domains/{id}/tracking", ws, nested, h.patchTracking)
 
-	t.handle("GET /v1/webhooks", ws, nested, h.listWebhooks)
-	t.handle("POST /v1/webhooks", ws, nested, h.createWebhook)
-	t.handle("PATCH /v1/webhooks", ws, nested, h.updateWebhook)  // deprecated ?id=
-	t.handle("DELETE /v1/webhooks", ws, nested, h.deleteWebhook) // deprecated ?id=
-	t.handle("GET /v1/webhooks/deliveries", ws, nested, h.listWebhookDeliveries)
-	t.handle("POST /v1/webhooks/deliveries", ws, nested, h.sendWebhookDelivery)
-	t.handle("GET /v1/webhooks/{id}", ws, nested, h.getWebhook)
-	t.handle("PATCH /v1/webhooks/{id}", ws, nested, h.updateWebhook)
-	t.handle("DELETE /v1/webhooks/{id}", ws, nested, h.deleteWebhook)
+	t.handle("GET /v1/webhooks", box, nested, h.listWebhooks)
+	t.handle("POST /v1/webhooks", box, nested, h.createWebhook)
+	t.handle("PATCH /v1/webhooks", box, nested, h.updateWebhook)  // deprecated ?id=
+	t.handle("DELETE /v1/webhooks", box, nested, h.deleteWebhook) // deprecated ?id=
+	t.handle("GET /v1/webhooks/deliveries", box, nested, h.listWebhookDeliveries)
+	t.handle("POST /v1/webhooks/deliveries", box, nested, h.sendWebhookDelivery)
+	t.handle("GET /v1/webhooks/{id}", box, nested, h.getWebhook)
+	t.handle("PATCH /v1/webhooks/{id}", box, nested, h.updateWebhook)
+	t.handle("DELETE /v1/webhooks/{id}", box, nested, h.deleteWebhook)
 
 	t.handle("GET /v1/suppressions", ws, flat, h.listSuppressions)
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
@@ -188,18 +192,18 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
 	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).
-	t.handle("GET /v1/mailboxes", ws, nested, h.listMailboxes)
-	t.handle("POST /v1/mailboxes", ws, nested, h.createMailbox)
-	t.handle("GET /v1/mailboxes/{id}", ws, nested, h.getMailbox)
-	t.handle("DELETE /v1/mailboxes/{id}", ws, nested, h.deleteMailbox)
+	t.handle("GET /v1/mailboxes", box, nested, h.listMailboxes)
+	t.handle("POST /v1/mailboxes", box, nested, h.createMailbox)
+	t.handle("GET /v1/mailboxes/{id}", box, nested, h.getMailbox)
+	t.handle("DELETE /v1/mailboxes/{id}", box, nested, h.deleteMailbox)
 	t.handle("GET /v1/messages", read, nested, h.listMessages)
 	t.handle("POST /v1/messages", send, nested, h.composeMessage)                    // sends as a mailbox, through the sending service
 	t.handle("GET /v1/messages/scheduled", send, nested, h.listScheduledMessages)    // receive-side bookings still waiting, soonest first
 	t.handle("GET /v1/messages/scheduled/{id}", send, nested, h.getScheduledMessage) // the booking's outcome, whenever asked
 	t.handle("GET /v1/messages/{id}", read, nested, h.getMessage)                    // marks it read
 	t.handle("POST /v1/messages/{id}/archive", read, nested, h.archiveMessage)
-	t.handle("POST /v1/messages/{id}/reply-all", send, nested, h.replyAll)
-	t.handle("POST /v1/messages/{id}/forward", send, nested, h.forwardMessage)
+	t.handle("POST /v1/messages/{id}/reply-all", sendRead, nested, h.replyAll)
+	t.handle("POST /v1/messages/{id}/forward", sendRead, nested, h.forwardMessage)
 	t.handle("GET /v1/messages/{id}/attachments/{filename}", read, nested, h.getAttachment)
 	t.handle("GET /v1/threads", read, nested, h.listThreads)
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)

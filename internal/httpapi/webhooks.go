@@ -92,7 +92,7 @@ func secondsOf(ds []time.Duration) []int64 {
 }
 
 func (h *handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	es, err := h.d.Services.Webhooks.List(r.Context(), apiKey(r).WorkspaceID)
+	es, err := h.d.Services.Webhooks.List(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,9 @@ func (h *handler) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if req.URL == "" {
 		req.URL = req.Endpoint
 	}
-	p := webhooks.CreateParams{URL: req.URL, Events: req.Events, Headers: req.Headers, SvixSignatures: req.SvixSignatures}
+	// A key bound to a mailbox registers endpoints scoped to it: one without a
+	// mailbox would receive every mailbox's mail.
+	p := webhooks.CreateParams{URL: req.URL, Events: req.Events, Headers: req.Headers, SvixSignatures: req.SvixSignatures, MailboxID: apiKey(r).MailboxID}
 	if req.MailboxID != nil {
 		m, err := h.d.Services.Inbound.Mailbox(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, *req.MailboxID)
 		if err != nil {
@@ -148,7 +150,7 @@ func webhookID(r *http.Request) (string, error) {
 }
 
 func (h *handler) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	e, err := h.d.Services.Webhooks.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	e, err := h.d.Services.Webhooks.Get(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func (h *handler) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
-	e, err := h.d.Services.Webhooks.Update(r.Context(), apiKey(r).WorkspaceID, id, webhooks.UpdateParams{
+	e, err := h.d.Services.Webhooks.Update(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, id, webhooks.UpdateParams{
 		URL: req.URL, Events: req.Events, Active: req.Active, Headers: req.Headers,
 		RotateSecret: req.RotateSecret != nil && *req.RotateSecret, SvixSignatures: req.SvixSignatures,
 	})
@@ -181,7 +183,7 @@ func (h *handler) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.d.Services.Webhooks.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
+	if err := h.d.Services.Webhooks.Delete(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
@@ -240,7 +242,7 @@ func (h *handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	q := webhooks.DeliveryQuery{WebhookID: r.URL.Query().Get("webhook_id"), Limit: pg.Limit + 1}
+	q := webhooks.DeliveryQuery{WebhookID: r.URL.Query().Get("webhook_id"), BoundTo: apiKey(r).MailboxID, Limit: pg.Limit + 1}
 	if pg.After != nil {
 		q.AfterAt, q.AfterID = pg.After.At, pg.After.ID
 	}
@@ -273,20 +275,20 @@ func (h *handler) sendWebhookDelivery(w http.ResponseWriter, r *http.Request) er
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
-	svc, wsID := h.d.Services.Webhooks, apiKey(r).WorkspaceID
+	svc, wsID, boundTo := h.d.Services.Webhooks, apiKey(r).WorkspaceID, apiKey(r).MailboxID
 	var res *webhooks.ManualResult
 	var err error
 	switch {
 	case req.WebhookID == "" && req.DeliveryID == "":
 		return apierr.InvalidRequest("Send either webhook_id (a test event) or delivery_id (a replay).")
 	case req.DeliveryID == "":
-		res, err = svc.SendTest(r.Context(), wsID, req.WebhookID)
+		res, err = svc.SendTest(r.Context(), wsID, boundTo, req.WebhookID)
 	case ids.HasPrefix(req.DeliveryID, "whd"):
 		return h.replayEvent(w, r, req.DeliveryID, req.WebhookID)
 	case req.WebhookID != "":
 		return apierr.InvalidRequest("webhook_id goes with an event id (whd_) only; a delivery's id already names its endpoint.")
 	default:
-		res, err = svc.Replay(r.Context(), wsID, req.DeliveryID)
+		res, err = svc.Replay(r.Context(), wsID, boundTo, req.DeliveryID)
 	}
 	if err != nil {
 		return err
@@ -307,7 +309,7 @@ func manualResultJSON(res *webhooks.ManualResult) manualDeliveryJSON {
 // the single-attempt shape, success only when every endpoint accepted, and
 // every attempt under results.
 func (h *handler) replayEvent(w http.ResponseWriter, r *http.Request, eventID, webhookID string) error {
-	rs, err := h.d.Services.Webhooks.ReplayEvent(r.Context(), apiKey(r).WorkspaceID, eventID, webhookID)
+	rs, err := h.d.Services.Webhooks.ReplayEvent(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, eventID, webhookID)
 	if err != nil {
 		return err
 	}

@@ -353,6 +353,9 @@ func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Va
 	if c.FromDomain != "" && domain != c.FromDomain {
 		return apierr.Forbidden("insufficient_scope", "This API key may send only from %s; %s is another domain.", c.FromDomain, domain)
 	}
+	if c.FromAddress != "" && from != c.FromAddress {
+		return apierr.Forbidden("insufficient_scope", "This API key is bound to mailbox %s and sends only as it; %s is another address.", c.FromAddress, from)
+	}
 	if domain == s.serviceDomain {
 		if from != s.sandboxFrom {
 			return apierr.Invalid422("invalid_from_domain", "%s is not a verified domain of this workspace; on the service domain only the sandbox sender %s may send.", domain, s.sandboxFrom)

@@ -86,13 +86,16 @@ type Caller struct {
 	// FromDomain, when set, is the only domain the caller's key may send
 	// from (a key restricted to a domain).
 	FromDomain string
+	// FromAddress, when set, is the only address the caller's key may send
+	// from and read the emails of (a key bound to a mailbox: its address).
+	FromAddress string
 }
 
 // CallerFor is the caller an authenticated key acts as: a key without the
 // workspace scope sees only the emails it sent.
 func CallerFor(k *workspaces.Key) Caller {
 	c := Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(workspaces.ScopeWorkspace), OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed,
-		FromDomain: k.DomainName}
+		FromDomain: k.DomainName, FromAddress: k.MailboxAddress}
 	if k.Unconfirmed {
 		c.ConfirmKey = k.Confirm
 	}

@@ -196,10 +196,22 @@ func scanSummary(sc scanner) (*emailRow, error) {
 // ownFilter narrows a query to the caller's own emails when its key may
 // only read what it sent.
 func ownFilter(c Caller) (string, []any) {
+	var q string
+	var args []any
 	if c.OwnOnly {
-		return " AND e.api_key_id = ?", []any{c.KeyID}
+		q, args = " AND e.api_key_id = ?", []any{c.KeyID}
 	}
-	return "", nil
+	if c.FromAddress != "" {
+		// from_addr is the From as written: the bare address or "Name <address>".
+		q += ` AND (LOWER(e.from_addr) = ? OR LOWER(e.from_addr) LIKE ? ESCAPE '!')`
+		args = append(args, c.FromAddress, "%<"+likeEscape(c.FromAddress)+">")
+	}
+	return q, args
+}
+
+// likeEscape escapes LIKE's wildcards with '!'.
+func likeEscape(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }
 
 // readRow reads one of the caller's emails (no bodies), or

@@ -122,12 +122,7 @@ func (ss *session) Data(r io.Reader) error {
 	if err := ss.limit(ctx, k); err != nil {
 		return err
 	}
-	c := sending.Caller{WorkspaceID: k.WorkspaceID, KeyID: k.ID, OwnOnly: !k.HasScope(workspaces.ScopeWorkspace),
-		OwnerEmail: k.OwnerEmail, OwnerConfirmed: k.OwnerConfirmed, FromDomain: k.DomainName}
-	if k.Unconfirmed {
-		c.ConfirmKey = k.Confirm
-	}
-	out, err := ss.s.opts.Sender.SendWith(ctx, c, body, opts)
+	out, err := ss.s.opts.Sender.SendWith(ctx, sending.CallerFor(k), body, opts)
 	if err != nil {
 		return replyOf(err)
 	}

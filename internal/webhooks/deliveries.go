@@ -42,6 +42,9 @@ type Retry struct {
 // DeliveryQuery selects a page of the log, newest first.
 type DeliveryQuery struct {
 	WebhookID string // "" for every endpoint of the workspace
+	// BoundTo, when not "", is the mailbox the caller's key is bound to: only
+	// the deliveries of endpoints scoped to it are read.
+	BoundTo string
 	Limit     int
 	// After continues below the row with this time and id.
 	AfterAt int64
@@ -50,7 +53,11 @@ type DeliveryQuery struct {
 
 // ListDeliveries reads the workspace's delivery log, newest first.
 func (s *Service) ListDeliveries(ctx context.Context, workspaceID string, q DeliveryQuery) ([]Delivery, error) {
-	if q.WebhookID != "" {
+	if q.BoundTo != "" && q.WebhookID != "" {
+		if _, err := s.Get(ctx, workspaceID, q.BoundTo, q.WebhookID); err != nil {
+			return nil, err
+		}
+	} else if q.WebhookID != "" {
 		exists, err := endpointExists(ctx, s.db, workspaceID, q.WebhookID)
 		if err != nil {
 			return nil, err
@@ -84,8 +91,8 @@ type ManualResult struct {
 // and its data carries test: true and test_mode: true. If it lands, the
 // endpoint counts it as accepted and, if disabled, is re-enabled and its
 // held events released.
-func (s *Service) SendTest(ctx context.Context, workspaceID, webhookID string) (*ManualResult, error) {
-	e, err := s.Get(ctx, workspaceID, webhookID)
+func (s *Service) SendTest(ctx context.Context, workspaceID, boundTo, webhookID string) (*ManualResult, error) {
+	e, err := s.Get(ctx, workspaceID, boundTo, webhookID)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +140,9 @@ func testData(name string) []byte {
 
 // Replay sends a stored delivery again now, with the same event id (and so
 // the same body; only the signature is fresh), and answers what the
-// endpoint answered. It does not change the endpoint's state.
-func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*ManualResult, error) {
+// endpoint answered. It does not change the endpoint's state. A caller
+// bound to a mailbox (boundTo) replays only its endpoints' deliveries.
+func (s *Service) Replay(ctx context.Context, workspaceID, boundTo, deliveryID string) (*ManualResult, error) {
 	webhookID, eventID, eventSeq, name, payload, err := readAttempt(ctx, s.db, workspaceID, deliveryID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("delivery")
@@ -142,7 +150,10 @@ func (s *Service) Replay(ctx context.Context, workspaceID, deliveryID string) (*
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.Get(ctx, workspaceID, webhookID)
+	e, err := s.Get(ctx, workspaceID, boundTo, webhookID)
+	if apierr.Is(err, "not_found") {
+		return nil, apierr.NotFound("delivery")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -68,16 +68,21 @@ type subscriber struct {
 // endpoint takes received-mail events of its own mailbox only, and of the
 // events without a mailbox only those MailboxScoped allows.
 func (sub subscriber) wants(e events.Claimed) bool {
-	if !slices.Contains(sub.events, e.Type) {
-		return false
-	}
-	if sub.mailbox == "" {
+	return slices.Contains(sub.events, e.Type) && reaches(sub.mailbox, e.MailboxID, e.Type)
+}
+
+// reaches reports whether an event of type kind about mailbox eventBox (""
+// for none) may reach an endpoint scoped to endpointBox ("" for none), or a
+// caller bound to it: a mailbox's received mail reaches only that mailbox,
+// and of the events without a mailbox only those MailboxScoped allows.
+func reaches(endpointBox, eventBox, kind string) bool {
+	if endpointBox == "" {
 		return true
 	}
-	if e.MailboxID != "" {
-		return e.MailboxID == sub.mailbox
+	if eventBox != "" {
+		return eventBox == endpointBox
 	}
-	return MailboxScoped(e.Type)
+	return MailboxScoped(kind)
 }
 
 // fanOut claims a batch of undispatched events and, in the same

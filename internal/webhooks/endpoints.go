@@ -180,11 +180,13 @@ func scanEndpoint(r rowScanner, now time.Time) (*Endpoint, error) {
 
 func errEndpointNotFound() error { return apierr.NotFound("webhook") }
 
-// Get returns one endpoint of the workspace, without its secret.
-func (s *Service) Get(ctx context.Context, workspaceID, id string) (*Endpoint, error) {
+// Get returns one endpoint of the workspace, without its secret. boundTo,
+// when not "", is the mailbox the caller's key is bound to: an endpoint not
+// scoped to it answers not_found, as another workspace's would.
+func (s *Service) Get(ctx context.Context, workspaceID, boundTo, id string) (*Endpoint, error) {
 	now := s.clock.Now()
 	e, err := readEndpoint(ctx, s.db, workspaceID, id, now)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && boundTo != "" && e.MailboxID != boundTo) {
 		return nil, errEndpointNotFound()
 	}
 	if err != nil {
@@ -196,12 +198,16 @@ func (s *Service) Get(ctx context.Context, workspaceID, id string) (*Endpoint, e
 	return e, nil
 }
 
-// List returns the workspace's endpoints, oldest first.
-func (s *Service) List(ctx context.Context, workspaceID string) ([]*Endpoint, error) {
+// List returns the workspace's endpoints, oldest first; for a caller bound
+// to a mailbox (boundTo), only those scoped to it.
+func (s *Service) List(ctx context.Context, workspaceID, boundTo string) ([]*Endpoint, error) {
 	now := s.clock.Now()
 	out, err := listEndpoints(ctx, s.db, workspaceID, now)
 	if err != nil {
 		return nil, err
+	}
+	if boundTo != "" {
+		out = slices.DeleteFunc(out, func(e *Endpoint) bool { return e.MailboxID != boundTo })
 	}
 	return out, s.fillHeld(ctx, out, now)
 }
@@ -225,8 +231,8 @@ func (s *Service) fillHeld(ctx context.Context, es []*Endpoint, now time.Time) e
 // Update applies a PATCH. A change that changes nothing answers 400
 // nothing_to_update. Re-enabling resets the failure count and releases the
 // held events; disabling holds the queued ones.
-func (s *Service) Update(ctx context.Context, workspaceID, id string, p UpdateParams) (*Endpoint, error) {
-	cur, err := s.Get(ctx, workspaceID, id)
+func (s *Service) Update(ctx context.Context, workspaceID, boundTo, id string, p UpdateParams) (*Endpoint, error) {
+	cur, err := s.Get(ctx, workspaceID, boundTo, id)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +329,7 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, p UpdatePa
 	if enable {
 		s.Kick()
 	}
-	e, err := s.Get(ctx, workspaceID, id)
+	e, err := s.Get(ctx, workspaceID, boundTo, id)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +342,12 @@ func (s *Service) Update(ctx context.Context, workspaceID, id string, p UpdatePa
 
 // Delete removes an endpoint and drops its queued and held deliveries. Its
 // delivery log stays readable.
-func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
+func (s *Service) Delete(ctx context.Context, workspaceID, boundTo, id string) error {
+	if boundTo != "" {
+		if _, err := s.Get(ctx, workspaceID, boundTo, id); err != nil {
+			return err
+		}
+	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		found, err := deleteEndpoint(ctx, tx, workspaceID, id)
 		if err == nil && !found {

@@ -20,6 +20,7 @@ type ReplayResult struct {
 // body came from (the event log, or the log row of a test event).
 type storedEvent struct {
 	name     string
+	mailbox  string // the mailbox a received-mail event concerns, else ""
 	seq      sql.NullInt64
 	body     []byte
 	keepBody bool
@@ -30,26 +31,34 @@ type storedEvent struct {
 // subscribes to: the caller named it), else to every active endpoint of the
 // workspace subscribed to the event's type. The attempts run side by side
 // and are answered in the endpoints' creation order. Like Replay, it does
-// not change the endpoints' state.
-func (s *Service) ReplayEvent(ctx context.Context, workspaceID, eventID, webhookID string) ([]ReplayResult, error) {
+// not change the endpoints' state. An endpoint scoped to a mailbox is never
+// sent another mailbox's event, and a caller bound to a mailbox (boundTo)
+// finds only the events of its mailbox and its own endpoints.
+func (s *Service) ReplayEvent(ctx context.Context, workspaceID, boundTo, eventID, webhookID string) ([]ReplayResult, error) {
 	ev, err := s.findEvent(ctx, workspaceID, eventID)
 	if err != nil {
 		return nil, err
 	}
+	if !reaches(boundTo, ev.mailbox, ev.name) {
+		return nil, apierr.NotFound("delivery")
+	}
 	var targets []*Endpoint
 	if webhookID != "" {
-		e, err := s.Get(ctx, workspaceID, webhookID)
+		e, err := s.Get(ctx, workspaceID, boundTo, webhookID)
 		if err != nil {
 			return nil, err
 		}
+		if !reaches(e.MailboxID, ev.mailbox, ev.name) {
+			return nil, apierr.InvalidRequest("Webhook %s is scoped to mailbox %s and is never sent another mailbox's events.", e.ID, e.MailboxID)
+		}
 		targets = append(targets, e)
 	} else {
-		all, err := s.List(ctx, workspaceID)
+		all, err := s.List(ctx, workspaceID, boundTo)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range all {
-			if e.Active && slices.Contains(e.Events, ev.name) {
+			if e.Active && slices.Contains(e.Events, ev.name) && reaches(e.MailboxID, ev.mailbox, ev.name) {
 				targets = append(targets, e)
 			}
 		}

@@ -375,6 +375,9 @@ func (s *Service) findEvent(ctx context.Context, workspaceID, eventID string) (*
 		return nil, apierr.NotFound("delivery").WithNext("The event is no longer stored.")
 	}
 	ev.name, ev.body = b.name, b.body
+	if ev.mailbox, err = events.MailboxOf(ctx, s.db, ev.seq.Int64); err != nil {
+		return nil, err
+	}
 	return &ev, nil
 }
 
@@ -474,6 +477,9 @@ func listAttempts(ctx context.Context, q store.Querier, workspaceID string, dq D
 	if dq.WebhookID != "" {
 		where = `webhook_id = ? AND workspace_id = ?`
 		args = []any{dq.WebhookID, workspaceID}
+	} else if dq.BoundTo != "" {
+		where += ` AND webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = ? AND mailbox_id = ?)`
+		args = append(args, workspaceID, dq.BoundTo)
 	}
 	if dq.AfterID != "" {
 		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`

@@ -65,7 +65,7 @@ type keyResult struct {
 // keyRow is what a key's hash finds.
 type keyRow struct {
 	id, workspaceID, name, scopes, hash, ownerEmail string
-	mailboxID                                       string // "" for an unbound key
+	mailboxID, mailboxAddress                       string // "" for an unbound key
 	domainID, domainName                            string // "" for a key not restricted to a domain
 	createdAt                                       int64
 	confirmed                                       int

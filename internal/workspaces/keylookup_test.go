@@ -33,11 +33,11 @@ func TestAuthenticateConcurrentBatches(t *testing.T) {
 		}
 		keys = append(keys, presented{secret, ws.ID})
 	}
-	gone, goneSecret, err := s.CreateKey(ctx, keys[0].workspace, "gone", nil, false, "")
+	gone, goneSecret, err := s.CreateKey(ctx, nil, keys[0].workspace, "gone", nil, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteKey(ctx, keys[0].workspace, gone.ID); err != nil {
+	if err := s.DeleteKey(ctx, keys[0].workspace, "", gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	keys = append(keys, presented{goneSecret, ""}, presented{"mr_" + "0123456789abcdef0123456789abcdef0123456789abcdef", ""})
@@ -69,7 +69,7 @@ func TestAuthenticateConcurrentBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteKey(ctx, keys[1].workspace, k.ID); err != nil {
+	if err := s.DeleteKey(ctx, keys[1].workspace, "", k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Authenticate(ctx, keys[1].secret); !errors.Is(err, workspaces.ErrBadKey) {
@@ -131,7 +131,7 @@ func TestRevocationReachesOtherProcess(t *testing.T) {
 		}()
 	}
 	time.Sleep(20 * time.Millisecond)
-	if err := b.DeleteKey(ctx, ws.ID, k.ID); err != nil {
+	if err := b.DeleteKey(ctx, ws.ID, "", k.ID); err != nil {
 		t.Fatal(err)
 	}
 	revokedAt.Store(time.Now().UnixNano())
@@ -160,7 +160,7 @@ func TestAuthenticateForSendMarksTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, secret, err := a.CreateKey(ctx, ws.ID, "sender", nil, false, "")
+	k, secret, err := a.CreateKey(ctx, nil, ws.ID, "sender", nil, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestAuthenticateForSendMarksTrust(t *testing.T) {
 	if _, err := a.Authenticate(ctx, secret); err != nil { // a finds it too
 		t.Fatal(err)
 	}
-	if err := a.DeleteKey(ctx, ws.ID, k.ID); err != nil {
+	if err := a.DeleteKey(ctx, ws.ID, "", k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Authenticate(ctx, secret); !errors.Is(err, workspaces.ErrBadKey) {

@@ -57,6 +57,9 @@ type Key struct {
 	// MailboxID binds the key to one mailbox (its identity): it reads only
 	// that mailbox's mail and sends as it. "" for an unbound key.
 	MailboxID string `json:"mailbox_id"`
+	// MailboxAddress is the bound mailbox's address (read with the key): the
+	// one address the key sends from and reads the emails of.
+	MailboxAddress string `json:"-"`
 	// DomainID and DomainName restrict a sending key to one domain of the
 	// workspace (from addresses at DomainName only); "" for no restriction.
 	DomainID   string `json:"domain_id"`
@@ -90,6 +93,46 @@ func (k *Key) Confirm(ctx context.Context) error {
 
 // HasScope reports whether the key carries scope.
 func (k *Key) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
+
+// Grant is what a route or dashboard page asks of a key: every scope in
+// Scopes, and, for a key bound to a mailbox, a route that Mailbox marks as
+// narrowed to the key's mailbox. Workspace-wide routes (domains, contacts,
+// broadcasts, ...) are closed to a bound key: it sees and touches only its
+// mailbox (docs/decisions.md).
+type Grant struct {
+	Scopes  []string
+	Mailbox bool
+}
+
+// Denied says why the key may not use g: the first scope it lacks, or
+// bound when the key is bound to a mailbox and g is workspace-wide. Both
+// empty means allowed.
+func (k *Key) Denied(g Grant) (scope string, bound bool) {
+	for _, sc := range g.Scopes {
+		if !k.HasScope(sc) {
+			return sc, false
+		}
+	}
+	return "", k.MailboxID != "" && !g.Mailbox
+}
+
+// Within reports whether a key with scopes, mailbox and domain asks no more
+// than k holds: its scopes a subset of k's, bound to k's mailbox and limited
+// to k's domain when k is.
+func (k *Key) Within(scopes []string, mailboxID, domainID string) error {
+	for _, sc := range scopes {
+		if !k.HasScope(sc) {
+			return apierr.Forbidden("insufficient_scope", "This API key lacks the %s scope, so it cannot create a key that has it; a new key's scopes are a subset of the creating key's (%s).", sc, strings.Join(k.Scopes, ", "))
+		}
+	}
+	if k.MailboxID != "" && mailboxID != k.MailboxID {
+		return apierr.Forbidden("insufficient_scope", "This API key is bound to mailbox %s, so the keys it creates are bound to it too.", k.MailboxID)
+	}
+	if k.DomainID != "" && domainID != k.DomainID {
+		return apierr.Forbidden("insufficient_scope", "This API key may send only from domain %s, so the keys it creates are limited to it too.", k.DomainName)
+	}
+	return nil
+}
 
 // Service manages workspaces and keys.
 type Service struct {
@@ -199,15 +242,17 @@ type KeyDomain struct{ ID, Name string }
 
 // CreateKey validates and stores a new key, returning its value once.
 // mailboxID, when not "", binds the key to that mailbox; the caller has
-// checked that the mailbox is the workspace's.
-func (s *Service) CreateKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string) (*Key, string, error) {
-	return s.CreateDomainKey(ctx, workspaceID, name, scopes, scopesGiven, mailboxID, KeyDomain{})
+// checked that the mailbox is the workspace's. by is the key that asks
+// (nil for Mailroom itself: a sign-in link's session key): the new key
+// holds no more than it does.
+func (s *Service) CreateKey(ctx context.Context, by *Key, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string) (*Key, string, error) {
+	return s.CreateDomainKey(ctx, by, workspaceID, name, scopes, scopesGiven, mailboxID, KeyDomain{})
 }
 
 // CreateDomainKey is CreateKey for a key restricted to sending from one
 // domain (the caller has checked the domain is the workspace's); such a key
 // carries mail:send only.
-func (s *Service) CreateDomainKey(ctx context.Context, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string, domain KeyDomain) (*Key, string, error) {
+func (s *Service) CreateDomainKey(ctx context.Context, by *Key, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string, domain KeyDomain) (*Key, string, error) {
 	if domain.ID != "" && (!scopesGiven || len(scopes) != 1 || scopes[0] != ScopeSend) {
 		return nil, "", apierr.InvalidRequest("domain_id restricts a sending key: give it with permission sending_access (or scopes [\"mail:send\"]).")
 	}
@@ -236,6 +281,11 @@ func (s *Service) CreateDomainKey(ctx context.Context, workspaceID, name string,
 			clean = append(clean, sc)
 		}
 	}
+	if by != nil {
+		if err := by.Within(clean, mailboxID, domain.ID); err != nil {
+			return nil, "", err
+		}
+	}
 	var k *Key
 	var secret string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -246,9 +296,11 @@ func (s *Service) CreateDomainKey(ctx context.Context, workspaceID, name string,
 	return k, secret, err
 }
 
-// ListKeys returns the workspace's keys, oldest first.
-func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at, COALESCE(mailbox_id, ''), COALESCE(domain_id, '') FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+// ListKeys returns the workspace's keys, oldest first; for a caller bound to
+// a mailbox (boundTo), only the keys bound to it.
+func (s *Service) ListKeys(ctx context.Context, workspaceID, boundTo string) ([]Key, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at, COALESCE(mailbox_id, ''), COALESCE(domain_id, '') FROM api_keys
+		WHERE workspace_id = ? AND (? = '' OR mailbox_id = ?) ORDER BY created_at, id`, workspaceID, boundTo, boundTo)
 	if err != nil {
 		return nil, err
 	}
@@ -275,9 +327,10 @@ func (s *Service) ListKeys(ctx context.Context, workspaceID string) ([]Key, erro
 	return out, rows.Err()
 }
 
-// DeleteKey revokes a key: the row goes, so the very next request with it fails.
-func (s *Service) DeleteKey(ctx context.Context, workspaceID, id string) error {
-	res, err := s.db.Exec(ctx, `DELETE FROM api_keys WHERE workspace_id = ? AND id = ?`, workspaceID, id)
+// DeleteKey revokes a key: the row goes, so the very next request with it
+// fails. A caller bound to a mailbox (boundTo) finds only keys bound to it.
+func (s *Service) DeleteKey(ctx context.Context, workspaceID, boundTo, id string) error {
+	res, err := s.db.Exec(ctx, `DELETE FROM api_keys WHERE workspace_id = ? AND id = ? AND (? = '' OR mailbox_id = ?)`, workspaceID, id, boundTo, boundTo)
 	if err != nil {
 		return err
 	}
@@ -331,7 +384,7 @@ func (s *Service) authenticate(ctx context.Context, secret string, unconfirmed b
 		return nil, ErrBadKey
 	}
 	k := &Key{ID: row.id, WorkspaceID: row.workspaceID, Name: row.name, MailboxID: row.mailboxID, OwnerEmail: row.ownerEmail, Unconfirmed: !fresh,
-		DomainID: row.domainID, DomainName: row.domainName}
+		DomainID: row.domainID, DomainName: row.domainName, MailboxAddress: strings.ToLower(row.mailboxAddress)}
 	if k.Unconfirmed {
 		k.confirm = func(ctx context.Context) error {
 			row, _, err := s.keys.find(ctx, h, false)
@@ -419,10 +472,11 @@ func keysByHash(ctx context.Context, q store.Querier, hashes []string) (map[stri
 	args, in := store.PaddedIn(nil, hashes)
 	rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (*keyRow, error) {
 		k := &keyRow{}
-		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID, &k.domainID, &k.domainName)
+		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID, &k.domainID, &k.domainName, &k.mailboxAddress)
 	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed, COALESCE(k.mailbox_id, ''),
-		COALESCE(k.domain_id, ''), COALESCE(k.domain_name, '')
-		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
+		COALESCE(k.domain_id, ''), COALESCE(k.domain_name, ''), COALESCE(m.address, '')
+		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id LEFT JOIN mailboxes m ON m.id = k.mailbox_id
+		WHERE k.key_hash IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

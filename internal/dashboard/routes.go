@@ -57,7 +57,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /inbox/{thread}", x.page(read, x.thread))
 	mux.Handle("GET /inbox/{thread}/{message}/body", x.page(read, x.messageBody))
 	mux.Handle("GET /inbox/{thread}/{message}/attachments/{filename}", x.page(read, x.attachment)) // always a download
-	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(sendRead, x.reply))                      // as POST /v1/messages/{id}/reply-all
+	mux.Handle("POST /inbox/{thread}/{message}/reply", x.page(sendRead, x.reply))                  // as POST /v1/messages/{id}/reply-all
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
 	mux.Handle("POST /audiences", x.page(ws, x.createAudience)) // as POST /v1/audiences
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))

@@ -45,7 +45,7 @@ type DeliveryQuery struct {
 	// BoundTo, when not "", is the mailbox the caller's key is bound to: only
 	// the deliveries of endpoints scoped to it are read.
 	BoundTo string
-	Limit     int
+	Limit   int
 	// After continues below the row with this time and id.
 	AfterAt int64
 	AfterID string

@@ -373,15 +373,15 @@ func WebhookSeq(ctx context.Context, db *store.DB, workspaceID, id string, seq a
 	return db.QueryRow(ctx, `SELECT seq FROM events WHERE workspace_id = ? AND id = ? AND webhook = 1`, workspaceID, id).Scan(seq)
 }
 
-// MailboxOf reads the mailbox a webhook event concerns ("" for none), so a
-// replay reaches only the endpoints the event could have reached.
-func MailboxOf(ctx context.Context, db *store.DB, seq int64) (string, error) {
-	var m string
-	err := db.QueryRow(ctx, `SELECT COALESCE(mailbox_id, '') FROM events WHERE seq = ?`, seq).Scan(&m)
+// MailboxOf reads the mailbox a webhook event concerns and the email
+// behind it ("" for none), so a replay reaches only the endpoints the event
+// could have reached.
+func MailboxOf(ctx context.Context, db *store.DB, seq int64) (mailboxID, emailID string, err error) {
+	err = db.QueryRow(ctx, `SELECT COALESCE(mailbox_id, ''), COALESCE(email_id, '') FROM events WHERE seq = ?`, seq).Scan(&mailboxID, &emailID)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
+		return "", "", nil
 	}
-	return m, err
+	return mailboxID, emailID, err
 }
 
 // Claimed is an event the webhook dispatcher took for fan-out.
@@ -392,6 +392,7 @@ type Claimed struct {
 	Type        string
 	At          int64  // unix ms
 	MailboxID   string // "" when the event concerns no one mailbox
+	EmailID     string // "" when no email is behind the event
 }
 
 // ClaimUndispatched flips up to limit undispatched events to dispatched
@@ -401,7 +402,7 @@ type Claimed struct {
 func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed, error) {
 	rows, err := tx.Query(ctx, `UPDATE events SET dispatched = 1 WHERE seq IN
 		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+tx.SkipLocked()+`)
-		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at, COALESCE(mailbox_id, '')`, limit)
+		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at, COALESCE(mailbox_id, ''), COALESCE(email_id, '')`, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +410,7 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 	var out []Claimed
 	for rows.Next() {
 		var c Claimed
-		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At, &c.MailboxID); err != nil {
+		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At, &c.MailboxID, &c.EmailID); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

@@ -51,6 +51,20 @@ func (h *hookSink) received() []string {
 	return out
 }
 
+// emails lists the email ids of the email.delivered events it got.
+func (h *hookSink) emails() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, b := range h.bodies {
+		data, _ := b["data"].(map[string]any)
+		if id, _ := data["email_id"].(string); b["event"] == "email.delivered" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // eventID is the id of the first email.received event whose recipients
 // mention addr.
 func (h *hookSink) eventID(addr string) string {
@@ -60,6 +74,20 @@ func (h *hookSink) eventID(addr string) string {
 		data, _ := b["data"].(map[string]any)
 		raw, _ := json.Marshal(data["to"])
 		if b["event"] == "email.received" && strings.Contains(string(raw), addr) {
+			id, _ := b["id"].(string)
+			return id
+		}
+	}
+	return ""
+}
+
+// deliveredEventID is the id of the email.delivered event of email.
+func (h *hookSink) deliveredEventID(email string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, b := range h.bodies {
+		data, _ := b["data"].(map[string]any)
+		if b["event"] == "email.delivered" && data["email_id"] == email {
 			id, _ := b["id"].(string)
 			return id
 		}
@@ -89,9 +117,9 @@ func TestBoundKeyStaysInItsMailbox(t *testing.T) {
 		sc{Name: "bound key", Method: "POST", Path: "/v1/api-keys", Body: map[string]any{"name": "support", "mailbox_id": "{support}"}, Status: 201,
 			Save: map[string]string{"bound": "key", "boundID": "id"}},
 		sc{Name: "owner's endpoint for every mailbox", Method: "POST", Path: "/v1/webhooks", Status: 201,
-			Body: map[string]any{"url": "{allURL}", "events": []any{"email.received"}}, Shape: shape{"mailbox_id": nil}, Save: map[string]string{"allHook": "id"}},
+			Body: map[string]any{"url": "{allURL}", "events": []any{"email.received", "email.delivered"}}, Shape: shape{"mailbox_id": nil}, Save: map[string]string{"allHook": "id"}},
 		sc{Name: "bound key's endpoint is scoped though the body names no mailbox", Method: "POST", Path: "/v1/webhooks", Key: "{bound}", Status: 201,
-			Body: map[string]any{"url": "{mineURL}", "events": []any{"email.received"}}, Shape: shape{"mailbox_id": scenario.Var("support")}, Save: map[string]string{"mineHook": "id"}},
+			Body: map[string]any{"url": "{mineURL}", "events": []any{"email.received", "email.delivered"}}, Shape: shape{"mailbox_id": scenario.Var("support")}, Save: map[string]string{"mineHook": "id"}},
 		sc{Name: "bound key lists only its endpoint", Method: "GET", Path: "/v1/webhooks", Key: "{bound}", Status: 200,
 			Shape: shape{"webhooks": []any{shape{"id": scenario.Var("mineHook")}}}},
 		sc{Name: "bound key reads another endpoint", Method: "GET", Path: "/v1/webhooks/{allHook}", Key: "{bound}", Status: 404, Code: "not_found"},
@@ -121,8 +149,10 @@ func TestBoundKeyStaysInItsMailbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testapp.Eventually(t, 20*time.Second, func() bool { return len(all.received()) == 2 && len(mine.received()) >= 1 },
-		"the endpoint for every mailbox gets both messages (%v) and the bound one its own (%v)", all.received(), mine.received())
+	testapp.Eventually(t, 20*time.Second, func() bool {
+		return len(all.received()) == 2 && len(mine.received()) >= 1 && len(all.emails()) == 2 && len(mine.emails()) >= 1
+	}, "the endpoint for every mailbox gets both messages and both sends (%v, %v) and the bound one its own (%v, %v)",
+		all.received(), all.emails(), mine.received(), mine.emails())
 	// Both events were fanned out in one pass before the first endpoint saw
 	// them; a second email.received for the bound endpoint would have been
 	// sent by now or within a moment.
@@ -130,10 +160,16 @@ func TestBoundKeyStaysInItsMailbox(t *testing.T) {
 	if got := mine.received(); len(got) != 1 || !strings.Contains(got[0], support) {
 		t.Fatalf("the bound key's endpoint got %v, want support's message only", got)
 	}
+	if got := mine.emails(); len(got) != 1 || got[0] != s.Get("supportEmail") {
+		t.Fatalf("the bound key's endpoint got email.delivered for %v, want only %s (support's)", got, s.Get("supportEmail"))
+	}
 
 	s.Set("inboxEvent", all.eventID(inbox))
 	s.Set("supportEvent", all.eventID(support))
+	s.Set("inboxSendEvent", all.deliveredEventID(s.Get("inboxEmail")))
 	s.Run(t,
+		sc{Name: "bound key replays the inbox's outgoing mail's event", Method: "POST", Path: "/v1/webhooks/deliveries", Key: "{bound}",
+			Body: map[string]any{"delivery_id": "{inboxSendEvent}", "webhook_id": "{mineHook}"}, Status: 404, Code: "not_found"},
 		sc{Name: "bound key replays the inbox's event", Method: "POST", Path: "/v1/webhooks/deliveries", Key: "{bound}",
 			Body: map[string]any{"delivery_id": "{inboxEvent}", "webhook_id": "{mineHook}"}, Status: 404, Code: "not_found"},
 		sc{Name: "owner replays the inbox's event to support's endpoint", Method: "POST", Path: "/v1/webhooks/deliveries",

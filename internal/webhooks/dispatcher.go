@@ -105,6 +105,15 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		scoped := map[string]bool{} // workspaces with an endpoint scoped to a mailbox
+		for ws, list := range subs {
+			for _, sub := range list {
+				scoped[ws] = scoped[ws] || sub.mailbox != ""
+			}
+		}
+		if err := attributeEmails(ctx, tx, evs, scoped); err != nil {
+			return err
+		}
 		var batch []any
 		var n int
 		heldFor := map[string]bool{}

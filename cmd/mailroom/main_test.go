@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -74,11 +75,30 @@ func TestServeBinary(t *testing.T) {
 		t.Fatalf("key from CLI rejected by server: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	// The build is named by the version command, in the log and as a metric.
+	for _, arg := range []string{"version", "--version"} {
+		out, err := exec.Command(bin, arg).Output()
+		if err != nil || !strings.HasPrefix(string(out), "mailroom devel (commit ") || strings.Count(string(out), "\n") != 1 {
+			t.Fatalf("mailroom %s: %v %q", arg, err, out)
+		}
+	}
+	resp, err = http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(metrics, []byte(`mailroom_build_info{commit="`)) || !bytes.Contains(metrics, []byte(`version="devel"} 1`)) {
+		t.Fatalf("no mailroom_build_info in /metrics:\n%.2000s", metrics)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("serve did not exit 0 on SIGTERM: %v\n%s", err, logs.String())
 	}
 	if !strings.Contains(logs.String(), `"route":"GET /v1/api-keys"`) || !strings.Contains(logs.String(), `"request_id"`) {
 		t.Fatalf("request log line missing: %s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `"msg":"mailroom devel"`) {
+		t.Fatalf("no start-up line naming the build: %s", logs.String())
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"mailroom/internal/clock"
 	"mailroom/internal/config"
 	"mailroom/internal/dashboard"
+	"mailroom/internal/libcrypto"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/version"
 	"mailroom/internal/workspaces"
 )
 
@@ -26,7 +28,8 @@ const usage = `usage:
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
   mailroom dashboard link --workspace ID   print a one-time dashboard sign-in link (15 minutes)
-` + policyUsage + `  mailroom help                       print this text (so do -h and --help, after any command)
+` + policyUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
+  mailroom help                       print this text (so do -h and --help, after any command)
 
 Configuration comes from MAILROOM_* environment variables; see README.md.
 `
@@ -73,6 +76,10 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	// the environment is wrong, and must never start anything.
 	if args[1] == "help" || wantsHelp(args[1:]) {
 		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	if args[1] == "version" || args[1] == "--version" || args[1] == "-version" {
+		fmt.Fprintln(stdout, versionLine())
 		return nil
 	}
 	switch args[1] {
@@ -129,6 +136,14 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	default: // "suppression", checked above
 		return suppressionAddGlobal(ctx, cfg, args[3:], stdout, stderr)
 	}
+}
+
+// versionLine is `mailroom version`: the build, and which DKIM signer a
+// node started with the environment's defaults would use.
+func versionLine() string {
+	libcrypto.Use(true)
+	v, _ := libcrypto.Loaded()
+	return version.Read().Line(v)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

@@ -29,6 +29,7 @@ import (
 	"mailroom/internal/store"
 	"mailroom/internal/submission"
 	"mailroom/internal/tracking"
+	"mailroom/internal/version"
 	"mailroom/internal/workspaces"
 )
 
@@ -134,6 +135,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry(), lock: lock}
 	a.node = newNode(db, cfg.NodeTimeout, lock != nil, o.Logger.With("component", "node"))
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Registry.MustRegister(buildInfo())
 	a.Workspaces = workspaces.New(db, o.Clock)
 
 	workers := river.NewWorkers()
@@ -317,11 +319,28 @@ type wiring struct {
 // 723–772 with 100, for 11 MB more peak RSS (docs/performance.md).
 const GCPercent = 200
 
+// buildInfo is mailroom_build_info: 1, labelled with the build and the DKIM
+// signer (libcrypto's version, or "off").
+func buildInfo() prometheus.Collector {
+	in := version.Read()
+	lc, ok := libcrypto.Loaded()
+	if !ok {
+		lc = "off"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "mailroom_build_info", Help: "The running build: version, commit, Go version and DKIM signer (always 1).",
+		ConstLabels: prometheus.Labels{"version": in.Version, "commit": in.Commit, "goversion": in.GoVersion, "libcrypto": lc}})
+	g.Set(1)
+	return g
+}
+
 // useLibcrypto turns libcrypto's RSA signing on or off for the process as
 // configured, and says which signs.
 func useLibcrypto(cfg *config.Config, log *slog.Logger) {
 	libcrypto.Use(cfg.Libcrypto)
-	if v, ok := libcrypto.Loaded(); ok {
+	v, ok := libcrypto.Loaded()
+	in := version.Read()
+	log.Info("mailroom "+in.Version, "version", in.Version, "commit", in.Commit, "built", in.BuildTime, "go", in.GoVersion, "cgo", in.Cgo, "libcrypto", v)
+	if ok {
 		log.Info("DKIM RSA signatures by libcrypto", "version", v)
 		return
 	}

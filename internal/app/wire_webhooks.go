@@ -2,6 +2,7 @@ package app
 
 import (
 	"mailroom/internal/events"
+	"mailroom/internal/inbound"
 	"mailroom/internal/webhooks"
 )
 
@@ -18,6 +19,7 @@ func (a *App) wireWebhooks(w *wiring) error {
 		Concurrency:  a.Config.WebhookConcurrency,
 		Node:         a.node.id,
 		Registry:     a.Registry,
+		SentFrom:     inbound.SentFrom, // owns mailboxes, and reads emails through sending
 	})
 	a.services.Webhooks = svc
 	// events settles which raised events need fan-out by asking webhooks,

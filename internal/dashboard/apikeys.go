@@ -33,7 +33,7 @@ func (x *Dashboard) createKey(w http.ResponseWriter, r *http.Request, s *session
 	if len(scopes) == 0 {
 		return apierr.InvalidRequest("Choose at least one scope.")
 	}
-	k, secret, err := x.d.Workspaces.CreateKey(r.Context(), s.key, s.key.WorkspaceID, strings.TrimSpace(r.PostForm.Get("name")), scopes, true, s.key.MailboxID)
+	k, secret, err := x.d.Workspaces.CreateKey(r.Context(), s.key, s.key.WorkspaceID, strings.TrimSpace(r.PostForm.Get("name")), scopes, true, workspaces.KeyMailbox{ID: s.key.MailboxID, Address: s.key.MailboxAddress})
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		}
 		domain = workspaces.KeyDomain{ID: d.ID, Name: d.Name}
 	}
-	mailboxID := caller.MailboxID // a bound key makes only keys bound like it
+	mailbox := workspaces.KeyMailbox{ID: caller.MailboxID, Address: caller.MailboxAddress} // a bound key makes only keys bound like it
 	if req.MailboxID != nil {
 		if caller.MailboxID != "" && *req.MailboxID != caller.MailboxID {
 			return apierr.NotFound("mailbox")
@@ -130,9 +130,9 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		mailboxID = m.ID
+		mailbox = workspaces.KeyMailbox{ID: m.ID, Address: m.Address}
 	}
-	k, secret, err := h.d.Workspaces.CreateDomainKey(r.Context(), caller, caller.WorkspaceID, req.Name, scopes, given, mailboxID, domain)
+	k, secret, err := h.d.Workspaces.CreateDomainKey(r.Context(), caller, caller.WorkspaceID, req.Name, scopes, given, mailbox, domain)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -392,4 +393,32 @@ func (s *Service) lookupRecipient(ctx context.Context, rcpt string) (*Mailbox, e
 		return mailboxByAddress(ctx, s.db, addr)
 	}
 	return nil, store.ErrNotFound
+}
+
+// SentFrom maps the emails among ids to the mailbox each was sent from: the
+// mailbox of its workspace whose address is its From (webhooks.SentFrom).
+func SentFrom(ctx context.Context, q store.Querier, ids []string) (map[string]string, error) {
+	senders, err := sending.Senders(ctx, q, ids)
+	if err != nil || len(senders) == 0 {
+		return nil, err
+	}
+	var ws []string
+	for _, sd := range senders {
+		if !slices.Contains(ws, sd.WorkspaceID) {
+			ws = append(ws, sd.WorkspaceID)
+		}
+	}
+	boxes, err := mailboxAddresses(ctx, q, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(senders))
+	for id, sd := range senders {
+		for _, b := range boxes[sd.WorkspaceID] {
+			if sending.FromIs(sd.From, b[1]) {
+				out[id] = b[0]
+			}
+		}
+	}
+	return out, nil
 }

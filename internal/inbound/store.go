@@ -75,6 +75,26 @@ func mailboxByAddress(ctx context.Context, q store.Querier, addr string) (*Mailb
 	return &m, nil
 }
 
+// mailboxAddresses reads the mailboxes of the workspaces among ws: id and
+// address, by workspace.
+func mailboxAddresses(ctx context.Context, q store.Querier, ws []string) (map[string][][2]string, error) {
+	out := map[string][][2]string{}
+	args, in := store.PaddedIn(nil, ws)
+	rows, err := q.Query(ctx, `SELECT workspace_id, id, address FROM mailboxes WHERE workspace_id IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w, id, addr string
+		if err := rows.Scan(&w, &id, &addr); err != nil {
+			return nil, err
+		}
+		out[w] = append(out[w], [2]string{id, addr})
+	}
+	return out, rows.Err()
+}
+
 func deleteMailbox(ctx context.Context, tx *store.Tx, workspaceID, id string) error {
 	res, err := tx.Exec(ctx, `DELETE FROM mailboxes WHERE workspace_id = ? AND id = ?`, workspaceID, id)
 	if err != nil {

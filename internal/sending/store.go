@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,6 +208,43 @@ func ownFilter(c Caller) (string, []any) {
 		args = append(args, c.FromAddress, "%<"+likeEscape(c.FromAddress)+">")
 	}
 	return q, args
+}
+
+// Sender is who an email is from: its workspace and From as written.
+type Sender struct{ WorkspaceID, From string }
+
+// Senders reads the From of the emails among ids (webhooks attribute an
+// email's events to the mailbox that sent it, through inbound.SentFrom).
+func Senders(ctx context.Context, q store.Querier, ids []string) (map[string]Sender, error) {
+	out := make(map[string]Sender, len(ids))
+	for chunk := range slices.Chunk(ids, 512) {
+		args, in := store.PaddedIn(nil, chunk)
+		rows, err := q.Query(ctx, `SELECT id, workspace_id, from_addr FROM emails WHERE id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			var sd Sender
+			if err := rows.Scan(&id, &sd.WorkspaceID, &sd.From); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = sd
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// FromIs reports whether a From as stored (the bare address or "Name
+// <address>") is address, as ownFilter's SQL does.
+func FromIs(from, address string) bool {
+	from, address = strings.ToLower(from), strings.ToLower(address)
+	return from == address || strings.HasSuffix(from, "<"+address+">")
 }
 
 // likeEscape escapes LIKE's wildcards with '!'.

@@ -111,7 +111,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 				scoped[ws] = scoped[ws] || sub.mailbox != ""
 			}
 		}
-		if err := attributeEmails(ctx, tx, evs, scoped); err != nil {
+		if err := s.attributeEmails(ctx, tx, evs, scoped); err != nil {
 			return err
 		}
 		var batch []any

@@ -58,7 +58,16 @@ type Options struct {
 	Node string
 	// Registry receives the outcome recorder's metrics; nil keeps none.
 	Registry prometheus.Registerer
+	// SentFrom maps the emails among ids to the mailbox each was sent from
+	// (absent: none), so that an endpoint scoped to a mailbox gets the events
+	// of that mailbox's outgoing mail only; app hands in inbound.SentFrom
+	// (webhooks cannot import the areas that own emails and mailboxes). nil:
+	// no email event reaches a mailbox-scoped endpoint.
+	SentFrom SentFrom
 }
+
+// SentFrom is Options.SentFrom.
+type SentFrom func(ctx context.Context, q store.Querier, ids []string) (map[string]string, error)
 
 // Service manages webhook endpoints and delivers the event log to them. It
 // is also the node's background part that does the delivering (Start/Stop).
@@ -70,6 +79,7 @@ type Service struct {
 	allowPrivate bool
 	concurrency  int
 	node         string
+	sentFrom     SentFrom
 	client       clientRef
 
 	secretsMu sync.Mutex
@@ -97,7 +107,7 @@ func New(o Options) *Service {
 	}
 	s := &Service{
 		db: o.DB, clock: o.Clock, box: o.Box, log: o.Log,
-		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency, node: o.Node,
+		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency, node: o.Node, sentFrom: o.SentFrom,
 		secrets:      map[string]string{},
 		kickDispatch: make(chan struct{}, 1),
 		kickPool:     make(chan struct{}, 1),

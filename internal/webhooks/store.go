@@ -148,63 +148,30 @@ func (s *Service) fillRetries(ctx context.Context, ds []Delivery, kinds []string
 // no endpoint scoped to a mailbox takes it.
 const noMailbox = "-"
 
-// attributeEmails sets, on each event about an email of a workspace that has
-// an endpoint scoped to a mailbox, the mailbox the email was sent from (its
-// From is the mailbox's address), or noMailbox: such an endpoint then takes
-// the events of its own mailbox's outgoing mail only, never another's.
-func attributeEmails(ctx context.Context, q store.Querier, evs []events.Claimed, scoped map[string]bool) error {
-	var emailIDs, wsIDs []any
-	seen := map[string]bool{}
+// attributeEmails sets, on each event about an email of a workspace in
+// scoped (one with an endpoint scoped to a mailbox), the mailbox the email
+// was sent from, or noMailbox: such an endpoint then takes the events of its
+// own mailbox's outgoing mail only, never another's.
+func (s *Service) attributeEmails(ctx context.Context, q store.Querier, evs []events.Claimed, scoped map[string]bool) error {
+	var ids []string
 	for _, e := range evs {
-		if e.EmailID == "" || e.MailboxID != "" || !scoped[e.WorkspaceID] || seen[e.EmailID] {
-			continue
-		}
-		seen[e.EmailID] = true
-		emailIDs = append(emailIDs, e.EmailID)
-		if !seen[e.WorkspaceID] {
-			seen[e.WorkspaceID] = true
-			wsIDs = append(wsIDs, e.WorkspaceID)
+		if e.EmailID != "" && e.MailboxID == "" && scoped[e.WorkspaceID] {
+			ids = append(ids, e.EmailID)
 		}
 	}
-	if len(emailIDs) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	type mbx struct{ ws, id, address string }
-	args, in := store.PaddedIn(nil, wsIDs)
-	boxes, err := store.QueryAll(ctx, q, func(sc store.Scanner) (mbx, error) {
-		var m mbx
-		return m, sc.Scan(&m.ws, &m.id, &m.address)
-	}, `SELECT workspace_id, id, LOWER(address) FROM mailboxes WHERE workspace_id IN (`+in+`)`, args...)
-	if err != nil {
-		return err
-	}
-	sender := map[string]string{} // email id -> mailbox id
-	for chunk := range slices.Chunk(emailIDs, 512) {
-		args, in := store.PaddedIn(nil, chunk)
-		rows, err := q.Query(ctx, `SELECT id, workspace_id, from_addr FROM emails WHERE id IN (`+in+`)`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id, ws, from string
-			if err := rows.Scan(&id, &ws, &from); err != nil {
-				rows.Close()
-				return err
-			}
-			for _, m := range boxes {
-				if m.ws == ws && fromIs(from, m.address) {
-					sender[id] = m.id
-				}
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	sender := map[string]string{}
+	if s.sentFrom != nil {
+		var err error
+		if sender, err = s.sentFrom(ctx, q, ids); err != nil {
 			return err
 		}
 	}
 	for i := range evs {
 		e := &evs[i]
-		if !seen[e.EmailID] || e.MailboxID != "" {
+		if e.EmailID == "" || e.MailboxID != "" || !scoped[e.WorkspaceID] {
 			continue
 		}
 		if e.MailboxID = sender[e.EmailID]; e.MailboxID == "" {
@@ -212,13 +179,6 @@ func attributeEmails(ctx context.Context, q store.Querier, evs []events.Claimed,
 		}
 	}
 	return nil
-}
-
-// fromIs reports whether a From as stored (the bare address or
-// "Name <address>") is address (lower case).
-func fromIs(from, address string) bool {
-	from = strings.ToLower(from)
-	return from == address || strings.HasSuffix(from, "<"+address+">")
 }
 
 // loadSubscribers reads the endpoints of the workspaces behind a batch of
@@ -457,7 +417,7 @@ func (s *Service) findEvent(ctx context.Context, workspaceID, eventID string) (*
 		return nil, err
 	}
 	one := []events.Claimed{c}
-	if err := attributeEmails(ctx, s.db, one, map[string]bool{workspaceID: true}); err != nil {
+	if err := s.attributeEmails(ctx, s.db, one, map[string]bool{workspaceID: true}); err != nil {
 		return nil, err
 	}
 	ev.mailbox = one[0].MailboxID

@@ -33,7 +33,7 @@ func TestAuthenticateConcurrentBatches(t *testing.T) {
 		}
 		keys = append(keys, presented{secret, ws.ID})
 	}
-	gone, goneSecret, err := s.CreateKey(ctx, nil, keys[0].workspace, "gone", nil, false, "")
+	gone, goneSecret, err := s.CreateKey(ctx, nil, keys[0].workspace, "gone", nil, false, workspaces.KeyMailbox{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestAuthenticateForSendMarksTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, secret, err := a.CreateKey(ctx, nil, ws.ID, "sender", nil, false, "")
+	k, secret, err := a.CreateKey(ctx, nil, ws.ID, "sender", nil, false, workspaces.KeyMailbox{})
 	if err != nil {
 		t.Fatal(err)
 	}

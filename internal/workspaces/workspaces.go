@@ -57,7 +57,7 @@ type Key struct {
 	// MailboxID binds the key to one mailbox (its identity): it reads only
 	// that mailbox's mail and sends as it. "" for an unbound key.
 	MailboxID string `json:"mailbox_id"`
-	// MailboxAddress is the bound mailbox's address (read with the key): the
+	// MailboxAddress is the bound mailbox's address (kept with the key): the
 	// one address the key sends from and reads the emails of.
 	MailboxAddress string `json:"-"`
 	// DomainID and DomainName restrict a sending key to one domain of the
@@ -177,7 +177,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, ownerEmail string, 
 			return err
 		}
 		var err error
-		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes, "", KeyDomain{})
+		_, secret, err = s.insertKey(ctx, tx, w.ID, "default", AllScopes, KeyMailbox{}, KeyDomain{})
 		return err
 	})
 	if err != nil {
@@ -221,38 +221,42 @@ func hashKey(secret string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string, mailboxID string, domain KeyDomain) (*Key, string, error) {
+func (s *Service) insertKey(ctx context.Context, tx *store.Tx, workspaceID, name string, scopes []string, mailbox KeyMailbox, domain KeyDomain) (*Key, string, error) {
 	secret := KeyPrefix + ids.Secret(32)
-	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, MailboxID: mailboxID, CreatedAt: s.clock.Now(),
-		DomainID: domain.ID, DomainName: strings.ToLower(domain.Name)}
+	k := &Key{ID: ids.New("key"), WorkspaceID: workspaceID, Name: name, Scopes: scopes, MailboxID: mailbox.ID, MailboxAddress: strings.ToLower(mailbox.Address),
+		CreatedAt: s.clock.Now(), DomainID: domain.ID, DomainName: strings.ToLower(domain.Name)}
 	var mbx, domID, domName any // NULL when unbound
-	if mailboxID != "" {
-		mbx = mailboxID
+	if mailbox.ID != "" {
+		mbx = mailbox.ID
 	}
 	if domain.ID != "" {
 		domID, domName = domain.ID, strings.ToLower(domain.Name)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at, mailbox_id, domain_id, domain_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt), mbx, domID, domName)
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, workspace_id, name, scopes, key_hash, key_hint, created_at, mailbox_id, domain_id, domain_name, mailbox_address)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, workspaceID, name, strings.Join(scopes, ","), hashKey(secret), secret[len(secret)-4:], store.Millis(k.CreatedAt), mbx, domID, domName, k.MailboxAddress)
 	return k, secret, err
 }
 
 // KeyDomain is the domain a sending key is restricted to (zero: none).
 type KeyDomain struct{ ID, Name string }
 
+// KeyMailbox is the mailbox a key is bound to (zero: none).
+type KeyMailbox struct{ ID, Address string }
+
 // CreateKey validates and stores a new key, returning its value once.
-// mailboxID, when not "", binds the key to that mailbox; the caller has
+// mailbox, when not zero, binds the key to that mailbox; the caller has
 // checked that the mailbox is the workspace's. by is the key that asks
 // (nil for Mailroom itself: a sign-in link's session key): the new key
 // holds no more than it does.
-func (s *Service) CreateKey(ctx context.Context, by *Key, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string) (*Key, string, error) {
-	return s.CreateDomainKey(ctx, by, workspaceID, name, scopes, scopesGiven, mailboxID, KeyDomain{})
+func (s *Service) CreateKey(ctx context.Context, by *Key, workspaceID, name string, scopes []string, scopesGiven bool, mailbox KeyMailbox) (*Key, string, error) {
+	return s.CreateDomainKey(ctx, by, workspaceID, name, scopes, scopesGiven, mailbox, KeyDomain{})
 }
 
 // CreateDomainKey is CreateKey for a key restricted to sending from one
 // domain (the caller has checked the domain is the workspace's); such a key
 // carries mail:send only.
-func (s *Service) CreateDomainKey(ctx context.Context, by *Key, workspaceID, name string, scopes []string, scopesGiven bool, mailboxID string, domain KeyDomain) (*Key, string, error) {
+func (s *Service) CreateDomainKey(ctx context.Context, by *Key, workspaceID, name string, scopes []string, scopesGiven bool, mailbox KeyMailbox, domain KeyDomain) (*Key, string, error) {
 	if domain.ID != "" && (!scopesGiven || len(scopes) != 1 || scopes[0] != ScopeSend) {
 		return nil, "", apierr.InvalidRequest("domain_id restricts a sending key: give it with permission sending_access (or scopes [\"mail:send\"]).")
 	}
@@ -282,7 +286,7 @@ func (s *Service) CreateDomainKey(ctx context.Context, by *Key, workspaceID, nam
 		}
 	}
 	if by != nil {
-		if err := by.Within(clean, mailboxID, domain.ID); err != nil {
+		if err := by.Within(clean, mailbox.ID, domain.ID); err != nil {
 			return nil, "", err
 		}
 	}
@@ -290,7 +294,7 @@ func (s *Service) CreateDomainKey(ctx context.Context, by *Key, workspaceID, nam
 	var secret string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean, mailboxID, domain)
+		k, secret, err = s.insertKey(ctx, tx, workspaceID, name, clean, mailbox, domain)
 		return err
 	})
 	return k, secret, err
@@ -474,9 +478,8 @@ func keysByHash(ctx context.Context, q store.Querier, hashes []string) (map[stri
 		k := &keyRow{}
 		return k, sc.Scan(&k.id, &k.workspaceID, &k.name, &k.scopes, &k.hash, &k.createdAt, &k.ownerEmail, &k.confirmed, &k.mailboxID, &k.domainID, &k.domainName, &k.mailboxAddress)
 	}, `SELECT k.id, k.workspace_id, k.name, k.scopes, k.key_hash, k.created_at, w.owner_email, w.owner_confirmed, COALESCE(k.mailbox_id, ''),
-		COALESCE(k.domain_id, ''), COALESCE(k.domain_name, ''), COALESCE(m.address, '')
-		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id LEFT JOIN mailboxes m ON m.id = k.mailbox_id
-		WHERE k.key_hash IN (`+in+`)`, args...)
+		COALESCE(k.domain_id, ''), COALESCE(k.domain_name, ''), k.mailbox_address
+		FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash IN (`+in+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	Keys Keys
 	// ServiceDomain hosts the sandbox sender onboarding@<ServiceDomain>.
 	ServiceDomain string
+	// VERP signs each message's return path and checks the ones reports
+	// quote; required (app makes it from MAILROOM_SECRET_KEY).
+	VERP *outbound.VERP
 	// Concurrency bounds the emails of batch jobs delivered at once on this
 	// node (default 64).
 	Concurrency int
@@ -116,6 +119,7 @@ type Service struct {
 	transport Transport
 	keys      atomic.Pointer[keysHolder]
 	svcDomain string
+	verp      *outbound.VERP
 	rep       Reputation
 	sources   Sources
 	retry     []time.Duration
@@ -155,7 +159,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
-		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
+		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_delivery_destination_holds_total",

@@ -76,20 +76,22 @@ func (s *Service) findEmail(ctx context.Context, ids []string, messageID string)
 	return e, nil
 }
 
-func verpOf(addr string) string {
-	id, _ := outbound.ParseVERP(addr)
+// verpOf is the email id of a signed return path quoted in a report, ""
+// when it is not one.
+func (s *Service) verpOf(addr string) string {
+	id, _ := s.verp.Parse(addr)
 	return id
 }
 
-func returnPath(h textproto.MIMEHeader) string {
+func (s *Service) quotedReturnPath(h textproto.MIMEHeader) string {
 	if h == nil {
 		return ""
 	}
-	return verpOf(h.Get("Return-Path"))
+	return s.verpOf(h.Get("Return-Path"))
 }
 
 func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) error {
-	e, err := s.findEmail(ctx, []string{verpID, returnPath(d.OriginalHeaders)}, d.OriginalMessageID)
+	e, err := s.findEmail(ctx, []string{verpID, s.quotedReturnPath(d.OriginalHeaders)}, d.OriginalMessageID)
 	if errors.Is(err, store.ErrNotFound) {
 		s.log.Info("dropping a bounce for an unknown email", "verp", verpID, "message_id", d.OriginalMessageID)
 		return nil
@@ -152,7 +154,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 }
 
 func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) error {
-	e, err := s.findEmail(ctx, []string{verpID, verpOf(a.OriginalMailFrom), returnPath(a.OriginalHeaders)}, a.OriginalMessageID)
+	e, err := s.findEmail(ctx, []string{verpID, s.verpOf(a.OriginalMailFrom), s.quotedReturnPath(a.OriginalHeaders)}, a.OriginalMessageID)
 	if errors.Is(err, store.ErrNotFound) {
 		s.log.Info("dropping a complaint about an unknown email", "message_id", a.OriginalMessageID)
 		return nil

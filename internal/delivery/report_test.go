@@ -121,7 +121,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 
 	t.Run("DSN to the VERP address bounces the recipient", func(t *testing.T) {
 		// The Message-ID names another email: the VERP id wins.
-		if err := b.mailIn(t, "bounces+"+bounced+"@example.com", dsn("later@example.net", "<nope@example.com>")); err != nil {
+		if err := b.mailIn(t, b.a.VERP().Address(bounced, "example.com"), dsn("later@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
 		b.waitStatus(t, bounced, sending.StatusBounced)
@@ -138,7 +138,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 			t.Error("no bounce suppression")
 		}
 		// The same report again changes nothing.
-		if err := b.mailIn(t, "bounces+"+bounced+"@example.com", dsn("later@example.net", "<nope@example.com>")); err != nil {
+		if err := b.mailIn(t, b.a.VERP().Address(bounced, "example.com"), dsn("later@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(b.timeline(t, bounced)); n != len(evs) {
@@ -177,7 +177,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 	})
 
 	t.Run("a DSN about an unknown email is accepted and dropped", func(t *testing.T) {
-		if err := b.mailIn(t, "bounces+em_unknown@example.com", dsn("x@example.net", "<nope@example.com>")); err != nil {
+		if err := b.mailIn(t, b.a.VERP().Address("em_unknown", "example.com"), dsn("x@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
 	})

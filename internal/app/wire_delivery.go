@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,7 @@ import (
 
 	"mailroom/internal/delivery"
 	"mailroom/internal/dnsresolve"
+	"mailroom/internal/domains"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtpin"
@@ -70,6 +72,11 @@ func (a *App) wireDelivery(w *wiring) error {
 	svc := delivery.New(delivery.Config{
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "delivery"),
 		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain, VERP: verp,
+		Feedback: delivery.FeedbackSources{
+			Senders:    slices.Concat(delivery.DefaultFeedbackSenders, cfg.Feedback.Senders),
+			TrustedIPs: cfg.Feedback.TrustedIPs,
+			Resolver:   domains.NewResolver(cfg.DNSResolver),
+		},
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy,
 	})

@@ -27,14 +27,16 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"mailroom/internal/mailauth"
 	"mailroom/internal/outbound"
 )
 
 // Handler receives the reports. verpID is the email id from a bounce
-// address, "" for the feedback address. A returned error is answered with
+// address whose tag verified, "" for the feedback address; from is the
+// client, for the handler's SPF check. A returned error is answered with
 // a temporary failure so the sender tries again.
 type Handler interface {
-	HandleReport(ctx context.Context, verpID string, raw []byte) error
+	HandleReport(ctx context.Context, verpID string, from mailauth.Sender, raw []byte) error
 }
 
 // FeedbackLocalPart is the local part of the feedback-loop address that
@@ -286,7 +288,8 @@ func (ss *session) Data(r io.Reader) error {
 	defer cancel()
 	for _, a := range ss.rcpt {
 		if a.report {
-			err = ss.s.opts.Handler.HandleReport(ctx, a.verpID, raw)
+			from := mailauth.Sender{IP: ss.env.RemoteIP, Helo: ss.env.Helo, MailFrom: ss.env.MailFrom}
+			err = ss.s.opts.Handler.HandleReport(ctx, a.verpID, from, raw)
 		} else {
 			env := ss.env
 			env.Rcpt = a.addr

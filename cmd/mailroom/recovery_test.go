@@ -185,7 +185,7 @@ func (r *crashRig) waitAll(accepted []string, within time.Duration, logs fmt.Str
 	for {
 		msgs := r.sink.Messages()
 		for _, m := range msgs[seen:] {
-			id, ok := outbound.ParseVERP(m.From)
+			id, ok := outbound.UnverifiedVERPID(m.From)
 			if !ok {
 				r.t.Fatalf("message with return path %q", m.From)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,7 @@ import (
 
 	"mailroom/internal/delivery"
 	"mailroom/internal/dnsresolve"
+	"mailroom/internal/domains"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtpin"
@@ -21,6 +23,7 @@ import (
 type deliveryParts struct {
 	service *delivery.Service
 	smtp    *smtpin.Server
+	verp    *outbound.VERP
 }
 
 // wireDelivery builds the delivery engine (one transport per node, so SMTP
@@ -63,9 +66,17 @@ func (a *App) wireDelivery(w *wiring) error {
 	if k, ok := any(a.services.Domains).(delivery.Keys); ok && a.services.Domains != nil {
 		keys = k
 	}
+	// Return paths carry a MAC under a key of their own, so that only
+	// Mailroom's envelopes take bounces (docs/decisions.md).
+	verp := outbound.NewVERP(func(b []byte) []byte { return a.Box.MAC("verp", b) })
 	svc := delivery.New(delivery.Config{
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "delivery"),
-		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain,
+		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain, VERP: verp,
+		Feedback: delivery.FeedbackSources{
+			Senders:    slices.Concat(delivery.DefaultFeedbackSenders, cfg.Feedback.Senders),
+			TrustedIPs: cfg.Feedback.TrustedIPs,
+			Resolver:   domains.NewResolver(cfg.DNSResolver),
+		},
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy,
 	})
@@ -101,17 +112,21 @@ func (a *App) wireDelivery(w *wiring) error {
 		routers = append(routers, a.services.Inbound)
 	}
 	in := smtpin.New(smtpin.Options{
-		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, Routers: routers, Log: a.Log.With("component", "smtpin"),
+		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, VERP: verp, Routers: routers, Log: a.Log.With("component", "smtpin"),
 		MaxBytes: int64(cfg.SMTPMaxBytes), MaxRecipients: cfg.SMTPMaxRecipients, MaxSessions: cfg.SMTPMaxSessions,
 		Timeout: cfg.SMTPTimeout, TLS: smtpTLS,
 	})
-	a.delivery = deliveryParts{service: svc, smtp: in}
+	a.delivery = deliveryParts{service: svc, smtp: in, verp: verp}
 	a.background = append(a.background, svc, in)
 	return nil
 }
 
 // Delivery is the node's delivery engine.
 func (a *App) Delivery() *delivery.Service { return a.delivery.service }
+
+// VERP signs and checks the node's return paths (tests write the
+// addresses that reports go to with it).
+func (a *App) VERP() *outbound.VERP { return a.delivery.verp }
 
 // SMTPAddr is the address the inbound SMTP listener is bound to ("" when
 // MAILROOM_SMTP_ADDR is empty or the node is not started).

@@ -2,12 +2,14 @@ package broadcasts_test
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"mailroom/internal/mailauth"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
 )
@@ -27,7 +29,8 @@ func TestRecipientStatusFollowsEmail(t *testing.T) {
 	}))
 	// The delivery concurrency of 1 gives the marketing lane one slot: once
 	// a message waits at the sink, no other has been taken up.
-	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithEnv("MAILROOM_DELIVERY_CONCURRENCY", "1"))
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithEnv("MAILROOM_DELIVERY_CONCURRENCY", "1"),
+		testapp.WithEnv("MAILROOM_FBL_TRUSTED_IPS", "127.0.0.1")) // the complaint below comes through a relay the operator trusts
 	aud := audience(t, a, 3, map[string]any{"email": "reject@example.net"})
 	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "S", "text": "T"}), 201)["id"].(string)
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
@@ -81,7 +84,7 @@ func TestRecipientStatusFollowsEmail(t *testing.T) {
 			msgID = regexp.MustCompile(`(?im)^Message-ID:\s*(<[^>]+>)`).FindStringSubmatch(string(m.Data))[1]
 		}
 	}
-	if err := a.Delivery().HandleReport(t.Context(), "", []byte(arf(msgID))); err != nil {
+	if err := a.Delivery().HandleReport(t.Context(), "", mailauth.Sender{IP: net.IPv4(127, 0, 0, 1)}, []byte(arf(msgID))); err != nil {
 		t.Fatal(err)
 	}
 	rs = byEmail()

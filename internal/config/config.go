@@ -62,6 +62,8 @@ type Config struct {
 	// Policy is the sending policy: quotas, caps, throttles, pauses and
 	// the dedicated IP inventory (policy.go).
 	Policy Policy
+	// Feedback says whose abuse reports are believed (feedback.go).
+	Feedback Feedback
 	// Inbound SMTP: MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY (PEM
 	// files) turn on STARTTLS; MAILROOM_SMTP_MAX_BYTES (default 41943040,
 	// 40 MB) is the SIZE announced and enforced; MAILROOM_SMTP_MAX_RECIPIENTS
@@ -213,6 +215,8 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	}
 	policy, perrs := loadPolicy(get)
 	c.Policy, errs = policy, append(errs, perrs...)
+	feedback, ferrs := loadFeedback(get)
+	c.Feedback, errs = feedback, append(errs, ferrs...)
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""

@@ -83,3 +83,34 @@ func TestLibcrypto(t *testing.T) {
 		t.Fatalf("MAILROOM_LIBCRYPTO=on: %v", err)
 	}
 }
+
+// MAILROOM_FBL_SENDERS takes addresses and domains; MAILROOM_FBL_TRUSTED_IPS
+// addresses and prefixes. Anything else stops the start, naming the setting.
+func TestFeedbackSources(t *testing.T) {
+	c, err := config.Load(config.Map(map[string]string{
+		"MAILROOM_FBL_SENDERS":     "FBL.isp.example, staff@Mail.example  reports.example.net",
+		"MAILROOM_FBL_TRUSTED_IPS": "192.0.2.10, 10.0.0.0/8,2001:db8::/32",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Feedback.Senders, " "); got != "fbl.isp.example staff@mail.example reports.example.net" {
+		t.Errorf("Senders = %s", got)
+	}
+	var ips []string
+	for _, p := range c.Feedback.TrustedIPs {
+		ips = append(ips, p.String())
+	}
+	if got := strings.Join(ips, " "); got != "192.0.2.10/32 10.0.0.0/8 2001:db8::/32" {
+		t.Errorf("TrustedIPs = %s", got)
+	}
+	for _, bad := range []struct{ k, v, want string }{
+		{"MAILROOM_FBL_SENDERS", "localhost", `MAILROOM_FBL_SENDERS: "localhost" is not a domain`},
+		{"MAILROOM_FBL_SENDERS", "@isp.example", `"@isp.example" is not a domain`},
+		{"MAILROOM_FBL_TRUSTED_IPS", "isp.example", `MAILROOM_FBL_TRUSTED_IPS: "isp.example" is not an IP address or prefix`},
+	} {
+		if _, err := config.Load(config.Map(map[string]string{bad.k: bad.v})); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s=%s: %v, want %s", bad.k, bad.v, err, bad.want)
+		}
+	}
+}

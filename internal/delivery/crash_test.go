@@ -123,7 +123,7 @@ func TestCrashMidDeliveryLosesNothing(t *testing.T) {
 
 	seen := map[string]int{}
 	for _, m := range sink.Messages() {
-		id, ok := outbound.ParseVERP(m.From)
+		id, ok := outbound.UnverifiedVERPID(m.From)
 		if !ok {
 			t.Fatalf("message with return path %q", m.From)
 		}

@@ -59,6 +59,12 @@ type Config struct {
 	Keys Keys
 	// ServiceDomain hosts the sandbox sender onboarding@<ServiceDomain>.
 	ServiceDomain string
+	// VERP signs each message's return path and checks the ones reports
+	// quote; required (app makes it from MAILROOM_SECRET_KEY).
+	VERP *outbound.VERP
+	// Feedback says whose abuse reports are believed (trust.go); the
+	// zero value believes none.
+	Feedback FeedbackSources
 	// Concurrency bounds the emails of batch jobs delivered at once on this
 	// node (default 64).
 	Concurrency int
@@ -116,14 +122,19 @@ type Service struct {
 	transport Transport
 	keys      atomic.Pointer[keysHolder]
 	svcDomain string
-	rep       Reputation
-	sources   Sources
-	retry     []time.Duration
-	writes    *groupCommit
-	signers   signerCache
-	backoff   *backoff // receiving domains held back (per-destination shaping)
-	holds     *prometheus.CounterVec
-	links     *tracking.Links
+	verp      *outbound.VERP
+	feedback  FeedbackSources
+	// reportsIgnored counts reports that changed nothing, by kind and
+	// reason (HandleReport).
+	reportsIgnored *prometheus.CounterVec
+	rep            Reputation
+	sources        Sources
+	retry          []time.Duration
+	writes         *groupCommit
+	signers        signerCache
+	backoff        *backoff // receiving domains held back (per-destination shaping)
+	holds          *prometheus.CounterVec
+	links          *tracking.Links
 	// transactional and marketing are the two lanes' bounds.
 	transactional, marketing lane
 }
@@ -155,15 +166,19 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{
 		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
-		svcDomain: strings.ToLower(cfg.ServiceDomain), retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
+		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_delivery_destination_holds_total",
 			Help: "Times a receiving domain was held back, by reason (rate_limit, policy).",
 		}, []string{"reason"}),
+		reportsIgnored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_reports_ignored_total",
+			Help: "Bounce and feedback reports accepted but not believed or about nothing Mailroom sent, by kind (dsn, arf) and reason.",
+		}, []string{"kind", "reason"}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(s.holds, newHoldCollector(s))
+		cfg.Registry.MustRegister(s.holds, s.reportsIgnored, newHoldCollector(s))
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64

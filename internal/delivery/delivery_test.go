@@ -99,7 +99,7 @@ func TestDeliveredMessageBytesAndEvents(t *testing.T) {
 		t.Errorf("example.net envelope = %v", m1.To)
 	}
 	messageFor(t, b.sink, "carol@example.org")
-	if m1.From != "bounces+"+id+"@example.com" {
+	if m1.From != b.a.VERP().Address(id, "example.com") {
 		t.Errorf("return path = %q", m1.From)
 	}
 	if d := b.verifyDKIM(t, m1.Data); d != "example.com" {
@@ -236,7 +236,7 @@ func TestOutcomes(t *testing.T) {
 		if d := b.verifyDKIM(t, m.Data); d != "mailroom.test" {
 			t.Errorf("signed by %q", d)
 		}
-		if m.From != "bounces+"+sandbox+"@mailroom.test" {
+		if m.From != b.a.VERP().Address(sandbox, "mailroom.test") {
 			t.Errorf("return path %q", m.From)
 		}
 	})

@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"crypto"
+	"crypto/ed25519"
 	"crypto/rsa"
 	"encoding/json"
 	"strconv"
@@ -50,7 +51,13 @@ type bundle struct {
 	sink *smtpsink.Sink
 	dns  *dnstest.Server
 	keys *testKeys
+	// fblKey signs the feedback reports of feedback.example.org, the
+	// feedback-loop sender the tests' nodes believe (MAILROOM_FBL_SENDERS).
+	fblKey ed25519.PrivateKey
 }
+
+// fblDomain is the tests' feedback-loop operator.
+const fblDomain = "feedback.example.org"
 
 // setup starts a node that delivers directly to MX hosts: every recipient
 // domain of the tests points at the sink through the test DNS server.
@@ -69,10 +76,14 @@ func setupSink(t *testing.T, sinkOpts []smtpsink.Option, opts ...testapp.Option)
 		dns.AddA("mx."+d, "127.0.0.1")
 	}
 	keys := &testKeys{domain: "example.com", selector: "s1", key: testkeys.Key(0), svcKey: testkeys.Key(1)}
+	_, fblKey, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []struct {
 		name string
-		key  *rsa.PrivateKey
-	}{{"s1._domainkey.example.com", keys.key}, {"mr1._domainkey.mailroom.test", keys.svcKey}} {
+		key  crypto.Signer
+	}{{"s1._domainkey.example.com", keys.key}, {"mr1._domainkey.mailroom.test", keys.svcKey}, {"fbl._domainkey." + fblDomain, fblKey}} {
 		rec, err := outbound.DKIMPublicRecord(p.key.Public())
 		if err != nil {
 			t.Fatal(err)
@@ -84,10 +95,11 @@ func setupSink(t *testing.T, sinkOpts []smtpsink.Option, opts ...testapp.Option)
 		testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()),
 		testapp.WithEnv("MAILROOM_SMTP_PORT", strconv.Itoa(sink.Port())),
 		testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"),
+		testapp.WithEnv("MAILROOM_FBL_SENDERS", fblDomain),
 	}, opts...)
 	a := testapp.Start(t, opts...)
 	a.Delivery().SetKeys(keys)
-	return &bundle{a: a, sink: sink, dns: dns, keys: keys}
+	return &bundle{a: a, sink: sink, dns: dns, keys: keys, fblKey: fblKey}
 }
 
 // send is an email row as the sending area stores it.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/textproto"
+	"slices"
 	"strings"
 
 	"mailroom/internal/bounce"
 	"mailroom/internal/events"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/outbound"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -15,32 +17,48 @@ import (
 )
 
 // HandleReport takes a message that arrived at a bounce (VERP) or feedback
-// address. verpID is the email id recovered from the VERP recipient, "" for
-// the feedback address. A delivery status notification becomes
-// email.bounced for each permanently failed recipient (suppressing the
-// address only for recipient-level causes, outbound.Suppresses), an abuse
-// report email.complained (which suppresses). Anything else (auto-replies,
-// delay notices, reports about mail Mailroom did not send) is dropped: the
-// error return is only for failures worth a 4xx (the database), so the
-// reporting server tries again later.
-func (s *Service) HandleReport(ctx context.Context, verpID string, raw []byte) error {
+// address. verpID is the email id of the signed return path it was sent
+// to (smtpin refuses the others), "" for the feedback address; from is
+// the client that handed it over. A delivery status notification at a
+// return path becomes email.bounced for each permanently failed recipient
+// it names that the email went to (suppressing the address only for
+// recipient-level causes, outbound.Suppresses). An abuse report from a
+// trusted source (FeedbackSources) becomes email.complained, and a
+// suppression, for the recipient it names. Anything else (a DSN at the
+// feedback address, an untrusted report, auto-replies, delay notices,
+// reports about mail Mailroom did not send) is accepted and ignored, with
+// a log line that says why, so its sender learns nothing: the error return
+// is only for failures worth a 4xx (the database), so the reporting server
+// tries again later.
+func (s *Service) HandleReport(ctx context.Context, verpID string, from mailauth.Sender, raw []byte) error {
 	switch bounce.Detect(raw) {
 	case bounce.KindDSN:
+		if verpID == "" {
+			s.ignore("dsn", "not sent to a return path", "ip", from.IP.String())
+			return nil
+		}
 		d, err := bounce.ParseDSN(raw)
 		if err != nil {
-			s.log.Info("dropping unreadable delivery status notification", "err", err)
+			s.ignore("dsn", "unreadable", "err", err)
 			return nil
 		}
 		return s.handleDSN(ctx, verpID, d)
 	case bounce.KindARF:
 		a, err := bounce.ParseARF(raw)
 		if err != nil {
-			s.log.Info("dropping unreadable feedback report", "err", err)
+			s.ignore("arf", "unreadable", "err", err)
 			return nil
 		}
-		return s.handleARF(ctx, verpID, a)
+		return s.handleARF(ctx, verpID, from, raw, a)
 	}
 	return nil
+}
+
+// ignore logs a report that changes nothing, and counts it by kind and
+// reason (a short fixed phrase).
+func (s *Service) ignore(kind, reason string, args ...any) {
+	s.reportsIgnored.WithLabelValues(kind, reason).Inc()
+	s.log.Info("ignoring a report: "+reason, append([]any{"kind", kind}, args...)...)
 }
 
 // findEmail locates the reported email: by the VERP id, else by the id in a
@@ -76,22 +94,26 @@ func (s *Service) findEmail(ctx context.Context, ids []string, messageID string)
 	return e, nil
 }
 
-func verpOf(addr string) string {
-	id, _ := outbound.ParseVERP(addr)
+// verpOf is the email id of a signed return path quoted in a report, ""
+// when it is not one.
+func (s *Service) verpOf(addr string) string {
+	id, _ := s.verp.Parse(addr)
 	return id
 }
 
-func returnPath(h textproto.MIMEHeader) string {
+func (s *Service) quotedReturnPath(h textproto.MIMEHeader) string {
 	if h == nil {
 		return ""
 	}
-	return verpOf(h.Get("Return-Path"))
+	return s.verpOf(h.Get("Return-Path"))
 }
 
 func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) error {
-	e, err := s.findEmail(ctx, []string{verpID, returnPath(d.OriginalHeaders)}, d.OriginalMessageID)
+	// The signed return path names the email; what the DSN quotes
+	// (Message-ID, headers) is the reporter's word and is not asked.
+	e, err := loadEmail(ctx, s.db, verpID)
 	if errors.Is(err, store.ErrNotFound) {
-		s.log.Info("dropping a bounce for an unknown email", "verp", verpID, "message_id", d.OriginalMessageID)
+		s.ignore("dsn", "unknown email", "email_id", verpID)
 		return nil
 	}
 	if err != nil {
@@ -109,7 +131,11 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 				continue // delayed, delivered, relayed: nothing to record
 			}
 			i := match(rcpts, dr.FinalRecipient, dr.OriginalRecipient)
-			if i < 0 || rcpts[i].Status == RcptBounced || rcpts[i].Status == RcptSuppressed {
+			if i < 0 {
+				s.ignore("dsn", "names no recipient of the email", "email_id", e.ID, "final_recipient", dr.FinalRecipient)
+				continue
+			}
+			if rcpts[i].Status == RcptBounced || rcpts[i].Status == RcptSuppressed {
 				continue
 			}
 			r := &rcpts[i]
@@ -151,10 +177,10 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 	})
 }
 
-func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) error {
-	e, err := s.findEmail(ctx, []string{verpID, verpOf(a.OriginalMailFrom), returnPath(a.OriginalHeaders)}, a.OriginalMessageID)
+func (s *Service) handleARF(ctx context.Context, verpID string, from mailauth.Sender, raw []byte, a *bounce.ARF) error {
+	e, err := s.findEmail(ctx, []string{verpID, s.verpOf(a.OriginalMailFrom), s.quotedReturnPath(a.OriginalHeaders)}, a.OriginalMessageID)
 	if errors.Is(err, store.ErrNotFound) {
-		s.log.Info("dropping a complaint about an unknown email", "message_id", a.OriginalMessageID)
+		s.ignore("arf", "unknown email", "message_id", a.OriginalMessageID)
 		return nil
 	}
 	if err != nil {
@@ -163,26 +189,22 @@ func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) e
 	if a.FeedbackType == "not-spam" {
 		return nil
 	}
+	// Believed only from a source that can be justified: anyone can write
+	// a report quoting a Message-ID that a recipient saw.
+	if ok, why := s.feedback.trusted(ctx, from, raw); !ok {
+		s.ignore("arf", "untrusted source", "email_id", e.ID, "why", why, "ip", from.IP.String())
+		return nil
+	}
 	now := s.clock.Now()
 	return s.writes.Do(ctx, func(tx *store.Tx) error {
 		_, rcpts, err := lockRecipients(ctx, tx, e)
 		if err != nil {
 			return err
 		}
-		// Providers usually redact the complaining address; then every
-		// recipient the email reached is taken as the complainer.
-		var who []int
-		for _, to := range a.OriginalRcptTo {
-			if i := match(rcpts, to, ""); i >= 0 {
-				who = append(who, i)
-			}
-		}
+		who := complainers(rcpts, a.OriginalRcptTo)
 		if len(who) == 0 {
-			for i, r := range rcpts {
-				if r.Status == RcptDelivered || r.Status == RcptComplained {
-					who = append(who, i)
-				}
-			}
+			s.ignore("arf", "names no recipient the email reached", "email_id", e.ID, "original_rcpt_to", a.OriginalRcptTo)
+			return nil
 		}
 		var addrs []string
 		for _, i := range who {
@@ -208,9 +230,29 @@ func (s *Service) handleARF(ctx context.Context, verpID string, a *bounce.ARF) e
 	})
 }
 
-// match finds the recipient a report names; a report about a
-// single-recipient email names it whatever address (after forwarding) the
-// report gives.
+// complainers are the recipients a report is about: those its
+// Original-Rcpt-To names; when it names none of the email's (providers
+// redact the address), the email's only recipient, if it had one. Either
+// way only a recipient the email reached. The quoted message's To is not
+// asked: every recipient's copy quotes the same one, so it cannot say
+// which of several complained.
+func complainers(rcpts []Recipient, named []string) []int {
+	var who []int
+	for _, to := range named {
+		if i := match(rcpts, to); i >= 0 && !slices.Contains(who, i) {
+			who = append(who, i)
+		}
+	}
+	if len(who) == 0 && len(rcpts) == 1 {
+		who = []int{0}
+	}
+	return slices.DeleteFunc(who, func(i int) bool {
+		return rcpts[i].Status != RcptDelivered && rcpts[i].Status != RcptComplained
+	})
+}
+
+// match finds the recipient a report names, -1 when it names none of the
+// email's: a report is never about an address the email did not go to.
 func match(rcpts []Recipient, addrs ...string) int {
 	for _, a := range addrs {
 		if a == "" {
@@ -221,9 +263,6 @@ func match(rcpts []Recipient, addrs ...string) int {
 				return i
 			}
 		}
-	}
-	if len(rcpts) == 1 {
-		return 0
 	}
 	return -1
 }

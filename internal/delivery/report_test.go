@@ -1,10 +1,12 @@
 package delivery_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/emersion/go-msgauth/dkim"
 	"github.com/emersion/go-smtp"
 
 	"mailroom/internal/sending"
@@ -14,6 +16,12 @@ import (
 // MTA returning a report would (null sender).
 func (b *bundle) mailIn(t *testing.T, rcpt, raw string) error {
 	t.Helper()
+	return b.mailInFrom(t, "", rcpt, raw)
+}
+
+// mailInFrom is mailIn with the envelope sender from.
+func (b *bundle) mailInFrom(t *testing.T, from, rcpt, raw string) error {
+	t.Helper()
 	c, err := smtp.Dial(b.a.SMTPAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +30,7 @@ func (b *bundle) mailIn(t *testing.T, rcpt, raw string) error {
 	if err := c.Hello("mx.example.net"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Mail("", nil); err != nil {
+	if err := c.Mail(from, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Rcpt(rcpt, nil); err != nil {
@@ -32,13 +40,30 @@ func (b *bundle) mailIn(t *testing.T, rcpt, raw string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write([]byte(strings.ReplaceAll(raw, "\n", "\r\n"))); err != nil {
+	if _, err := w.Write([]byte(crlf(raw))); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		return err
 	}
 	return c.Quit()
+}
+
+func crlf(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// signFBL signs a report as the tests' feedback-loop operator does, so the
+// node believes it.
+func (b *bundle) signFBL(t *testing.T, raw string) string {
+	t.Helper()
+	var out bytes.Buffer
+	err := dkim.Sign(&out, strings.NewReader(crlf(raw)), &dkim.SignOptions{Domain: fblDomain, Selector: "fbl", Signer: b.fblKey,
+		HeaderKeys: []string{"From", "To", "Subject", "MIME-Version", "Content-Type"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }
 
 func dsn(rcpt, messageID string) string {
@@ -71,6 +96,12 @@ Subject: hello
 
 --b1--
 `
+}
+
+// arf is an abuse report from the tests' feedback-loop operator (signed
+// with signFBL to be believed) about messageID, naming rcptTo.
+func arfFor(messageID, rcptTo string) string {
+	return strings.Replace(arf(messageID), "<redacted@example.org>", "<"+rcptTo+">", 1)
 }
 
 func arf(messageID string) string {
@@ -121,7 +152,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 
 	t.Run("DSN to the VERP address bounces the recipient", func(t *testing.T) {
 		// The Message-ID names another email: the VERP id wins.
-		if err := b.mailIn(t, "bounces+"+bounced+"@example.com", dsn("later@example.net", "<nope@example.com>")); err != nil {
+		if err := b.mailIn(t, b.a.VERP().Address(bounced, "example.com"), dsn("later@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
 		b.waitStatus(t, bounced, sending.StatusBounced)
@@ -138,7 +169,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 			t.Error("no bounce suppression")
 		}
 		// The same report again changes nothing.
-		if err := b.mailIn(t, "bounces+"+bounced+"@example.com", dsn("later@example.net", "<nope@example.com>")); err != nil {
+		if err := b.mailIn(t, b.a.VERP().Address(bounced, "example.com"), dsn("later@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(b.timeline(t, bounced)); n != len(evs) {
@@ -150,7 +181,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 		// Reports find their email through the id inside the Message-ID;
 		// the stored Message-ID must match all the same.
 		forged := strings.Replace(r.MessageID, "@", "@forged.", 1)
-		if err := b.mailIn(t, "fbl@mailroom.test", arf(forged)); err != nil {
+		if err := b.mailIn(t, "fbl@mailroom.test", b.signFBL(t, arf(forged))); err != nil {
 			t.Fatal(err)
 		}
 		if evs := b.timeline(t, complained); evs[len(evs)-1].Type == "email.complained" {
@@ -159,7 +190,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 	})
 
 	t.Run("ARF to the feedback address is a complaint", func(t *testing.T) {
-		if err := b.mailIn(t, "fbl@mailroom.test", arf(r.MessageID)); err != nil {
+		if err := b.mailIn(t, "fbl@mailroom.test", b.signFBL(t, arf(r.MessageID))); err != nil {
 			t.Fatal(err)
 		}
 		b.waitStatus(t, complained, sending.StatusComplained)
@@ -177,7 +208,7 @@ func TestAsyncBouncesAndComplaints(t *testing.T) {
 	})
 
 	t.Run("a DSN about an unknown email is accepted and dropped", func(t *testing.T) {
-		if err := b.mailIn(t, "bounces+em_unknown@example.com", dsn("x@example.net", "<nope@example.com>")); err != nil {
+		if err := b.mailIn(t, b.a.VERP().Address("em_unknown", "example.com"), dsn("x@example.net", "<nope@example.com>")); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -35,14 +35,14 @@ func (s *Service) signer(ctx context.Context, e *email) (*outbound.Signer, error
 	return c.signer, err
 }
 
-// returnPath is the email's envelope sender: bounces+<id> at its domain's
-// Return-Path domain.
+// returnPath is the email's envelope sender: the signed bounces+<id>-<tag>
+// at its domain's Return-Path domain.
 func (s *Service) returnPath(ctx context.Context, e *email) (string, error) {
 	c, err := s.identity(ctx, e)
 	if err != nil {
 		return "", err
 	}
-	return outbound.VERPAddress("bounces", e.ID, c.bounce), nil
+	return s.verp.Address(e.ID, c.bounce), nil
 }
 
 // identity is the signer and Return-Path domain of the email's From

@@ -55,7 +55,7 @@ type KeySet struct {
 }
 
 // BounceSubdomain names the subdomain of each custom domain that its
-// mail's Return-Path uses (bounces+<email id>@send.<domain>): it has its
+// mail's Return-Path uses (bounces+<email id>-<tag>@send.<domain>): it has its
 // own MX (to us) and SPF, so the domain's own inbound mail stays where it
 // is, and under relaxed DMARC it aligns with the From domain.
 const BounceSubdomain = "send"

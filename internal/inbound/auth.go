@@ -1,19 +1,17 @@
 package inbound
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
 	"strings"
-	"time"
 
 	"blitiri.com.ar/go/spf"
 	"github.com/emersion/go-msgauth/authres"
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/emersion/go-msgauth/dmarc"
-	"golang.org/x/net/publicsuffix"
 
+	"mailroom/internal/mailauth"
 	"mailroom/internal/smtpin"
 )
 
@@ -23,14 +21,6 @@ const (
 	authFail = "fail"
 	authNone = "none"
 )
-
-// authTimeout bounds all of a message's DNS work, so a dead resolver
-// delays the 250 (and the sender's retry clock) by seconds, not minutes.
-const authTimeout = 10 * time.Second
-
-// maxDKIMSignatures caps the signatures verified per message: each costs
-// a DNS lookup and an RSA check, and a message can carry thousands.
-const maxDKIMSignatures = 10
 
 // authOutcome is what authenticate decided: the auth block, the
 // Authentication-Results value (RFC 8601) and the DMARC policy that
@@ -47,7 +37,7 @@ type authOutcome struct {
 // all through the configured resolver. A check that could not be made (no
 // record, DNS failure) is none, never pass.
 func (s *Service) authenticate(ctx context.Context, env smtpin.Envelope, raw []byte, p *Parsed) authOutcome {
-	ctx, cancel := context.WithTimeout(ctx, authTimeout)
+	ctx, cancel := context.WithTimeout(ctx, mailauth.Timeout)
 	defer cancel()
 	r := s.cfg.Resolver
 	if r == nil {
@@ -59,13 +49,10 @@ func (s *Service) authenticate(ctx context.Context, env smtpin.Envelope, raw []b
 	var results []authres.Result
 
 	// SPF.
-	spfDomain := domainOf(env.MailFrom)
-	if spfDomain == "" {
-		spfDomain = strings.ToLower(strings.TrimSuffix(env.Helo, "."))
-	}
+	sender := mailauth.Sender{IP: env.RemoteIP, Helo: env.Helo, MailFrom: env.MailFrom}
+	spfDomain := sender.SPFDomain()
 	spfRes := &authres.SPFResult{Value: authres.ResultNone, From: spfDomain, Helo: env.Helo}
-	if env.RemoteIP != nil && spfDomain != "" {
-		res, err := spf.CheckHostWithSender(env.RemoteIP, env.Helo, env.MailFrom, spf.WithContext(ctx), spf.WithResolver(r))
+	if res, err := mailauth.SPF(ctx, r, sender); res != "" {
 		spfRes.Value = authres.ResultValue(strings.ToLower(string(res)))
 		if err != nil && res != spf.Pass {
 			spfRes.Reason = err.Error()
@@ -76,7 +63,7 @@ func (s *Service) authenticate(ctx context.Context, env smtpin.Envelope, raw []b
 
 	// DKIM: every signature is verified and reported; one that verifies is
 	// enough for pass, one that fails with none verifying is fail.
-	verifs, _ := dkim.VerifyWithOptions(bytes.NewReader(raw), &dkim.VerifyOptions{LookupTXT: lookupTXT, MaxVerifications: maxDKIMSignatures})
+	verifs := mailauth.DKIM(ctx, r, raw)
 	var dkimPassed []string
 	for _, v := range verifs {
 		res := &authres.DKIMResult{Value: authres.ResultPass, Domain: v.Domain, Identifier: v.Identifier}
@@ -167,34 +154,11 @@ func lookupDMARC(domain string, lookupTXT func(string) ([]string, error)) (*dmar
 	return rec, true, err
 }
 
-// alignedDomain reports DMARC identifier alignment: strict needs the same
-// domain, relaxed the same organizational domain (RFC 7489 §3.1).
+// alignedDomain reports DMARC identifier alignment (mailauth.Aligned).
 func alignedDomain(d, from string, mode dmarc.AlignmentMode) bool {
-	d, from = strings.ToLower(d), strings.ToLower(from)
-	if d == "" {
-		return false
-	}
-	if d == from {
-		return true
-	}
-	return mode != dmarc.AlignmentStrict && orgDomain(d) == orgDomain(from)
+	return mailauth.Aligned(d, from, mode == dmarc.AlignmentStrict)
 }
 
-// orgDomain is the registrable domain (public suffix plus one label), or
-// the domain itself when the suffix list cannot say.
-func orgDomain(d string) string {
-	org, err := publicsuffix.EffectiveTLDPlusOne(d)
-	if err != nil {
-		return d
-	}
-	return org
-}
+func orgDomain(d string) string { return mailauth.OrgDomain(d) }
 
-// domainOf is the lowercased domain of an address, "" without one.
-func domainOf(addr string) string {
-	at := strings.LastIndexByte(addr, '@')
-	if at < 0 {
-		return ""
-	}
-	return strings.ToLower(strings.TrimSuffix(strings.Trim(addr[at+1:], "<> "), "."))
-}
+func domainOf(addr string) string { return mailauth.DomainOf(addr) }

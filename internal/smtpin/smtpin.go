@@ -1,12 +1,12 @@
 // Package smtpin is Mailroom's inbound SMTP listener (RFC 5321 server side,
 // go-smtp; SIZE RFC 1870, STARTTLS RFC 3207, ENHANCEDSTATUSCODES RFC 2034).
-// Each RCPT address is routed once, in order: a VERP bounce address
-// (bounces+<email id>@<any domain>) or the feedback-loop address
+// Each RCPT address is routed once, in order: a signed VERP bounce address
+// (bounces+<email id>-<tag>@<any domain>, outbound.VERP) or the feedback-loop address
 // (fbl@<any domain>) goes to the delivery engine's report handler (delivery
 // status notifications, RFC 3464; abuse reports, RFC 5965); otherwise each
 // Router in Options.Routers is asked (special addresses first, then the
-// inbound area's mailboxes). An address nobody takes is refused with 550
-// 5.1.1. A message is answered 250 only after every recipient's Deliver
+// inbound area's mailboxes). An address nobody takes, and a bounce address
+// whose tag does not verify, is refused with 550 5.1.1. A message is answered 250 only after every recipient's Deliver
 // returned, which stores it durably.
 package smtpin
 
@@ -27,14 +27,16 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"mailroom/internal/mailauth"
 	"mailroom/internal/outbound"
 )
 
 // Handler receives the reports. verpID is the email id from a bounce
-// address, "" for the feedback address. A returned error is answered with
+// address whose tag verified, "" for the feedback address; from is the
+// client, for the handler's SPF check. A returned error is answered with
 // a temporary failure so the sender tries again.
 type Handler interface {
-	HandleReport(ctx context.Context, verpID string, raw []byte) error
+	HandleReport(ctx context.Context, verpID string, from mailauth.Sender, raw []byte) error
 }
 
 // FeedbackLocalPart is the local part of the feedback-loop address that
@@ -71,6 +73,9 @@ type Options struct {
 	Addr    string // host:port to listen on; "" turns the listener off
 	Domain  string // name in the greeting
 	Handler Handler
+	// VERP checks the tag of bounce addresses; without it every bounces+
+	// address is refused.
+	VERP *outbound.VERP
 	// Routers are asked in order for every RCPT that is not a report
 	// address; the first that answers a Recipient takes it.
 	Routers       []Router
@@ -218,7 +223,15 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.seen == nil {
 		ss.seen = map[string]bool{}
 	}
-	if id, ok := recipient(to); ok {
+	id, ok := recipient(ss.s.opts.VERP, to)
+	if !ok && outbound.IsVERP(to) {
+		// Not a return path Mailroom wrote (forged, or unsigned from
+		// before tags): a truthful "no such user" costs the sender nothing
+		// and saves reading a message that would be dropped.
+		ss.s.opts.Log.Info("refused a bounce address whose tag does not verify", "rcpt", to)
+		return errNoSuchUser
+	}
+	if ok {
 		if !ss.seen["report:"+id] {
 			ss.seen["report:"+id] = true
 			ss.rcpt = append(ss.rcpt, accepted{addr: to, report: true, verpID: id})
@@ -245,8 +258,9 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	return errNoSuchUser
 }
 
-// recipient reports whether to is one Mailroom takes, and the VERP id in it.
-func recipient(to string) (verpID string, ok bool) {
+// recipient reports whether to is a report address Mailroom takes, and
+// the email id of a bounce address whose tag verifies.
+func recipient(verp *outbound.VERP, to string) (verpID string, ok bool) {
 	to = strings.ToLower(strings.TrimSpace(to))
 	at := strings.LastIndexByte(to, '@')
 	if at <= 0 || at == len(to)-1 {
@@ -255,10 +269,7 @@ func recipient(to string) (verpID string, ok bool) {
 	if to[:at] == FeedbackLocalPart {
 		return "", true
 	}
-	if !strings.HasPrefix(to, "bounces+") {
-		return "", false
-	}
-	return outbound.ParseVERP(to)
+	return verp.Parse(to)
 }
 
 // Data reads the message and hands it to every accepted recipient; 250 is
@@ -277,7 +288,8 @@ func (ss *session) Data(r io.Reader) error {
 	defer cancel()
 	for _, a := range ss.rcpt {
 		if a.report {
-			err = ss.s.opts.Handler.HandleReport(ctx, a.verpID, raw)
+			from := mailauth.Sender{IP: ss.env.RemoteIP, Helo: ss.env.Helo, MailFrom: ss.env.MailFrom}
+			err = ss.s.opts.Handler.HandleReport(ctx, a.verpID, from, raw)
 		} else {
 			env := ss.env
 			env.Rcpt = a.addr

@@ -62,12 +62,16 @@ type Config struct {
 	// Policy is the sending policy: quotas, caps, throttles, pauses and
 	// the dedicated IP inventory (policy.go).
 	Policy Policy
+	// Limits are the caps on what one client may hold open on the SMTP and
+	// HTTP listeners (limits.go).
+	Limits Limits
 	// Inbound SMTP: MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY (PEM
 	// files) turn on STARTTLS; MAILROOM_SMTP_MAX_BYTES (default 41943040,
 	// 40 MB) is the SIZE announced and enforced; MAILROOM_SMTP_MAX_RECIPIENTS
 	// (default 50) RCPTs per message; MAILROOM_SMTP_MAX_SESSIONS (default
 	// 200) concurrent sessions; MAILROOM_SMTP_TIMEOUT (default 2m) the idle
-	// read and write timeout of a session.
+	// read and write timeout of a session (only commands that make
+	// progress restart it, not NOOP or RSET; see smtplimit.Progress).
 	SMTPTLSCert       string
 	SMTPTLSKey        string
 	SMTPMaxBytes      int
@@ -213,6 +217,8 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	}
 	policy, perrs := loadPolicy(get)
 	c.Policy, errs = policy, append(errs, perrs...)
+	limits, lerrs := loadLimits(get)
+	c.Limits, errs = limits, append(errs, lerrs...)
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""

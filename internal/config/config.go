@@ -69,7 +69,7 @@ type Config struct {
 	// files) turn on STARTTLS; MAILROOM_SMTP_MAX_BYTES (default 41943040,
 	// 40 MB) is the SIZE announced and enforced; MAILROOM_SMTP_MAX_RECIPIENTS
 	// (default 50) RCPTs per message; MAILROOM_SMTP_MAX_SESSIONS (default
-	// 200) concurrent sessions; MAILROOM_SMTP_TIMEOUT (default 2m) the idle
+	// 200) concurrent sessions on each listener, submission's too; MAILROOM_SMTP_TIMEOUT (default 2m) the idle
 	// read and write timeout of a session (only commands that make
 	// progress restart it, not NOOP or RSET; see smtplimit.Progress).
 	SMTPTLSCert       string

@@ -74,7 +74,7 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		// The whole body must be in by then; an error means a writer that
 		// cannot (a test recorder) and leaves only the cap.
 		_ = rc.SetReadDeadline(time.Now().Add(limit))
-		b := &body{src: r.Body, g: g, ip: clientIP(r), w: w, rc: rc}
+		b := &body{src: r.Body, g: g, ip: clientIP(r), w: w, rc: rc, left: r.ContentLength}
 		defer b.release()
 		r.Body = b
 		next.ServeHTTP(w, r)
@@ -110,6 +110,7 @@ type body struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	held bool
+	left int64 // bytes still to come; -1 when unknown (chunked)
 	once sync.Once
 	err  error // the refusal, once given
 }
@@ -129,11 +130,16 @@ func (b *body) Read(p []byte) (int, error) {
 		b.held = true
 	}
 	n, err := b.src.Read(p)
+	if b.left > 0 {
+		b.left -= int64(n)
+	}
 	switch {
-	case err == io.EOF:
+	case err == io.EOF || b.left == 0:
+		// In whole (io.ReadFull of the announced length never sees EOF):
+		// the place is free, and no deadline is left to cancel a long
+		// handler's context (net/http's background read would take it
+		// for the client gone).
 		b.release()
-		// In whole: no deadline left to cancel a long handler's context
-		// (net/http's background read would take it as the client gone).
 		_ = b.rc.SetReadDeadline(time.Time{})
 	case isTimeout(err):
 		b.release()

@@ -158,3 +158,31 @@ func TestBodiesCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaceFreedWhenBodyIn: a handler that reads the announced length and
+// then works on (io.ReadFull never sees EOF) holds no place meanwhile.
+func TestPlaceFreedWhenBodyIn(t *testing.T) {
+	t.Parallel()
+	working, finish := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if string(buf) == "slow" {
+			working <- struct{}{}
+			<-finish
+		}
+	})
+	srv := httptest.NewServer(bodylimit.New(bodylimit.Options{Timeout: time.Second, Max: 1, PerIP: 1}).Wrap(h))
+	defer srv.Close()
+	go http.Post(srv.URL, "text/plain", strings.NewReader("slow"))
+	<-working
+	res, err := http.Post(srv.URL, "text/plain", strings.NewReader("fast"))
+	close(finish)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("a second body while the first's handler works: %v %v", res, err)
+	}
+	res.Body.Close()
+}

@@ -200,14 +200,15 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Ready:          a.ready,
 		Services:       a.services,
 	}
+	bodies := newBodyGuard(cfg)
 	dash := a.newDashboard(limiter)
 	if dash != nil && cfg.DashboardAddr == "" {
 		deps.Pages = dash // at / beside the API
 	} else if dash != nil {
-		a.dashboardSrv = &dashboardServer{addr: cfg.DashboardAddr, h: dash.Handler(), log: a.Log}
+		a.dashboardSrv = &dashboardServer{addr: cfg.DashboardAddr, h: bodies.Wrap(dash.Handler()), log: a.Log}
 		a.background = append(a.background, a.dashboardSrv)
 	}
-	a.Handler = httpapi.NewHandler(deps)
+	a.Handler = bodies.Wrap(httpapi.NewHandler(deps))
 	built = true
 	return a, nil
 }

@@ -25,6 +25,7 @@ func (a *App) wireSubmission(limiter ratelimit.Limiter) error {
 		Addr: cfg.SubmissionAddr, TLSAddr: cfg.SubmissionTLSAddr, TLS: cert, Domain: cfg.HeloName,
 		Sender: a.services.Sending, Keys: a.Workspaces, Limiter: limiter, KeyLimit: cfg.RateLimit,
 		Log: a.Log.With("component", "submission"), Timeout: cfg.SMTPTimeout,
+		MaxSessions: cfg.SMTPMaxSessions, MaxSessionsPerIP: cfg.Limits.SMTPSessionsPerIP, MaxDuration: cfg.Limits.SMTPMaxSession, MaxCommands: cfg.Limits.SMTPMaxCommands,
 	})
 	a.background = append(a.background, a.submission)
 	return nil

@@ -64,12 +64,16 @@ type Config struct {
 	Policy Policy
 	// Feedback says whose abuse reports are believed (feedback.go).
 	Feedback Feedback
+	// Limits are the caps on what one client may hold open on the SMTP and
+	// HTTP listeners (limits.go).
+	Limits Limits
 	// Inbound SMTP: MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY (PEM
 	// files) turn on STARTTLS; MAILROOM_SMTP_MAX_BYTES (default 41943040,
 	// 40 MB) is the SIZE announced and enforced; MAILROOM_SMTP_MAX_RECIPIENTS
 	// (default 50) RCPTs per message; MAILROOM_SMTP_MAX_SESSIONS (default
-	// 200) concurrent sessions; MAILROOM_SMTP_TIMEOUT (default 2m) the idle
-	// read and write timeout of a session.
+	// 200) concurrent sessions on each listener, submission's too; MAILROOM_SMTP_TIMEOUT (default 2m) the idle
+	// read and write timeout of a session (only commands that make
+	// progress restart it, not NOOP or RSET; see smtplimit.Progress).
 	SMTPTLSCert       string
 	SMTPTLSKey        string
 	SMTPMaxBytes      int
@@ -217,6 +221,8 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	c.Policy, errs = policy, append(errs, perrs...)
 	feedback, ferrs := loadFeedback(get)
 	c.Feedback, errs = feedback, append(errs, ferrs...)
+	limits, lerrs := loadLimits(get)
+	c.Limits, errs = limits, append(errs, lerrs...)
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""

@@ -1,10 +1,14 @@
 package dashboard_test
 
 import (
+	"bufio"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"mailroom/internal/testkit/testapp"
 )
@@ -45,5 +49,36 @@ func TestDashboardAddr(t *testing.T) {
 	off := testapp.Start(t, testapp.WithEnv("MAILROOM_DASHBOARD_ADDR", "off"))
 	if st, _ := get(off.URL + "/sign-in"); st != 404 || off.DashboardAddr() != "" {
 		t.Fatalf("off: %d %q", st, off.DashboardAddr())
+	}
+}
+
+// TestDashboardSlowBody: the dashboard's own listener cuts a form trickled
+// slower than MAILROOM_HTTP_BODY_TIMEOUT, as the API's does.
+func TestDashboardSlowBody(t *testing.T) {
+	t.Parallel()
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_DASHBOARD_ADDR", "127.0.0.1:0"), testapp.WithEnv("MAILROOM_HTTP_BODY_TIMEOUT", "1s"))
+	c, err := net.Dial("tcp", a.DashboardAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	began := time.Now()
+	fmt.Fprint(c, "POST /sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nkey=")
+	go func() {
+		for {
+			if _, err := c.Write([]byte("x")); err != nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestTimeout || time.Since(began) > 3*time.Second {
+		t.Fatalf("answered %d after %v, want 408 about the 1 s timeout", res.StatusCode, time.Since(began))
 	}
 }

@@ -180,6 +180,9 @@ func checkForm(w http.ResponseWriter, r *http.Request, want string) error {
 		}
 		return e
 	}
+	if e, ok := apierr.As(err); ok { // a body bodylimit cut: 408 or 503
+		return e
+	}
 	if err != nil {
 		return apierr.InvalidRequest("The form could not be read.")
 	}

@@ -111,7 +111,7 @@ func readAutomationBody(w http.ResponseWriter, r *http.Request, jsonAllowed bool
 		if errors.As(err, &mbe) {
 			return nil, errTooLarge
 		}
-		return nil, apierr.InvalidRequest("Could not read the request body.")
+		return nil, bodyError(err)
 	}
 	if kind == "raw" && r.Header.Get("Content-Type") == "" && jsonAllowed {
 		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' && json.Valid(t) {

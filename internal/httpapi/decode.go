@@ -50,9 +50,19 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 		if errors.As(err, &mbe) {
 			return nil, errTooLarge
 		}
-		return nil, apierr.InvalidRequest("Could not read the request body.")
+		return nil, bodyError(err)
 	}
 	return body, nil
+}
+
+// bodyError is the answer to a body that could not be read: the limit's
+// own error when bodylimit cut it (408 request_timeout, 503 server_busy),
+// else invalid_request.
+func bodyError(err error) error {
+	if e, ok := apierr.As(err); ok {
+		return e
+	}
+	return apierr.InvalidRequest("Could not read the request body.")
 }
 
 // decodeJSON parses body into dst strictly: it must be valid UTF-8 JSON, a

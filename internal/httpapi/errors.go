@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"mailroom/internal/apierr"
 )
@@ -18,7 +20,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	// A key a send took on trust (workspaces.AuthenticateForSend) is read
 	// again before anything but a 401 tells its holder about the request.
 	if k := apiKey(r); k != nil {
-		if cerr := k.Confirm(r.Context()); cerr != nil {
+		// Not the request's context: a body cut at its deadline (408) has
+		// cancelled it, and the answer still needs the key confirmed.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+		defer cancel()
+		if cerr := k.Confirm(ctx); cerr != nil {
 			err = cerr
 		}
 	}

@@ -66,7 +66,7 @@ func (h *handler) importContacts(w http.ResponseWriter, r *http.Request) error {
 		if errors.As(err, &mbe) {
 			return contacts.ErrImportTooLarge()
 		}
-		return apierr.InvalidRequest("Could not read the request body.")
+		return bodyError(err)
 	}
 	m := importMapping(r)
 	var rows []contacts.ImportRow

@@ -11,7 +11,6 @@
 package smtpin
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -29,6 +28,7 @@ import (
 
 	"mailroom/internal/mailauth"
 	"mailroom/internal/outbound"
+	"mailroom/internal/smtplimit"
 )
 
 // Handler receives the reports. verpID is the email id from a bounce
@@ -83,8 +83,14 @@ type Options struct {
 	MaxBytes      int64         // largest message accepted (SIZE); default 40 MB
 	MaxRecipients int           // RCPTs per message; default 50
 	MaxSessions   int           // concurrent sessions; more are answered 421; default 200
-	Timeout       time.Duration // idle read/write timeout; default 2 minutes
+	Timeout       time.Duration // idle timeout, restarted only by progress (smtplimit.Progress), and write timeout; default 2 minutes
 	TLS           *tls.Config   // offers STARTTLS when set
+	// One client's share: sessions at once from one address (default 20),
+	// a session's lifetime (default 10 minutes) and its commands, NOOP and
+	// RSET included (default 1000); past them the client is told 421 4.7.0.
+	MaxSessionsPerIP int
+	MaxDuration      time.Duration
+	MaxCommands      int
 }
 
 // Server is the listener; Start and Stop make it a background part of the
@@ -92,8 +98,6 @@ type Options struct {
 type Server struct {
 	opts Options
 	srv  *smtp.Server
-
-	sessions chan struct{} // one token per open connection
 
 	mu   sync.Mutex
 	ln   net.Listener
@@ -114,10 +118,19 @@ func New(opts Options) *Server {
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
+	if opts.MaxSessionsPerIP == 0 {
+		opts.MaxSessionsPerIP = 20
+	}
+	if opts.MaxDuration == 0 {
+		opts.MaxDuration = 10 * time.Minute
+	}
+	if opts.MaxCommands == 0 {
+		opts.MaxCommands = 1000
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, sessions: make(chan struct{}, opts.MaxSessions)}
+	s := &Server{opts: opts}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		ss := &session{s: s, env: Envelope{Helo: c.Hostname()}}
 		if addr, ok := c.Conn().RemoteAddr().(*net.TCPAddr); ok {
@@ -131,6 +144,8 @@ func New(opts Options) *Server {
 	srv.MaxRecipients = opts.MaxRecipients
 	srv.ReadTimeout = opts.Timeout
 	srv.WriteTimeout = opts.Timeout
+	srv.MaxSessionDuration = opts.MaxDuration
+	srv.Command = smtplimit.Commands(func(*smtp.Conn) int { return opts.MaxCommands })
 	srv.TLSConfig = opts.TLS
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	s.srv = srv
@@ -151,7 +166,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(&limitListener{Listener: ln, tokens: s.sessions}); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
+		if err := s.srv.Serve(smtplimit.Listen(ln, smtplimit.Limits{MaxSessions: s.opts.MaxSessions, PerIP: s.opts.MaxSessionsPerIP})); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
 			s.opts.Log.Error("smtp listener stopped", "err", err)
 		}
 	}()
@@ -309,45 +324,3 @@ func (ss *session) Reset() {
 }
 
 func (ss *session) Logout() error { return nil }
-
-// limitListener caps concurrent sessions: a connection past the cap is told
-// 421 and closed at once.
-type limitListener struct {
-	net.Listener
-	tokens chan struct{}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case l.tokens <- struct{}{}:
-			return &limitedConn{Conn: c, r: bufio.NewReaderSize(c, connBuffer), release: func() { <-l.tokens }}, nil
-		default:
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = c.Write([]byte("421 4.3.2 Too many connections, try again later\r\n"))
-			_ = c.Close()
-		}
-	}
-}
-
-// connBuffer is how much of a session's input is read at once: go-smtp
-// reads through a 4 KiB buffer, a read system call per 4 KiB of DATA.
-const connBuffer = 64 << 10
-
-type limitedConn struct {
-	net.Conn
-	r       *bufio.Reader // every read goes through it (STARTTLS's too)
-	once    sync.Once
-	release func()
-}
-
-func (c *limitedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-func (c *limitedConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
-}

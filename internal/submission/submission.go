@@ -24,6 +24,7 @@ import (
 
 	"mailroom/internal/ratelimit"
 	"mailroom/internal/sending"
+	"mailroom/internal/smtplimit"
 	"mailroom/internal/workspaces"
 )
 
@@ -57,7 +58,16 @@ type Options struct {
 	KeyLimit int
 	Log      *slog.Logger
 	MaxBytes int64         // largest message; default sending.MaxMessageSize (40 MB)
-	Timeout  time.Duration // idle read/write timeout; default 2 minutes
+	Timeout  time.Duration // idle timeout (restarted only by progress, smtplimit.Progress) and write timeout; default 2 minutes
+	// Each listener's caps, as the inbound listener's: sessions at once
+	// (default 200) and from one address (default 20), a session's
+	// lifetime (default 10 minutes) and its commands (default 1000; ten
+	// times as many once authenticated, for a client sending many
+	// messages on one session).
+	MaxSessions      int
+	MaxSessionsPerIP int
+	MaxDuration      time.Duration
+	MaxCommands      int
 }
 
 // Server is the submission listener; Start and Stop make it a background
@@ -82,6 +92,18 @@ func New(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = 200
+	}
+	if opts.MaxSessionsPerIP == 0 {
+		opts.MaxSessionsPerIP = 20
+	}
+	if opts.MaxDuration == 0 {
+		opts.MaxDuration = 10 * time.Minute
+	}
+	if opts.MaxCommands == 0 {
+		opts.MaxCommands = 1000
+	}
 	s := &Server{opts: opts}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
 	srv.Domain = opts.Domain
@@ -89,6 +111,8 @@ func New(opts Options) *Server {
 	srv.MaxRecipients = sending.MaxRecipients
 	srv.ReadTimeout = opts.Timeout
 	srv.WriteTimeout = opts.Timeout
+	srv.MaxSessionDuration = opts.MaxDuration
+	srv.Command = smtplimit.Commands(s.commandBudget)
 	srv.TLSConfig = opts.TLS
 	// Each session decides: AUTH is offered over TLS, or in plain text to a
 	// loopback client only (development); see session.AuthMechanisms.
@@ -111,19 +135,20 @@ func (s *Server) Start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("listening on MAILROOM_SUBMISSION_ADDR %s: %w", s.opts.Addr, err)
 		}
-		lns = append(lns, ln)
+		lns = append(lns, smtplimit.Listen(ln, s.limits(false)))
 	}
 	if s.opts.TLSAddr != "" {
 		if s.opts.TLS == nil {
 			closeAll()
 			return errors.New("MAILROOM_SUBMISSION_TLS_ADDR needs a certificate (MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY)")
 		}
-		ln, err := tls.Listen("tcp", s.opts.TLSAddr, s.opts.TLS)
+		ln, err := net.Listen("tcp", s.opts.TLSAddr)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("listening on MAILROOM_SUBMISSION_TLS_ADDR %s: %w", s.opts.TLSAddr, err)
 		}
-		lns = append(lns, ln)
+		// Counted under TLS, so a refusal costs no handshake.
+		lns = append(lns, tls.NewListener(smtplimit.Listen(ln, s.limits(true)), s.opts.TLS))
 	}
 	if len(lns) == 0 {
 		return nil
@@ -144,6 +169,21 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go func() { wg.Wait(); close(s.done) }()
 	return nil
+}
+
+// limits are one listener's caps; quiet for implicit TLS, whose client
+// expects a handshake rather than a 421.
+func (s *Server) limits(quiet bool) smtplimit.Limits {
+	return smtplimit.Limits{MaxSessions: s.opts.MaxSessions, PerIP: s.opts.MaxSessionsPerIP, Quiet: quiet}
+}
+
+// commandBudget is a session's command budget: ten times larger once it
+// has authenticated, for a client submitting many messages on one session.
+func (s *Server) commandBudget(c *smtp.Conn) int {
+	if ss, ok := c.Session().(*session); ok && ss.secret != "" {
+		return 10 * s.opts.MaxCommands
+	}
+	return s.opts.MaxCommands
 }
 
 // Addr is the STARTTLS (or loopback plain) listener's address, "" when off.

@@ -44,12 +44,20 @@ type Conn struct {
 	fromReceived bool
 	recipients   []string
 	didAuth      bool
+
+	// Mailroom: when the connection opened and when a command last made
+	// progress (Server.Command); the read deadline follows from them.
+	started    time.Time
+	progressAt time.Time
 }
 
 func newConn(c net.Conn, s *Server) *Conn {
+	now := time.Now()
 	sc := &Conn{
-		server: s,
-		conn:   c,
+		server:     s,
+		conn:       c,
+		started:    now,
+		progressAt: now,
 	}
 
 	sc.init()
@@ -1325,13 +1333,46 @@ func (c *Conn) writeError(code int, enhCode EnhancedCode, err error) {
 
 // Reads a line of input
 func (c *Conn) readLine() (string, error) {
-	if c.server.ReadTimeout != 0 {
-		if err := c.conn.SetReadDeadline(time.Now().Add(c.server.ReadTimeout)); err != nil {
+	if c.server.Command == nil {
+		c.progressAt = time.Now() // upstream: every line restarts ReadTimeout
+	}
+	if d := c.readDeadline(); !d.IsZero() {
+		if err := c.conn.SetReadDeadline(d); err != nil {
 			return "", err
 		}
 	}
 
 	return c.text.ReadLine()
+}
+
+// Mailroom: readDeadline is ReadTimeout after the last progress, capped at
+// the end of the session (MaxSessionDuration); zero when neither is set.
+func (c *Conn) readDeadline() time.Time {
+	var d time.Time
+	if c.server.ReadTimeout != 0 {
+		d = c.progressAt.Add(c.server.ReadTimeout)
+	}
+	if m := c.server.MaxSessionDuration; m != 0 {
+		if end := c.started.Add(m); d.IsZero() || end.Before(d) {
+			d = end
+		}
+	}
+	return d
+}
+
+// Mailroom: progress restarts the idle deadline now, for the reads of the
+// command about to be handled (DATA's body, AUTH's lines) as for the next.
+func (c *Conn) progress() {
+	c.progressAt = time.Now()
+	if d := c.readDeadline(); !d.IsZero() {
+		c.conn.SetReadDeadline(d)
+	}
+}
+
+// Mailroom: sessionOver reports whether MaxSessionDuration has run out.
+func (c *Conn) sessionOver() bool {
+	m := c.server.MaxSessionDuration
+	return m != 0 && !time.Now().Before(c.started.Add(m))
 }
 
 func (c *Conn) reset() {

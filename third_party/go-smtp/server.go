@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,6 +41,18 @@ type Server struct {
 	ErrorLog          Logger
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
+
+	// Mailroom: MaxSessionDuration caps a connection's lifetime: no read
+	// waits past it, and the client is told 421 4.7.0 before the close.
+	// Zero means no cap.
+	MaxSessionDuration time.Duration
+	// Mailroom: Command, when set, is called with each command's verb (in
+	// upper case) before the command is handled. A non-nil error is
+	// answered (an *SMTPError as it is, anything else as 421 4.7.0) and
+	// closes the connection. Only a command it reports as progress
+	// restarts ReadTimeout, so a client sending NOOP forever still meets
+	// the idle timeout. Without Command every line restarts it (upstream).
+	Command func(c *Conn, verb string) (progress bool, err error)
 
 	// Advertise SMTPUTF8 (RFC 6531) capability.
 	// Should be used only if backend supports it.
@@ -184,7 +197,24 @@ func (s *Server) handleConn(c *Conn) error {
 				continue
 			}
 
+			// Mailroom: the Command hook, and the idle deadline moved only
+			// by progress (before the command, so DATA gets a full
+			// ReadTimeout for its body, and after it).
+			progress := true
+			if c.server.Command != nil {
+				var err error
+				if progress, err = c.server.Command(c, strings.ToUpper(cmd)); err != nil {
+					c.writeError(421, EnhancedCode{4, 7, 0}, err)
+					return nil
+				}
+			}
+			if progress {
+				c.progress()
+			}
 			c.handle(cmd, arg)
+			if progress {
+				c.progressAt = time.Now()
+			}
 		} else {
 			if err == io.EOF || errors.Is(err, net.ErrClosed) {
 				return nil
@@ -195,6 +225,10 @@ func (s *Server) handleConn(c *Conn) error {
 			}
 
 			if neterr, ok := err.(net.Error); ok && neterr.Timeout() {
+				if c.sessionOver() { // Mailroom
+					c.writeResponse(421, EnhancedCode{4, 7, 0}, "Session too long, closing connection")
+					return nil
+				}
 				c.writeResponse(421, EnhancedCode{4, 4, 2}, "Idle timeout, bye bye")
 				return nil
 			}

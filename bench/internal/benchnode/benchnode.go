@@ -90,7 +90,14 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		"MAILROOM_DATA_DIR":     n.Dir,
 		"MAILROOM_SECRET_KEY":   "bench-secret-key-0123456789abcdef",
 		"MAILROOM_RATE_LIMIT":   "1000000000",
-		"MAILROOM_LOG_LEVEL":    "error",
+		// All the load comes from 127.0.0.1, on sessions kept for the run:
+		// the per-client caps (issue #38) would refuse the benchmark itself.
+		"MAILROOM_SMTP_MAX_SESSIONS_PER_IP": "100000",
+		"MAILROOM_SMTP_MAX_COMMANDS":        "1000000000",
+		"MAILROOM_SMTP_MAX_SESSION":         "24h",
+		"MAILROOM_HTTP_MAX_BODIES":          "100000",
+		"MAILROOM_HTTP_MAX_BODIES_PER_IP":   "100000",
+		"MAILROOM_LOG_LEVEL":                "error",
 	}
 	if o.PG != "" {
 		env["MAILROOM_DATABASE_URL"] = o.PG

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits keep one client from holding a listener's connections (issue
+// #38): each field names its variable, default and bounds.
+type Limits struct {
+	// SMTPSessionsPerIP is how many sessions one client address (IPv6: one
+	// /64) may hold at once on each SMTP listener, inbound and submission
+	// (MAILROOM_SMTP_MAX_SESSIONS_PER_IP; default 20, at least 1); more are
+	// told 421 4.7.0. Loopback counts like any address.
+	SMTPSessionsPerIP int
+	// SMTPMaxSession is an SMTP session's lifetime, busy or not
+	// (MAILROOM_SMTP_MAX_SESSION, a Go duration; default 10m, at least 1s);
+	// then it is told 421 4.7.0 and closed.
+	SMTPMaxSession time.Duration
+	// SMTPMaxCommands is how many commands an SMTP session may send, NOOP
+	// and RSET included (MAILROOM_SMTP_MAX_COMMANDS; default 1000, at least
+	// 10); an authenticated submission session gets ten times as many.
+	SMTPMaxCommands int
+	// HTTPBodyTimeout is how long a request may take to send its body
+	// (MAILROOM_HTTP_BODY_TIMEOUT, a Go duration; default 30s, at least
+	// 1s); a slower one is answered 408 request_timeout and closed.
+	HTTPBodyTimeout time.Duration
+	// HTTPUploadTimeout replaces it on the routes that take large bodies:
+	// sends, contact imports, automation YAML, the dashboard's CSV import
+	// (MAILROOM_HTTP_UPLOAD_TIMEOUT; default 5m, at least 1s).
+	HTTPUploadTimeout time.Duration
+	// HTTPMaxBodies is how many request bodies a node receives at once
+	// (MAILROOM_HTTP_MAX_BODIES; default 256, at least 1), and
+	// HTTPMaxBodiesPerIP how many of them one client address may send
+	// (MAILROOM_HTTP_MAX_BODIES_PER_IP; default 16, at least 1); a body
+	// past either is answered 503 with Retry-After.
+	HTTPMaxBodies      int
+	HTTPMaxBodiesPerIP int
+}
+
+// loadLimits reads the Limits, with the problems in words.
+func loadLimits(get func(k, def string) string) (Limits, []error) {
+	var l Limits
+	var errs []error
+	count := func(k string, def, least int) int {
+		v := strings.TrimSpace(get(k, strconv.Itoa(def)))
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			errs = append(errs, fmt.Errorf("%s: %q is not a whole number of at least %d", k, v, least))
+			return def
+		}
+		return n
+	}
+	duration := func(k, def string) time.Duration {
+		v := strings.TrimSpace(get(k, def))
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			errs = append(errs, fmt.Errorf("%s: %q is not a duration of at least 1s (such as %s)", k, v, def))
+			d, _ = time.ParseDuration(def)
+		}
+		return d
+	}
+	l.SMTPSessionsPerIP = count("MAILROOM_SMTP_MAX_SESSIONS_PER_IP", 20, 1)
+	l.SMTPMaxSession = duration("MAILROOM_SMTP_MAX_SESSION", "10m")
+	l.SMTPMaxCommands = count("MAILROOM_SMTP_MAX_COMMANDS", 1000, 10)
+	l.HTTPBodyTimeout = duration("MAILROOM_HTTP_BODY_TIMEOUT", "30s")
+	l.HTTPUploadTimeout = duration("MAILROOM_HTTP_UPLOAD_TIMEOUT", "5m")
+	l.HTTPMaxBodies = count("MAILROOM_HTTP_MAX_BODIES", 256, 1)
+	l.HTTPMaxBodiesPerIP = count("MAILROOM_HTTP_MAX_BODIES_PER_IP", 16, 1)
+	return l, errs
+}

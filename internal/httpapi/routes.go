@@ -3,8 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"
 	"mailroom/internal/automations"
@@ -62,7 +60,9 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.Handle("/v1/", v1) // every route below in routes
 	mux.HandleFunc("GET /healthz", h.healthz)
 	mux.HandleFunc("GET /readyz", h.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(h.d.Registry, promhttp.HandlerOpts{}))
+	if !h.d.MetricsElsewhere {
+		mux.Handle("GET /metrics", MetricsHandler(h.d.Registry, h.d.Metrics))
+	}
 	// The hosted pages a recipient opens from an email, each under hostedPage's headers.
 	page := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, hostedPage(fn)) }
 	page("GET /confirm/{token}", h.pageLimit(h.confirmPage)) // double opt-in

@@ -39,9 +39,6 @@ func New(allowPrivate bool) *Policy {
 	}}
 }
 
-// AllowsPrivate reports whether the policy lets every address through.
-func (p *Policy) AllowsPrivate() bool { return p.allowPrivate }
-
 // Allowed reports whether a connection may go to a.
 func (p *Policy) Allowed(a netip.Addr) bool {
 	return p.allowPrivate || p.public(a)

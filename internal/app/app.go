@@ -63,8 +63,10 @@ type App struct {
 	submission *submission.Server
 	// dashboardSrv is the dashboard's own listener (MAILROOM_DASHBOARD_ADDR).
 	dashboardSrv *dashboardServer
-	node         *node
-	lock         *store.Lock
+	// metricsSrv is /metrics' own listener (MAILROOM_METRICS_ADDR).
+	metricsSrv *metricsServer
+	node       *node
+	lock       *store.Lock
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -199,6 +201,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Registry:       a.Registry,
 		Ready:          a.ready,
 		Services:       a.services,
+		// No token: loopback only on the API listener (docs/decisions.md).
+		Metrics:          httpapi.MetricsAccess{Token: cfg.MetricsToken, LoopbackOnly: cfg.MetricsToken == ""},
+		MetricsElsewhere: cfg.MetricsAddr != "",
+	}
+	if a.metricsSrv = a.newMetricsServer(); a.metricsSrv != nil {
+		a.background = append(a.background, a.metricsSrv)
 	}
 	bodies := newBodyGuard(cfg)
 	dash := a.newDashboard(limiter)

@@ -14,6 +14,7 @@ import (
 	"mailroom/internal/dnsresolve"
 	"mailroom/internal/domains"
 	"mailroom/internal/jobs"
+	"mailroom/internal/netpolicy"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtpin"
 	"mailroom/internal/topics"
@@ -43,6 +44,8 @@ func (a *App) wireDelivery(w *wiring) error {
 		transport = outbound.NewMX(delivery.NewMXResolver(dns), outbound.MXOptions{
 			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock,
 			STSResolver: delivery.NewSTSResolver(dns),
+			// Exchangers and policy hosts come from the recipient's DNS; the relay below is the operator's.
+			Policy: netpolicy.New(cfg.OutboundAllowPrivate),
 			OnTLSResult: func(r outbound.TLSResult) {
 				tlsResults.WithLabelValues(r.Result).Inc()
 				if r.Result != outbound.TLSSuccess {

@@ -93,6 +93,24 @@ type Config struct {
 	// OpenSSL libcrypto where the binary can load it (MAILROOM_LIBCRYPTO
 	// "auto", the default) or always by Go's crypto/rsa ("off").
 	Libcrypto bool
+
+	// What the node shows and reaches at its edges (issue 38).
+	//
+	// MetricsAddr is /metrics' own listener (MAILROOM_METRICS_ADDR, such as
+	// 127.0.0.1:9090); when set, the API listener does not serve /metrics.
+	// Empty (the default): /metrics is on the API listener and, without a
+	// token, answers loopback clients only.
+	MetricsAddr string
+	// MetricsToken, when set (MAILROOM_METRICS_TOKEN), is the bearer token
+	// /metrics needs (Authorization: Bearer <token>) on whichever listener
+	// serves it, from any address.
+	MetricsToken string
+	// OutboundAllowPrivate lets MX delivery and MTA-STS policy fetches
+	// connect to loopback, private and link-local addresses
+	// (MAILROOM_OUTBOUND_ALLOW_PRIVATE; test sinks). Unset, it follows
+	// MAILROOM_WEBHOOK_ALLOW_PRIVATE: one lever for a test environment. The
+	// relay of MAILROOM_OUTBOUND=smtp://... is trusted and never checked.
+	OutboundAllowPrivate bool
 }
 
 // IsPostgres reports whether the database URL names PostgreSQL.
@@ -240,6 +258,17 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	}
 	if c.SubmissionTLSAddr != "" && c.SMTPTLSCert == "" {
 		errs = append(errs, fmt.Errorf("MAILROOM_SUBMISSION_TLS_ADDR: implicit TLS needs MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY"))
+	}
+	c.MetricsAddr, c.MetricsToken = get("MAILROOM_METRICS_ADDR", ""), get("MAILROOM_METRICS_TOKEN", "")
+	if c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr && !strings.HasSuffix(c.MetricsAddr, ":0") { // :0 is two ports
+		errs = append(errs, fmt.Errorf("MAILROOM_METRICS_ADDR: %q is MAILROOM_HTTP_ADDR; leave it empty to serve /metrics there", c.MetricsAddr))
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		errs = append(errs, errors.New("MAILROOM_METRICS_TOKEN: must be at least 16 characters (such as `openssl rand -hex 16`)"))
+	}
+	c.OutboundAllowPrivate = c.WebhookAllowPrivate
+	if _, set := lookup(getenv, "MAILROOM_OUTBOUND_ALLOW_PRIVATE"); set {
+		boolean("MAILROOM_OUTBOUND_ALLOW_PRIVATE", &c.OutboundAllowPrivate)
 	}
 	if c.InboundHost == "" {
 		c.InboundHost = "mx." + c.ServiceDomain

@@ -114,3 +114,34 @@ func TestFeedbackSources(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboundAllowPrivate: unset, it follows MAILROOM_WEBHOOK_ALLOW_PRIVATE;
+// set, it says for itself.
+func TestOutboundAllowPrivate(t *testing.T) {
+	for _, tc := range []struct {
+		webhook, outbound string
+		want              bool
+	}{{"", "", false}, {"true", "", true}, {"true", "false", false}, {"", "true", true}, {"false", "true", true}} {
+		c, err := config.Load(config.Map(map[string]string{"MAILROOM_WEBHOOK_ALLOW_PRIVATE": tc.webhook, "MAILROOM_OUTBOUND_ALLOW_PRIVATE": tc.outbound}))
+		if err != nil || c.OutboundAllowPrivate != tc.want {
+			t.Errorf("webhook %q outbound %q: %v, %v; want %v", tc.webhook, tc.outbound, c.OutboundAllowPrivate, err, tc.want)
+		}
+	}
+	if _, err := config.Load(config.Map(map[string]string{"MAILROOM_OUTBOUND_ALLOW_PRIVATE": "yes"})); err == nil || !strings.Contains(err.Error(), "MAILROOM_OUTBOUND_ALLOW_PRIVATE") {
+		t.Fatalf("yes: %v", err)
+	}
+}
+
+// TestMetricsSettings: a short token and a metrics address that is the API's
+// are refused in words.
+func TestMetricsSettings(t *testing.T) {
+	for env, want := range map[string]string{"MAILROOM_METRICS_TOKEN": "short", "MAILROOM_METRICS_ADDR": ":8080"} {
+		if _, err := config.Load(config.Map(map[string]string{env: want})); err == nil || !strings.Contains(err.Error(), env) {
+			t.Errorf("%s=%q: %v", env, want, err)
+		}
+	}
+	c, err := config.Load(config.Map(map[string]string{"MAILROOM_METRICS_TOKEN": "0123456789abcdef", "MAILROOM_METRICS_ADDR": "127.0.0.1:9090"}))
+	if err != nil || c.MetricsToken != "0123456789abcdef" || c.MetricsAddr != "127.0.0.1:9090" {
+		t.Fatalf("%+v %v", c, err)
+	}
+}

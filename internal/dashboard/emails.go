@@ -225,7 +225,8 @@ func (x *Dashboard) emailBody(w http.ResponseWriter, r *http.Request, s *session
 // serveBody writes a message's body as the document of a sandboxed iframe,
 // under bodyCSP: the iframe's sandbox attribute and the CSP's sandbox keep
 // it from running script, reaching the dashboard's origin or fetching
-// anything. ?part=text, or no HTML, serves the text as text/plain.
+// anything; neuter drops what would open a connection all the same (a read
+// receipt). ?part=text, or no HTML, serves the text as text/plain.
 func serveBody(w http.ResponseWriter, r *http.Request, html, text string) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", bodyCSP)
@@ -239,5 +240,5 @@ func serveBody(w http.ResponseWriter, r *http.Request, html, text string) {
 		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write([]byte(html))
+	_, _ = w.Write([]byte(neuter(html)))
 }

@@ -46,7 +46,6 @@ type confirmView struct {
 func renderPage(w http.ResponseWriter, status int, v confirmView) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = confirmTemplate.Execute(w, v)
 }

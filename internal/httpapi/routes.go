@@ -3,8 +3,6 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"
 	"mailroom/internal/automations"
@@ -62,15 +60,19 @@ func (h *handler) rootRoutes(mux *http.ServeMux, v1 http.Handler) {
 	mux.Handle("/v1/", v1) // every route below in routes
 	mux.HandleFunc("GET /healthz", h.healthz)
 	mux.HandleFunc("GET /readyz", h.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(h.d.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /confirm/{token}", h.pageLimit(h.confirmPage)) // double opt-in
-	mux.HandleFunc("POST /confirm/{token}", h.pageLimit(h.confirmSubmit))
-	mux.HandleFunc("GET /preferences/{token}", h.pageLimit(h.preferencePage)) // topics: switch each, or all off
-	mux.HandleFunc("POST /preferences/{token}", h.pageLimit(h.preferenceSubmit))
-	mux.HandleFunc("GET /unsubscribe/{token}", h.pageLimit(h.unsubscribePage)) // RFC 8058: a GET only shows a button
-	mux.HandleFunc("POST /unsubscribe/{token}", h.unsubscribeOneClick)
-	mux.HandleFunc("GET /t/c/{token}", h.trackClick) // tracked link: 302 to the signed URL only
-	mux.HandleFunc("GET /t/o/{token}", h.trackOpen)  // open pixel (1×1 GIF)
+	if !h.d.MetricsElsewhere {
+		mux.Handle("GET /metrics", MetricsHandler(h.d.Registry, h.d.Metrics))
+	}
+	// The hosted pages a recipient opens from an email, each under hostedPage's headers.
+	page := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, hostedPage(fn)) }
+	page("GET /confirm/{token}", h.pageLimit(h.confirmPage)) // double opt-in
+	page("POST /confirm/{token}", h.pageLimit(h.confirmSubmit))
+	page("GET /preferences/{token}", h.pageLimit(h.preferencePage)) // topics: switch each, or all off
+	page("POST /preferences/{token}", h.pageLimit(h.preferenceSubmit))
+	page("GET /unsubscribe/{token}", h.pageLimit(h.unsubscribePage)) // RFC 8058: a GET only shows a button
+	page("POST /unsubscribe/{token}", h.unsubscribeOneClick)
+	page("GET /t/c/{token}", h.trackClick) // tracked link: 302 to the signed URL only
+	page("GET /t/o/{token}", h.trackOpen)  // open pixel (1×1 GIF)
 	if h.d.Pages != nil {
 		h.d.Pages.Register(mux) // the dashboard: GET /{$}, /sign-in, /emails, ... (internal/dashboard/routes.go)
 	}

@@ -34,6 +34,10 @@ type Deps struct {
 	// Pages, when set, registers the dashboard's routes on the root mux
 	// (internal/dashboard), beside the API's.
 	Pages interface{ Register(mux *http.ServeMux) }
+	// Metrics says who may read /metrics here; MetricsElsewhere leaves it
+	// to a listener of its own (MAILROOM_METRICS_ADDR): 404 here.
+	Metrics          MetricsAccess
+	MetricsElsewhere bool
 }
 
 type handler struct {

@@ -26,7 +26,6 @@ func (h *handler) trackClick(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Location", target)
 	hd.Set("Cache-Control", "no-store")
-	hd.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(http.StatusFound)
 }
 

@@ -17,6 +17,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"mailroom/internal/netpolicy"
 )
 
 // session opens greeted SMTP sessions: TCP (or implicit TLS), EHLO,
@@ -29,6 +31,7 @@ type session struct {
 	user, pass     string
 	dialTimeout    time.Duration
 	commandTimeout time.Duration
+	policy         *netpolicy.Policy // MX delivery's; nil for the operator's relay
 
 	// requireTLS, when set, says whether a destination (host:port) must
 	// not be reached without an authenticated TLS session (an MTA-STS
@@ -53,6 +56,9 @@ var errNoStartTLS = errors.New("outbound: server does not offer STARTTLS")
 // second connection, no second EHLO.
 func (s *session) open(ctx context.Context, key, ip, port, serverName, source string) (*conn, error) {
 	d := net.Dialer{Timeout: s.dialTimeout}
+	if s.policy != nil {
+		d.ControlContext = s.policy.Control
+	}
 	if source != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(source)}
 	}

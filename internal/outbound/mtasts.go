@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/netpolicy"
 )
 
 // MTA-STS (RFC 8461) for direct MX delivery: a receiving domain that
@@ -96,12 +97,15 @@ type mtaSTS struct {
 	cache map[string]*STSPolicy
 }
 
-func newMTASTS(r STSResolver, roots *x509.CertPool, httpsPort int, c clock.Clock) *mtaSTS {
+func newMTASTS(r STSResolver, roots *x509.CertPool, httpsPort int, c clock.Clock, policy *netpolicy.Policy) *mtaSTS {
 	port := "443"
 	if httpsPort != 0 {
 		port = strconv.Itoa(httpsPort)
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	if policy != nil {
+		dialer.ControlContext = policy.Control // the policy host is named by the recipient's DNS
+	}
 	tr := &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		// Through the configured resolver, as the rest of delivery.

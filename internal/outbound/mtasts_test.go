@@ -13,11 +13,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"mailroom/internal/netpolicy"
 	"mailroom/internal/testkit/smtpsink"
 )
 
@@ -235,4 +237,25 @@ func FuzzParseSTSPolicy(f *testing.F) {
 			p.Matches("mx.example.com")
 		}
 	})
+}
+
+// TestMTASTSObeysAddressPolicy: a policy host that resolves to loopback is
+// not fetched under the outbound address policy; the fetch error says why.
+func TestMTASTSObeysAddressPolicy(t *testing.T) {
+	t.Parallel()
+	srvTLS, roots := certFor(t, "mta-sts.good.test")
+	w := newSTSWorld(t, roots, srvTLS)
+	w.publish("good.test", "1", "version: STSv1\nmode: enforce\nmx: mx.good.test\nmax_age: 86400\n")
+	tr := NewMX(w, MXOptions{STSResolver: w, RootCAs: roots, STSPort: w.port, Policy: netpolicy.New(false)})
+	defer tr.Close()
+	_, err := tr.sts.policy(context.Background(), "good.test")
+	if err == nil || !strings.Contains(err.Error(), "address not allowed by the outbound policy") || w.fetches.Load() != 0 {
+		t.Fatalf("fetch: %v, %d fetches reached the server", err, w.fetches.Load())
+	}
+	// With private addresses allowed (test sinks) the same fetch works.
+	open := NewMX(w, MXOptions{STSResolver: w, RootCAs: roots, STSPort: w.port, Policy: netpolicy.New(true)})
+	defer open.Close()
+	if p, err := open.sts.policy(context.Background(), "good.test"); err != nil || p == nil {
+		t.Fatalf("allowed: %v %v", p, err)
+	}
 }

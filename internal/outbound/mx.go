@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/netpolicy"
 )
 
 // MX is one mail exchanger of a domain.
@@ -66,6 +67,11 @@ type MXOptions struct {
 	// OnTLSResult receives each MTA-STS session's outcome (TLS-RPT, RFC
 	// 8460): success or the failure type. May be nil.
 	OnTLSResult func(TLSResult)
+	// Policy, when set, judges every address an exchanger or an MTA-STS
+	// policy host resolves to before it is dialled: DNS is the sender's
+	// to write, and must not steer delivery into the operator's network.
+	// Nil: any address (outbound's own tests).
+	Policy *netpolicy.Policy
 }
 
 // MXTransport delivers straight to each recipient domain's exchangers.
@@ -95,6 +101,7 @@ func NewMX(resolver MXResolver, opts MXOptions) *MXTransport {
 		opportunistic:  true,
 		dialTimeout:    opts.DialTimeout,
 		commandTimeout: opts.CommandTimeout,
+		policy:         opts.Policy,
 	}
 	if s.helo == "" {
 		s.helo = "localhost"
@@ -108,11 +115,11 @@ func NewMX(resolver MXResolver, opts MXOptions) *MXTransport {
 		if c == nil {
 			c = clock.Real{}
 		}
-		t.sts = newMTASTS(opts.STSResolver, opts.RootCAs, opts.STSPort, c)
+		t.sts = newMTASTS(opts.STSResolver, opts.RootCAs, opts.STSPort, c, opts.Policy)
 		t.strict = &session{
 			helo: s.helo, tls: &tls.Config{RootCAs: opts.RootCAs, MinVersion: tls.VersionTLS12},
 			requireTLS:  func(string) bool { return true },
-			dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
+			dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout, policy: opts.Policy,
 		}
 	}
 	t.pool = newPool(t.dial, poolConfig{

@@ -292,7 +292,7 @@ func TestPrivateAddressesRefused(t *testing.T) {
 		t.Fatalf("create with a name: %d %s", r.Status, r.Body)
 	}
 	r = n.Do("POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": r.JSON()["id"]})
-	if r.Status != 200 || r.JSON()["success"] != false || r.JSON()["status_code"] != nil || !strings.Contains(r.JSON()["error"].(string), "blocked address 127.0.0.1") {
+	if r.Status != 200 || r.JSON()["success"] != false || r.JSON()["status_code"] != nil || !strings.Contains(r.JSON()["error"].(string), "address not allowed by the outbound policy (127.0.0.1)") {
 		t.Fatalf("test delivery to loopback: %d %s", r.Status, r.Body)
 	}
 	if rc.count() != 0 {

@@ -14,12 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/netpolicy"
 )
 
 // Request headers the service writes on every delivery.
@@ -30,88 +30,6 @@ const (
 	HeaderSignature  = "X-Svc-Signature"
 )
 
-// blockedNets are address ranges a webhook must not reach unless private
-// addresses are allowed: the ones that lead into the operator's own network
-// or cloud metadata, which netip's predicates do not already cover.
-func blockedNets() []netip.Prefix {
-	return []netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/8"),     // "this network"
-		netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-		netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-		netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-		netip.MustParsePrefix("240.0.0.0/4"),   // reserved, includes broadcast
-	}
-}
-
-// embeddingNets are IPv6 prefixes whose low bits carry an IPv4 address that
-// a translator would reach (NAT64, IPv4-compatible); the embedded address is
-// judged instead.
-func embeddingNets() []netip.Prefix {
-	return []netip.Prefix{
-		netip.MustParsePrefix("64:ff9b::/96"),
-		netip.MustParsePrefix("64:ff9b:1::/48"),
-		netip.MustParsePrefix("::/96"),
-	}
-}
-
-// addrPolicy decides which resolved addresses a delivery may connect to.
-type addrPolicy struct {
-	blocked, embedding []netip.Prefix
-}
-
-func newAddrPolicy() addrPolicy {
-	return addrPolicy{blocked: blockedNets(), embedding: embeddingNets()}
-}
-
-// allowed reports whether a is a public unicast address.
-func (p addrPolicy) allowed(a netip.Addr) bool {
-	a = a.Unmap()
-	if a.Is6() {
-		for _, n := range p.embedding {
-			if n.Contains(a) {
-				b := a.As16()
-				v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-				if v4.IsUnspecified() || v4 == netip.AddrFrom4([4]byte{0, 0, 0, 1}) {
-					return false // :: and ::1 themselves
-				}
-				return p.allowed(v4)
-			}
-		}
-	}
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() ||
-		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() ||
-		a.IsMulticast() {
-		return false
-	}
-	for _, n := range p.blocked {
-		if n.Contains(a) {
-			return false
-		}
-	}
-	return true
-}
-
-// BlockedAddressError is the dial error for an address the SSRF policy
-// refuses.
-type BlockedAddressError struct{ Addr netip.Addr }
-
-func (e *BlockedAddressError) Error() string {
-	return fmt.Sprintf("blocked address %s: webhooks may only reach public addresses (MAILROOM_WEBHOOK_ALLOW_PRIVATE lifts this)", e.Addr)
-}
-
-// control runs after DNS resolution, once per address actually dialled, so a
-// name that resolves (or re-resolves) to a private address is still refused.
-func (p addrPolicy) control(_ context.Context, _, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("webhooks: unexpected dial address %q: %w", address, err)
-	}
-	if !p.allowed(ap.Addr()) {
-		return &BlockedAddressError{Addr: ap.Addr().Unmap()}
-	}
-	return nil
-}
-
 // NewHTTPClient returns the client deliveries go through. Unless
 // allowPrivate, it connects only to public addresses, checked at connect time
 // after DNS resolution. It never follows redirects (the 3xx is the answer,
@@ -121,7 +39,7 @@ func (p addrPolicy) control(_ context.Context, _, address string, _ syscall.RawC
 func NewHTTPClient(allowPrivate bool) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
-		dialer.ControlContext = newAddrPolicy().control
+		dialer.ControlContext = netpolicy.New(false).Control
 	}
 	transport := &http.Transport{
 		Proxy:             nil,
@@ -245,10 +163,14 @@ func Deliver(ctx context.Context, c *http.Client, url string, staticHeaders, sig
 // describeError turns a transport error into the sentence stored on the
 // delivery row.
 func describeError(ctx context.Context, err error, timeout time.Duration) string {
-	var blocked *BlockedAddressError
+	var blocked *netpolicy.BlockedError
+	var dns *net.DNSError
 	switch {
 	case errors.As(err, &blocked):
 		return blocked.Error()
+	case errors.As(err, &dns):
+		// Not dns.Error(): it names the node's own DNS server.
+		return "could not resolve host " + dns.Name
 	case isTimeout(ctx, err):
 		return fmt.Sprintf("timeout: no complete answer within %s", timeout)
 	case errors.Is(err, context.Canceled):
@@ -325,7 +247,7 @@ func ValidateURL(raw string, allowPrivate bool) error {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return bad("must not point at localhost")
 	}
-	if a, err := netip.ParseAddr(host); err == nil && !newAddrPolicy().allowed(a) {
+	if a, err := netip.ParseAddr(host); err == nil && !netpolicy.New(false).Allowed(a) {
 		return bad("must point at a public address, not %s", a)
 	}
 	return nil

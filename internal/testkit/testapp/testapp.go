@@ -86,7 +86,9 @@ func Start(t testing.TB, opts ...Option) *App {
 		"MAILROOM_SECRET_KEY":            "test-secret-key-0123456789",
 		"MAILROOM_SERVICE_DOMAIN":        "mailroom.test",
 		"MAILROOM_WEBHOOK_ALLOW_PRIVATE": "true",
-		"MAILROOM_DATA_DIR":              t.TempDir(),
+		// The sinks and the test DNS server's MX hosts are on 127.0.0.1.
+		"MAILROOM_OUTBOUND_ALLOW_PRIVATE": "true",
+		"MAILROOM_DATA_DIR":               t.TempDir(),
 	}
 	o := app.Options{DKIMKeys: testkeys.Source()} // DKIM keys made ahead of time: generating them is slow
 	for _, f := range opts {

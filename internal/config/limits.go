@@ -12,8 +12,9 @@ import (
 type Limits struct {
 	// SMTPSessionsPerIP is how many sessions one client address (IPv6: one
 	// /64) may hold at once on each SMTP listener, inbound and submission
-	// (MAILROOM_SMTP_MAX_SESSIONS_PER_IP; default 20, at least 1); more are
-	// told 421 4.7.0. Loopback counts like any address.
+	// (MAILROOM_SMTP_MAX_SESSIONS_PER_IP; default 50, Postfix's
+	// smtpd_client_connection_count_limit; at least 1); more are told
+	// 421 4.7.0. Loopback counts like any address.
 	SMTPSessionsPerIP int
 	// SMTPMaxSession is an SMTP session's lifetime, busy or not
 	// (MAILROOM_SMTP_MAX_SESSION, a Go duration; default 10m, at least 1s);
@@ -34,7 +35,7 @@ type Limits struct {
 	// HTTPMaxBodies is how many request bodies a node receives at once
 	// (MAILROOM_HTTP_MAX_BODIES; default 256, at least 1), and
 	// HTTPMaxBodiesPerIP how many of them one client address may send
-	// (MAILROOM_HTTP_MAX_BODIES_PER_IP; default 16, at least 1); a body
+	// (MAILROOM_HTTP_MAX_BODIES_PER_IP; default 64, at least 1); a body
 	// past either is answered 503 with Retry-After.
 	HTTPMaxBodies      int
 	HTTPMaxBodiesPerIP int
@@ -62,12 +63,12 @@ func loadLimits(get func(k, def string) string) (Limits, []error) {
 		}
 		return d
 	}
-	l.SMTPSessionsPerIP = count("MAILROOM_SMTP_MAX_SESSIONS_PER_IP", 20, 1)
+	l.SMTPSessionsPerIP = count("MAILROOM_SMTP_MAX_SESSIONS_PER_IP", 50, 1)
 	l.SMTPMaxSession = duration("MAILROOM_SMTP_MAX_SESSION", "10m")
 	l.SMTPMaxCommands = count("MAILROOM_SMTP_MAX_COMMANDS", 1000, 10)
 	l.HTTPBodyTimeout = duration("MAILROOM_HTTP_BODY_TIMEOUT", "30s")
 	l.HTTPUploadTimeout = duration("MAILROOM_HTTP_UPLOAD_TIMEOUT", "5m")
 	l.HTTPMaxBodies = count("MAILROOM_HTTP_MAX_BODIES", 256, 1)
-	l.HTTPMaxBodiesPerIP = count("MAILROOM_HTTP_MAX_BODIES_PER_IP", 16, 1)
+	l.HTTPMaxBodiesPerIP = count("MAILROOM_HTTP_MAX_BODIES_PER_IP", 64, 1)
 	return l, errs
 }

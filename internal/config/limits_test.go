@@ -15,8 +15,8 @@ func TestLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config.Limits{SMTPSessionsPerIP: 20, SMTPMaxSession: 10 * time.Minute, SMTPMaxCommands: 1000,
-		HTTPBodyTimeout: 30 * time.Second, HTTPUploadTimeout: 5 * time.Minute, HTTPMaxBodies: 256, HTTPMaxBodiesPerIP: 16}
+	want := config.Limits{SMTPSessionsPerIP: 50, SMTPMaxSession: 10 * time.Minute, SMTPMaxCommands: 1000,
+		HTTPBodyTimeout: 30 * time.Second, HTTPUploadTimeout: 5 * time.Minute, HTTPMaxBodies: 256, HTTPMaxBodiesPerIP: 64}
 	if c.Limits != want {
 		t.Fatalf("defaults %+v, want %+v", c.Limits, want)
 	}

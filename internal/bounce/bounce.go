@@ -115,7 +115,10 @@ func readReport(raw []byte, reportTypes []string, machineTypes []string) (*repor
 	// human-readable text inside multipart/alternative. It stops at
 	// msglimit's depth and part count whatever Check let through.
 	werr := e.Walk(func(path []int, p *message.Entity, err error) error {
-		if parts++; len(path) > msglimit.MaxDepth || parts > msglimit.MaxParts {
+		if len(path) > 0 {
+			parts++ // the message itself is not counted, as in msglimit
+		}
+		if len(path) > msglimit.MaxDepth || parts > msglimit.MaxParts {
 			return errWalkLimit
 		}
 		if len(path) == 0 || (err != nil && !message.IsUnknownCharset(err) && !message.IsUnknownEncoding(err)) {

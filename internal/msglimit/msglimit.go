@@ -21,7 +21,7 @@ import (
 const (
 	MaxHeaderBytes = 256 << 10 // one header block, the message's or a part's
 	MaxDepth       = 50        // multiparts nested in one another
-	MaxParts       = 1000      // MIME parts in all
+	MaxParts       = 1000      // MIME parts in all (the message itself not counted)
 )
 
 // Error is a limit a message passed, with the SMTP reply (RFC 5321
@@ -62,7 +62,7 @@ func Check(raw []byte) error {
 		ctype     []byte // its Content-Type value, unfolded
 		inCType   bool
 		depth     int // of the entity being read
-		parts     = 1
+		parts     int // the message's parts, the message itself not counted
 	)
 	for len(raw) > 0 {
 		line := raw

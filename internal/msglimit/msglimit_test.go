@@ -73,8 +73,8 @@ func TestCheck(t *testing.T) {
 		// The outer reader ends the part at the first "--x": a repeated
 		// boundary nests nothing.
 		{"one boundary at every level", nested(MaxDepth+10, true), nil},
-		{"parts at the limit", siblings(MaxParts - 1), nil},
-		{"parts over", siblings(MaxParts), ErrTooManyParts},
+		{"parts at the limit", siblings(MaxParts), nil},
+		{"parts over", siblings(MaxParts + 1), ErrTooManyParts},
 		// Without a boundary parameter the delimiter is "--", which an
 		// outer multipart without one takes first: such levels nest once.
 		{"no boundary parameter is a multipart", innermost("Content-Type: multipart/mixed\r\n\r\n--\r\n"), ErrTooDeep},
@@ -137,7 +137,7 @@ func FuzzCheck(f *testing.F) {
 		if e == nil {
 			return
 		}
-		parts := 1
+		parts := 0
 		var walk func(e *message.Entity, depth int)
 		walk = func(e *message.Entity, depth int) {
 			mr := e.MultipartReader()

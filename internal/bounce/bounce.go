@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/emersion/go-message"
+
+	"mailroom/internal/msglimit"
 )
 
 // Kind says what a raw message is.
@@ -86,6 +88,11 @@ type report struct {
 // readReport walks raw, which must be multipart/report with reportType;
 // machineTypes are the content types of the machine-readable part.
 func readReport(raw []byte, reportTypes []string, machineTypes []string) (*report, error) {
+	// Before any parsing: a report nested 10,000 deep cost go-message's
+	// Walk time and memory in the square of the depth (issue #38).
+	if err := msglimit.Check(raw); err != nil {
+		return nil, fmt.Errorf("bounce: %w", err)
+	}
 	e, err := message.Read(bytes.NewReader(raw))
 	if e == nil {
 		return nil, fmt.Errorf("bounce: %w", err)
@@ -103,9 +110,17 @@ func readReport(raw []byte, reportTypes []string, machineTypes []string) (*repor
 		return nil, ErrNotReport
 	}
 	rep := &report{}
+	parts := 0
 	// Walk descends nested multiparts: Gmail and Exchange put the
-	// human-readable text inside multipart/alternative.
+	// human-readable text inside multipart/alternative. It stops at
+	// msglimit's depth and part count whatever Check let through.
 	werr := e.Walk(func(path []int, p *message.Entity, err error) error {
+		if len(path) > 0 {
+			parts++ // the message itself is not counted, as in msglimit
+		}
+		if len(path) > msglimit.MaxDepth || parts > msglimit.MaxParts {
+			return errWalkLimit
+		}
 		if len(path) == 0 || (err != nil && !message.IsUnknownCharset(err) && !message.IsUnknownEncoding(err)) {
 			return nil
 		}
@@ -132,6 +147,9 @@ func readReport(raw []byte, reportTypes []string, machineTypes []string) (*repor
 		}
 		return nil
 	})
+	if errors.Is(werr, errWalkLimit) {
+		return nil, werr
+	}
 	if werr != nil && rep.machine == nil {
 		// A truncated trailer after the status part still leaves a usable
 		// report; without the status part there is nothing.
@@ -142,6 +160,8 @@ func readReport(raw []byte, reportTypes []string, machineTypes []string) (*repor
 	}
 	return rep, nil
 }
+
+var errWalkLimit = &parseError{"report nested too deep or with too many parts"}
 
 // fieldBlocks parses a machine-readable body: groups of "Name: value"
 // lines separated by blank lines (RFC 3464 section 2.1, RFC 5965 section

@@ -216,12 +216,19 @@ func TestReceiveLimitsAndOddMail(t *testing.T) {
 	if err := send(t, a.SMTPAddr(), "a@b.example", []string{inbox, "inbox+1@" + strings.SplitN(inbox, "@", 2)[1], "inbox+2@" + strings.SplitN(inbox, "@", 2)[1]}, "x"); smtpCode(err) != 452 {
 		t.Errorf("too many recipients: %v", err)
 	}
-	// Odd mail is stored, never refused or crashed on.
-	deep := "Subject: deep\r\nContent-Type: multipart/mixed; boundary=b0\r\n\r\n"
-	for i := 1; i < 100; i++ {
-		deep += fmt.Sprintf("--b%d\r\nContent-Type: multipart/mixed; boundary=b%d\r\n\r\n", i-1, i)
+	// Odd mail is stored, never refused or crashed on; past msglimit's
+	// nesting (50) it is refused 554 before anyone parses it.
+	nest := func(n int) string {
+		deep := "Subject: deep\r\nContent-Type: multipart/mixed; boundary=b0\r\n\r\n"
+		for i := 1; i < n; i++ {
+			deep += fmt.Sprintf("--b%d\r\nContent-Type: multipart/mixed; boundary=b%d\r\n\r\n", i-1, i)
+		}
+		return deep + fmt.Sprintf("--b%d\r\nContent-Type: text/plain\r\n\r\ninner\r\n", n-1)
 	}
-	deep += "--b99\r\nContent-Type: text/plain\r\n\r\ninner\r\n"
+	if err := send(t, a.SMTPAddr(), "a@b.example", []string{inbox}, nest(100)); smtpCode(err) != 554 {
+		t.Errorf("nested 100 deep: %v", err)
+	}
+	deep := nest(45)
 	many := "Subject: many\r\nContent-Type: multipart/mixed; boundary=z\r\n\r\n"
 	for i := 0; i < 1000; i++ {
 		many += "--z\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"same.bin\"\r\n\r\nx\r\n"

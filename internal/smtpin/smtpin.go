@@ -6,8 +6,11 @@
 // status notifications, RFC 3464; abuse reports, RFC 5965); otherwise each
 // Router in Options.Routers is asked (special addresses first, then the
 // inbound area's mailboxes). An address nobody takes, and a bounce address
-// whose tag does not verify, is refused with 550 5.1.1. A message is answered 250 only after every recipient's Deliver
-// returned, which stores it durably.
+// whose tag does not verify, is refused with 550 5.1.1. A message is
+// answered 250 only after every recipient's Deliver returned, which stores
+// it durably. A message past msglimit's limits (a header block over 256 KB,
+// multiparts nested over 50 deep or over 1,000 parts) is refused 552/554
+// before any recipient reads it.
 package smtpin
 
 import (
@@ -27,6 +30,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/internal/mailauth"
+	"mailroom/internal/msglimit"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtplimit"
 )
@@ -298,6 +302,12 @@ func (ss *session) Data(r io.Reader) error {
 		return err
 	}
 	raw := b.Bytes()
+	// Before DKIM or any parser: a huge header or deep nesting cost them
+	// time in the square of its size (issue #38).
+	if err := msglimit.Check(raw); err != nil {
+		ss.s.opts.Log.Info("refused a message past a parsing limit", "err", err, "remote_ip", ss.env.RemoteIP.String())
+		return Refusal(err)
+	}
 	var err error
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -316,6 +326,16 @@ func (ss *session) Data(r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// Refusal is the SMTP reply to a msglimit error (nil for another error),
+// for every SMTP server of the node.
+func Refusal(err error) *smtp.SMTPError {
+	var le *msglimit.Error
+	if !errors.As(err, &le) {
+		return nil
+	}
+	return &smtp.SMTPError{Code: le.Code, EnhancedCode: smtp.EnhancedCode(le.Enhanced), Message: le.Text}
 }
 
 func (ss *session) Reset() {

@@ -7,6 +7,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/msglimit"
 )
 
 // Replies of the submission's own making.
@@ -27,6 +28,12 @@ var (
 
 func errBadMessage(why string) *smtp.SMTPError {
 	return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "invalid_message: " + why}
+}
+
+// limitReply answers a message past msglimit's limits with the limit's
+// code (552 5.3.4 or 554 5.6.0) and the submission's invalid_message text.
+func limitReply(e *msglimit.Error) *smtp.SMTPError {
+	return &smtp.SMTPError{Code: e.Code, EnhancedCode: smtp.EnhancedCode(e.Enhanced), Message: "invalid_message: " + e.Text}
 }
 
 // replyOf maps the sending service's errors onto SMTP replies, in one

@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/msglimit"
 	"mailroom/internal/sending"
 	"mailroom/internal/workspaces"
 )
@@ -106,6 +107,12 @@ func (ss *session) Data(r io.Reader) error {
 			return err
 		}
 		return errBadMessage("the message could not be read")
+	}
+	// Before the parser: a huge header or deep nesting is refused, not read
+	// (issue #38).
+	var le *msglimit.Error
+	if err := msglimit.Check(buf.Bytes()); errors.As(err, &le) {
+		return limitReply(le)
 	}
 	body, opts, err := buildRequest(buf.Bytes(), ss.mailFrom, ss.rcpts)
 	if err != nil {

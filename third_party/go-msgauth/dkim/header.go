@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/textproto"
 	"sort"
 	"strings"
 )
@@ -16,26 +15,55 @@ const crlf = "\r\n"
 type header []string
 
 func readHeader(r *bufio.Reader) (header, error) {
-	tr := textproto.NewReader(r)
-
 	var h header
+	// A field is built in one buffer and made a string once it ends:
+	// appending each continuation line to a string copied the whole field
+	// per line, quadratic in a field folded over many lines.
+	var field, line []byte
+	open := false
 	for {
-		l, err := tr.ReadLine()
+		var err error
+		line, err = readLine(r, line[:0])
 		if err != nil {
+			if open {
+				h = append(h, string(field))
+			}
 			return h, fmt.Errorf("failed to read header: %v", err)
 		}
 
-		if len(l) == 0 {
+		if len(line) == 0 {
 			break
-		} else if len(h) > 0 && (l[0] == ' ' || l[0] == '\t') {
+		} else if open && (line[0] == ' ' || line[0] == '\t') {
 			// This is a continuation line
-			h[len(h)-1] += l + crlf
+			field = append(append(field, line...), crlf...)
 		} else {
-			h = append(h, l+crlf)
+			if open {
+				h = append(h, string(field))
+			}
+			field = append(append(field[:0], line...), crlf...)
+			open = true
 		}
+	}
+	if open {
+		h = append(h, string(field))
 	}
 
 	return h, nil
+}
+
+// readLine appends the next line of r, without its line end, to buf: what
+// textproto.Reader.ReadLine reads, without a string per line.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		l, more, err := r.ReadLine()
+		if err != nil {
+			return buf, err
+		}
+		buf = append(buf, l...)
+		if !more {
+			return buf, nil
+		}
+	}
 }
 
 func writeHeader(w io.Writer, h header) error {

@@ -3,12 +3,20 @@ package submission
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
+	"mailroom/internal/msglimit"
 	"mailroom/internal/sending"
+	"mailroom/internal/testkit/hostile"
 )
 
+// buildBudget is what turning a message that passed msglimit into a send
+// request may cost: linear in the message (the JSON and base64 copies).
+var buildBudget = hostile.Budget{Time: time.Second, TimePerByte: 200 * time.Nanosecond, Alloc: 16 << 20, AllocPerByte: 40}
+
 // FuzzBuildRequest: any message and envelope give a send request the
-// sending service can decode, or a reply; never a panic.
+// sending service can decode, or a reply; never a panic, and, for what the
+// session lets through msglimit, within a time and memory budget.
 func FuzzBuildRequest(f *testing.F) {
 	for _, seed := range []string{
 		"From: a@b.example\r\nTo: c@d.example\r\nSubject: hi\r\n\r\nbody\r\n",
@@ -19,8 +27,18 @@ func FuzzBuildRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed), "a@b.example", "c@d.example")
 	}
+	f.Add(hostile.FoldedHeader("c@d.example", 200<<10), "a@b.example", "c@d.example")
+	f.Add(hostile.NestedARF("c@d.example", 45), "a@b.example", "c@d.example")
 	f.Fuzz(func(t *testing.T, raw []byte, from, rcpt string) {
-		body, _, err := buildRequest(raw, from, []string{rcpt})
+		if msglimit.Check(raw) != nil {
+			return // the session refuses it before building anything
+		}
+		var body []byte
+		var err error
+		cost := hostile.Measure(func() { body, _, err = buildRequest(raw, from, []string{rcpt}) })
+		if e := buildBudget.Check(cost, len(raw)+len(from)+len(rcpt)); e != nil {
+			t.Fatal(e)
+		}
 		if err != nil {
 			return
 		}

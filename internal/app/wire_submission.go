@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"fmt"
 
+	"mailroom/internal/config"
 	"mailroom/internal/ratelimit"
+	"mailroom/internal/smtplimit"
 	"mailroom/internal/submission"
 )
 
@@ -25,7 +27,7 @@ func (a *App) wireSubmission(limiter ratelimit.Limiter) error {
 		Addr: cfg.SubmissionAddr, TLSAddr: cfg.SubmissionTLSAddr, TLS: cert, Domain: cfg.HeloName,
 		Sender: a.services.Sending, Keys: a.Workspaces, Limiter: limiter, KeyLimit: cfg.RateLimit,
 		Log: a.Log.With("component", "submission"), Timeout: cfg.SMTPTimeout,
-		MaxSessions: cfg.SMTPMaxSessions, MaxSessionsPerIP: cfg.Limits.SMTPSessionsPerIP, MaxDuration: cfg.Limits.SMTPMaxSession, MaxCommands: cfg.Limits.SMTPMaxCommands,
+		Caps: smtpCaps(cfg),
 	})
 	a.background = append(a.background, a.submission)
 	return nil
@@ -37,3 +39,9 @@ func (a *App) SubmissionAddr() string { return a.submission.Addr() }
 
 // SubmissionTLSAddr is the implicit-TLS submission listener's address.
 func (a *App) SubmissionTLSAddr() string { return a.submission.TLSAddr() }
+
+// smtpCaps are the caps of both SMTP servers, inbound and submission.
+func smtpCaps(cfg *config.Config) smtplimit.Caps {
+	return smtplimit.Caps{MaxSessions: cfg.SMTPMaxSessions, PerIP: cfg.Limits.SMTPSessionsPerIP,
+		MaxDuration: cfg.Limits.SMTPMaxSession, MaxCommands: cfg.Limits.SMTPMaxCommands}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mailroom/internal/smtpin"
+	"mailroom/internal/smtplimit"
 )
 
 // start runs an inbound listener on a loopback port with opts.
@@ -73,11 +74,11 @@ func (c *client) closed() bool {
 	return err != nil
 }
 
-// TestSessionsPerIP: the connection past MaxSessionsPerIP from one address
+// TestSessionsPerIP: the connection past Caps.PerIP from one address
 // is told 421 4.7.0 and closed; a place freed is taken again.
 func TestSessionsPerIP(t *testing.T) {
 	t.Parallel()
-	addr := start(t, smtpin.Options{MaxSessionsPerIP: 3})
+	addr := start(t, smtpin.Options{Caps: smtplimit.Caps{PerIP: 3}})
 	var open []*client
 	for range 3 {
 		c := dial(t, addr)
@@ -115,7 +116,7 @@ func TestSessionsPerIP(t *testing.T) {
 // MaxCommands is answered 421 4.7.0 and the connection closed.
 func TestCommandBudget(t *testing.T) {
 	t.Parallel()
-	addr := start(t, smtpin.Options{MaxCommands: 5})
+	addr := start(t, smtpin.Options{Caps: smtplimit.Caps{MaxCommands: 5}})
 	c := dial(t, addr)
 	c.reply()
 	for i, line := range []string{"EHLO client.example", "NOOP", "RSET", "NOOP", "HELP"} {
@@ -162,7 +163,7 @@ func TestNoopDoesNotHoldSession(t *testing.T) {
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
 	const life = time.Second
-	addr := start(t, smtpin.Options{MaxDuration: life})
+	addr := start(t, smtpin.Options{Caps: smtplimit.Caps{MaxDuration: life}})
 	c := dial(t, addr)
 	began := time.Now()
 	c.reply()

@@ -86,15 +86,11 @@ type Options struct {
 	Log           *slog.Logger
 	MaxBytes      int64         // largest message accepted (SIZE); default 40 MB
 	MaxRecipients int           // RCPTs per message; default 50
-	MaxSessions   int           // concurrent sessions; more are answered 421; default 200
 	Timeout       time.Duration // idle timeout, restarted only by progress (smtplimit.Progress), and write timeout; default 2 minutes
 	TLS           *tls.Config   // offers STARTTLS when set
-	// One client's share: sessions at once from one address (default 20),
-	// a session's lifetime (default 10 minutes) and its commands, NOOP and
-	// RSET included (default 1000); past them the client is told 421 4.7.0.
-	MaxSessionsPerIP int
-	MaxDuration      time.Duration
-	MaxCommands      int
+	// Caps are the sessions at once, in all and from one client, a
+	// session's lifetime and its commands (smtplimit.Caps, with its defaults).
+	Caps smtplimit.Caps
 }
 
 // Server is the listener; Start and Stop make it a background part of the
@@ -116,21 +112,10 @@ func New(opts Options) *Server {
 	if opts.MaxRecipients == 0 {
 		opts.MaxRecipients = 50
 	}
-	if opts.MaxSessions == 0 {
-		opts.MaxSessions = 200
-	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	if opts.MaxSessionsPerIP == 0 {
-		opts.MaxSessionsPerIP = 20
-	}
-	if opts.MaxDuration == 0 {
-		opts.MaxDuration = 10 * time.Minute
-	}
-	if opts.MaxCommands == 0 {
-		opts.MaxCommands = 1000
-	}
+	opts.Caps = opts.Caps.WithDefaults()
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -148,8 +133,8 @@ func New(opts Options) *Server {
 	srv.MaxRecipients = opts.MaxRecipients
 	srv.ReadTimeout = opts.Timeout
 	srv.WriteTimeout = opts.Timeout
-	srv.MaxSessionDuration = opts.MaxDuration
-	srv.Command = smtplimit.Commands(func(*smtp.Conn) int { return opts.MaxCommands })
+	srv.MaxSessionDuration = opts.Caps.MaxDuration
+	srv.Command = smtplimit.Commands(func(*smtp.Conn) int { return opts.Caps.MaxCommands })
 	srv.TLSConfig = opts.TLS
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	s.srv = srv
@@ -170,7 +155,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(smtplimit.Listen(ln, smtplimit.Limits{MaxSessions: s.opts.MaxSessions, PerIP: s.opts.MaxSessionsPerIP})); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
+		if err := s.srv.Serve(smtplimit.Listen(ln, smtplimit.Limits{MaxSessions: s.opts.Caps.MaxSessions, PerIP: s.opts.Caps.PerIP})); err != nil && !errors.Is(err, smtp.ErrServerClosed) {
 			s.opts.Log.Error("smtp listener stopped", "err", err)
 		}
 	}()

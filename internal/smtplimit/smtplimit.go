@@ -16,6 +16,34 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
+// Caps are what an SMTP server limits, inbound and submission alike:
+// sessions at once in all and from one address, a session's lifetime and
+// its command budget (NOOP and RSET included). A zero field takes its
+// default (WithDefaults), the same as config's.
+type Caps struct {
+	MaxSessions int           // default 200; more are told 421 4.3.2
+	PerIP       int           // default 50 (Postfix's); more are told 421 4.7.0
+	MaxDuration time.Duration // default 10 minutes; then 421 4.7.0
+	MaxCommands int           // default 1000; the one past it is told 421 4.7.0
+}
+
+// WithDefaults fills c's zero fields.
+func (c Caps) WithDefaults() Caps {
+	if c.MaxSessions == 0 {
+		c.MaxSessions = 200
+	}
+	if c.PerIP == 0 {
+		c.PerIP = 50
+	}
+	if c.MaxDuration == 0 {
+		c.MaxDuration = 10 * time.Minute
+	}
+	if c.MaxCommands == 0 {
+		c.MaxCommands = 1000
+	}
+	return c
+}
+
 // Limits are a listener's caps on concurrent sessions.
 type Limits struct {
 	MaxSessions int // sessions at once; more are told 421 4.3.2 and closed

@@ -59,15 +59,10 @@ type Options struct {
 	Log      *slog.Logger
 	MaxBytes int64         // largest message; default sending.MaxMessageSize (40 MB)
 	Timeout  time.Duration // idle timeout (restarted only by progress, smtplimit.Progress) and write timeout; default 2 minutes
-	// Each listener's caps, as the inbound listener's: sessions at once
-	// (default 200) and from one address (default 20), a session's
-	// lifetime (default 10 minutes) and its commands (default 1000; ten
-	// times as many once authenticated, for a client sending many
-	// messages on one session).
-	MaxSessions      int
-	MaxSessionsPerIP int
-	MaxDuration      time.Duration
-	MaxCommands      int
+	// Each listener's caps, as the inbound listener's (smtplimit.Caps, with
+	// its defaults); an authenticated session gets ten times the commands,
+	// for a client sending many messages on one session.
+	Caps smtplimit.Caps
 }
 
 // Server is the submission listener; Start and Stop make it a background
@@ -92,18 +87,7 @@ func New(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.MaxSessions == 0 {
-		opts.MaxSessions = 200
-	}
-	if opts.MaxSessionsPerIP == 0 {
-		opts.MaxSessionsPerIP = 20
-	}
-	if opts.MaxDuration == 0 {
-		opts.MaxDuration = 10 * time.Minute
-	}
-	if opts.MaxCommands == 0 {
-		opts.MaxCommands = 1000
-	}
+	opts.Caps = opts.Caps.WithDefaults()
 	s := &Server{opts: opts}
 	srv := smtp.NewServer(smtp.BackendFunc(s.newSession))
 	srv.Domain = opts.Domain
@@ -111,7 +95,7 @@ func New(opts Options) *Server {
 	srv.MaxRecipients = sending.MaxRecipients
 	srv.ReadTimeout = opts.Timeout
 	srv.WriteTimeout = opts.Timeout
-	srv.MaxSessionDuration = opts.MaxDuration
+	srv.MaxSessionDuration = opts.Caps.MaxDuration
 	srv.Command = smtplimit.Commands(s.commandBudget)
 	srv.TLSConfig = opts.TLS
 	// Each session decides: AUTH is offered over TLS, or in plain text to a
@@ -174,16 +158,16 @@ func (s *Server) Start(ctx context.Context) error {
 // limits are one listener's caps; quiet for implicit TLS, whose client
 // expects a handshake rather than a 421.
 func (s *Server) limits(quiet bool) smtplimit.Limits {
-	return smtplimit.Limits{MaxSessions: s.opts.MaxSessions, PerIP: s.opts.MaxSessionsPerIP, Quiet: quiet}
+	return smtplimit.Limits{MaxSessions: s.opts.Caps.MaxSessions, PerIP: s.opts.Caps.PerIP, Quiet: quiet}
 }
 
 // commandBudget is a session's command budget: ten times larger once it
 // has authenticated, for a client submitting many messages on one session.
 func (s *Server) commandBudget(c *smtp.Conn) int {
 	if ss, ok := c.Session().(*session); ok && ss.secret != "" {
-		return 10 * s.opts.MaxCommands
+		return 10 * s.opts.Caps.MaxCommands
 	}
-	return s.opts.MaxCommands
+	return s.opts.Caps.MaxCommands
 }
 
 // Addr is the STARTTLS (or loopback plain) listener's address, "" when off.

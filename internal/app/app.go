@@ -62,9 +62,9 @@ type App struct {
 	delivery   deliveryParts
 	submission *submission.Server
 	// dashboardSrv is the dashboard's own listener (MAILROOM_DASHBOARD_ADDR).
-	dashboardSrv *dashboardServer
+	dashboardSrv *sideServer
 	// metricsSrv is /metrics' own listener (MAILROOM_METRICS_ADDR).
-	metricsSrv *metricsServer
+	metricsSrv *sideServer
 	node       *node
 	lock       *store.Lock
 
@@ -213,7 +213,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if dash != nil && cfg.DashboardAddr == "" {
 		deps.Pages = dash // at / beside the API
 	} else if dash != nil {
-		a.dashboardSrv = &dashboardServer{addr: cfg.DashboardAddr, h: bodies.Wrap(dash.Handler()), log: a.Log}
+		a.dashboardSrv = &sideServer{setting: "MAILROOM_DASHBOARD_ADDR", addr: cfg.DashboardAddr, log: a.Log,
+			srv: &http.Server{Handler: bodies.Wrap(dash.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}}
 		a.background = append(a.background, a.dashboardSrv)
 	}
 	a.Handler = bodies.Wrap(httpapi.NewHandler(deps))

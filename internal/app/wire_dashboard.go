@@ -1,13 +1,6 @@
 package app
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
-
 	"github.com/riverqueue/river"
 
 	"mailroom/internal/dashboard"
@@ -39,42 +32,6 @@ func (a *App) dashboardDeps(limiter ratelimit.Limiter) dashboard.Deps {
 		Contacts: s.Contacts, Segments: s.Segments, Topics: s.Topics, Templates: s.Templates, Broadcasts: s.Broadcasts, Automations: s.Automations}
 }
 
-// dashboardServer serves the dashboard on its own address, when it has one.
-type dashboardServer struct {
-	addr string
-	h    http.Handler
-	srv  *http.Server
-	ln   net.Listener
-	log  interface{ Error(string, ...any) }
-}
-
-func (d *dashboardServer) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", d.addr)
-	if err != nil {
-		return fmt.Errorf("listening on MAILROOM_DASHBOARD_ADDR %s: %w", d.addr, err)
-	}
-	d.ln = ln
-	d.srv = &http.Server{Handler: d.h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	go func() {
-		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			d.log.Error("dashboard server stopped", "err", err)
-		}
-	}()
-	return nil
-}
-
-func (d *dashboardServer) Stop(ctx context.Context) error {
-	if d.srv == nil {
-		return nil
-	}
-	return d.srv.Shutdown(ctx)
-}
-
 // DashboardAddr is the dashboard's own listener's address ("" when it
 // shares the API's).
-func (a *App) DashboardAddr() string {
-	if a.dashboardSrv == nil || a.dashboardSrv.ln == nil {
-		return ""
-	}
-	return a.dashboardSrv.ln.Addr().String()
-}
+func (a *App) DashboardAddr() string { return a.dashboardSrv.address() }

@@ -54,7 +54,9 @@ func TestServeBinary(t *testing.T) {
 	addr := binary.FreeAddr(t)
 	dir := t.TempDir()
 	environ := append(os.Environ(), "MAILROOM_HTTP_ADDR="+addr, "MAILROOM_SMTP_ADDR=off", "MAILROOM_DATABASE_URL="+testdb.URL(t), "MAILROOM_DATA_DIR="+dir,
-		"MAILROOM_SECRET_KEY=serve-test-secret-0123456789") // required on PostgreSQL
+		"MAILROOM_SECRET_KEY=serve-test-secret-0123456789", // required on PostgreSQL
+		// Request lines are debug; text lines instead of JSON.
+		"MAILROOM_LOG_LEVEL=debug", "MAILROOM_LOG_FORMAT=text")
 	var logs bytes.Buffer
 	cmd := binary.Serve(t, bin, environ, &logs)
 	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
@@ -95,10 +97,10 @@ func TestServeBinary(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("serve did not exit 0 on SIGTERM: %v\n%s", err, logs.String())
 	}
-	if !strings.Contains(logs.String(), `"route":"GET /v1/api-keys"`) || !strings.Contains(logs.String(), `"request_id"`) {
+	if !strings.Contains(logs.String(), `level=DEBUG msg=request method=GET route="GET /v1/api-keys"`) || !strings.Contains(logs.String(), ` request_id=`) {
 		t.Fatalf("request log line missing: %s", logs.String())
 	}
-	if !strings.Contains(logs.String(), `"msg":"mailroom devel"`) {
+	if !strings.Contains(logs.String(), `msg="mailroom devel"`) {
 		t.Fatalf("no start-up line naming the build: %s", logs.String())
 	}
 }

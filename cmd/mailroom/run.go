@@ -28,7 +28,7 @@ const usage = `usage:
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
   mailroom dashboard link --workspace ID   print a one-time dashboard sign-in link (15 minutes)
-` + policyUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
+` + policyUsage + backupUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
   mailroom help                       print this text (so do -h and --help, after any command)
 
 Configuration comes from MAILROOM_* environment variables; see README.md.
@@ -82,8 +82,12 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		fmt.Fprintln(stdout, versionLine())
 		return nil
 	}
+	if args[1] == "restore" {
+		// No configuration: it makes a new data directory.
+		return restore(ctx, args[2:], stdout, stderr)
+	}
 	switch args[1] {
-	case "serve", "migrate":
+	case "serve", "migrate", "backup", "healthcheck":
 	case "workspace":
 		if len(args) < 3 || (args[2] != "create" && !workspacePolicyCommands[args[2]]) {
 			fmt.Fprint(stderr, usage)
@@ -112,10 +116,14 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if err != nil {
 		return err
 	}
-	logger := newLogger(stderr, cfg.LogLevel)
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	switch args[1] {
 	case "serve":
 		return serve(ctx, cfg, logger)
+	case "backup":
+		return backup(ctx, cfg, args[2:], stdout, stderr)
+	case "healthcheck":
+		return healthcheck(ctx, cfg, args[2:], stdout, stderr)
 	case "migrate":
 		db, err := app.Open(ctx, cfg)
 		if err != nil {
@@ -146,10 +154,13 @@ func versionLine() string {
 	return version.Read().Line(v)
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mailroom/internal/events"
+	"mailroom/internal/mailmetrics"
+	"mailroom/internal/retention"
 	"net"
 	"net/http"
 	"os"
@@ -56,11 +59,13 @@ type App struct {
 	Log        *slog.Logger
 	Handler    http.Handler
 	Registry   *prometheus.Registry
+	Meter      *mailmetrics.Meter
 
 	services   httpapi.Services
 	background []Background
 	delivery   deliveryParts
 	submission *submission.Server
+	retention  *retention.Worker
 	// dashboardSrv is the dashboard's own listener (MAILROOM_DASHBOARD_ADDR).
 	dashboardSrv *sideServer
 	// metricsSrv is /metrics' own listener (MAILROOM_METRICS_ADDR).
@@ -138,6 +143,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.node = newNode(db, cfg.NodeTimeout, lock != nil, o.Logger.With("component", "node"))
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(buildInfo())
+	// The mail counters (accepted, sent, delivered, ...) move with the
+	// events that record them, after their commit.
+	a.Meter = mailmetrics.New(a.Registry)
+	events.CountInto(db, a.Meter)
 	a.Workspaces = workspaces.New(db, o.Clock)
 
 	workers := river.NewWorkers()
@@ -145,7 +154,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
 	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
-	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations, a.wireDashboard} {
+	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations, a.wireDashboard, a.wireRetention} {
 		if err := wire(w); err != nil {
 			return nil, err
 		}
@@ -170,17 +179,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		return nil, err
 	}
 	a.Queue = q
-	a.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mailroom_queue_depth", Help: "Jobs waiting to run (available, scheduled or retrying).",
-	}, func() float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		n, err := q.Depth(ctx)
-		if err != nil {
-			return -1
-		}
-		return float64(n)
-	}))
+	a.Registry.MustRegister(queueCollector{q: q})
 
 	limiter, err := newLimiter(cfg, o.Clock, o.Logger, a.Registry)
 	if err != nil {

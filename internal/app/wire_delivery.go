@@ -81,7 +81,7 @@ func (a *App) wireDelivery(w *wiring) error {
 			Resolver:   domains.NewResolver(cfg.DNSResolver),
 		},
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
-		Reputation: a.services.Policy, Sources: a.services.Policy,
+		Reputation: a.services.Policy, Sources: a.services.Policy, Meter: a.Meter,
 	})
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})

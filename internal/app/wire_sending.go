@@ -23,6 +23,7 @@ func (a *App) wireSending(w *wiring) error {
 		Templates:     a.services.Templates,
 		Topics:        a.services.Topics,
 		Policy:        a.services.Policy,
+		Meter:         a.Meter,
 	})
 	if a.services.Domains != nil {
 		svc.SetDomains(a.services.Domains)

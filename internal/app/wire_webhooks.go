@@ -20,6 +20,8 @@ func (a *App) wireWebhooks(w *wiring) error {
 		Node:         a.node.id,
 		Registry:     a.Registry,
 		SentFrom:     inbound.SentFrom, // owns mailboxes, and reads emails through sending
+		Meter:        a.Meter,
+		LogRetention: a.Config.Retention.WebhookLogs,
 	})
 	a.services.Webhooks = svc
 	// events settles which raised events need fan-out by asking webhooks,

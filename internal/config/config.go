@@ -39,6 +39,7 @@ type Config struct {
 	SMTPPort             int      // destination port for direct MX delivery (25; tests use the sink's)
 	HeloName             string
 	LogLevel             string
+	LogFormat            string // json (default) or text
 	DataDir              string // where SQLite and the generated secret key live
 	DeliveryConcurrency  int
 	WebhookConcurrency   int
@@ -67,6 +68,8 @@ type Config struct {
 	// Limits are the caps on what one client may hold open on the SMTP and
 	// HTTP listeners (limits.go).
 	Limits Limits
+	// Retention: how long bodies, events and raw messages are kept.
+	Retention Retention
 	// Inbound SMTP: MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY (PEM
 	// files) turn on STARTTLS; MAILROOM_SMTP_MAX_BYTES (default 41943040,
 	// 40 MB) is the SIZE announced and enforced; MAILROOM_SMTP_MAX_RECIPIENTS
@@ -144,6 +147,7 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 		InboundHost:          strings.ToLower(get("MAILROOM_INBOUND_HOST", "")),
 		HeloName:             get("MAILROOM_HELO_NAME", ""),
 		LogLevel:             get("MAILROOM_LOG_LEVEL", "info"),
+		LogFormat:            get("MAILROOM_LOG_FORMAT", "json"),
 		RelayInsecureSkipTLS: get("MAILROOM_OUTBOUND_INSECURE_TLS", "") == "true",
 	}
 	var errs []error
@@ -176,6 +180,9 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	c.SMTPTLSCert, c.SMTPTLSKey = get("MAILROOM_SMTP_TLS_CERT", ""), get("MAILROOM_SMTP_TLS_KEY", "")
 	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
 		errs = append(errs, fmt.Errorf("MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY go together: set both or neither"))
+	}
+	if f := c.LogFormat; f != "json" && f != "text" {
+		errs = append(errs, fmt.Errorf("MAILROOM_LOG_FORMAT: %q is not json or text", f))
 	}
 	switch v := get("MAILROOM_LIBCRYPTO", "auto"); v {
 	case "auto", "off":
@@ -241,6 +248,8 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	c.Feedback, errs = feedback, append(errs, ferrs...)
 	limits, lerrs := loadLimits(get)
 	c.Limits, errs = limits, append(errs, lerrs...)
+	retention, rerrs := loadRetention(get)
+	c.Retention, errs = retention, append(errs, rerrs...)
 	// Set to empty or "off": no inbound listener (tests, API-only nodes).
 	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
 		c.SMTPAddr = ""

@@ -13,6 +13,7 @@ import (
 	"crypto"
 	"errors"
 	"log/slog"
+	"mailroom/internal/mailmetrics"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -48,6 +49,8 @@ type Transport interface {
 
 // Config assembles a Service.
 type Config struct {
+	// Meter counts attempts' outcomes, latency and deferrals; nil: none.
+	Meter *mailmetrics.Meter
 	DB    *store.DB
 	Clock clock.Clock
 	Log   *slog.Logger
@@ -116,6 +119,7 @@ func (s *Service) noteOutcome(tx *store.Tx, workspaceID string, bounced, complai
 
 // Service is the delivery engine of one node.
 type Service struct {
+	meter     *mailmetrics.Meter
 	db        *store.DB
 	clock     clock.Clock
 	log       *slog.Logger
@@ -165,7 +169,7 @@ func New(cfg Config) *Service {
 		cfg.Retry = DefaultRetrySchedule()
 	}
 	s := &Service{
-		db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
+		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -89,6 +89,7 @@ type email struct {
 	Recipients           []Recipient
 	TemplateID           string // for analytics
 	Track                int    // tracking.TrackOpens | TrackClicks
+	CreatedAt            time.Time
 }
 
 // loadEmail reads an email by id from the sending area (the id is the
@@ -101,7 +102,7 @@ func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) 
 	}
 	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
 		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID,
-		TemplateID: o.TemplateID, Track: o.Track}
+		TemplateID: o.TemplateID, Track: o.Track, CreatedAt: o.CreatedAt}
 	for _, f := range []struct {
 		src string
 		dst any

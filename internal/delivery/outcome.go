@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"mailroom/internal/mailmetrics"
 	"strconv"
 	"time"
 
@@ -65,9 +66,7 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 		if len(deferred) > 0 {
 			d := e.eventData(deferred)
 			d["diagnostic"] = deferDiag
-			if _, err := events.Raise(ctx, tx, events.Event{
-				WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: events.EmailDeferred, CreatedAt: now, Data: d,
-			}); err != nil {
+			if _, err := events.Raise(ctx, tx, e.event(events.EmailDeferred, now, d)); err != nil {
 				return err
 			}
 		}
@@ -131,6 +130,10 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 		if err := sending.FailUnsent(ctx, tx, e.ID, reason, now); err != nil {
 			return err
 		}
+		tx.AfterCommit(func() {
+			s.meter.Email(mailmetrics.Failed, sending.MailClass(e.Headers), 1)
+			s.log.Error("email failed", "email_id", e.ID, "reason", reason)
+		})
 		return dropSigned(ctx, tx, e.ID)
 	})
 }

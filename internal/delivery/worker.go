@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -166,7 +167,9 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			return 0, err
 		}
 	}
+	started := time.Now()
 	res, sendErr := s.transport.Send(ctx, env, raw)
+	took := time.Since(started)
 	if sendErr != nil && ctx.Err() != nil {
 		// Cancelled mid-transaction (shutdown or job timeout): nothing is
 		// known about the recipients; the queue runs the job again.
@@ -203,6 +206,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			r.Status = RcptBounced
 		}
 		changed = append(changed, *r)
+		s.noteAttempt(e, *r, rr, took)
 	}
 	for d, rrs := range byDomain {
 		if h := s.backoff.observe(d, rrs, now); h != nil {
@@ -274,4 +278,35 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 		return raw, nil
 	}
 	return signer.Sign(raw)
+}
+
+// noteAttempt writes the attempt's log line for one recipient (the
+// operator's mail log: no body, no address but the recipient's domain) and
+// moves the latency and deferral metrics. Outcome counters move with the
+// events, after their commit (events.CountInto).
+func (s *Service) noteAttempt(e *email, r Recipient, rr outbound.RcptResult, took time.Duration) {
+	lane := sending.MailClass(e.Headers)
+	domain := domainOfAddr(r.Email)
+	switch r.Status {
+	case RcptDelivered:
+		s.meter.Latency(lane, time.Since(e.CreatedAt))
+	case RcptDeferred:
+		s.meter.Deferral(domain)
+	}
+	lvl := slog.LevelInfo
+	if r.Status != RcptDelivered {
+		lvl = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), lvl, "delivery attempt", "email_id", e.ID, "lane", lane, "recipient_domain", domain,
+		"mx", rr.Host, "remote_ip", rr.RemoteIP, "tls", rr.TLS, "stage", rr.Stage, "code", rr.Code, "enhanced", rr.Enhanced,
+		"reply", truncateReply(rr.Message), "attempt", r.Attempts, "duration_ms", took.Milliseconds(), "outcome", r.Status)
+}
+
+// truncateReply keeps log lines bounded: a server's reply can run to
+// kilobytes.
+func truncateReply(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
 }

@@ -174,6 +174,7 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 		emailID = ev.EmailID
 	}
 	countEvent(tx, ev)
+	meterEvent(tx, ev)
 	if ev.MailboxID != "" {
 		mailboxID = ev.MailboxID
 	}
@@ -455,3 +456,34 @@ func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind
 // e: the type of the email's newest event, or the empty string. A listing
 // folds it in rather than asking once per email.
 const LastTypeColumn = `COALESCE((SELECT ev.type FROM events ev WHERE ev.workspace_id = e.workspace_id AND ev.email_id = e.id ORDER BY ev.seq DESC LIMIT 1), '')`
+
+// Purge deletes up to limit of the oldest events created before before that
+// the dispatcher has fanned out (timeline and webhook history; an event
+// still waiting for fan-out is kept). Oldest by seq, so a pass that finds
+// nothing old reads one short page, not the table.
+func Purge(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
+	rows, err := db.Query(ctx, `SELECT seq, created_at, dispatched FROM events ORDER BY seq LIMIT ?`, limit)
+	if err != nil {
+		return 0, err
+	}
+	var old []any
+	for rows.Next() {
+		var seq, at, dispatched int64
+		if err := rows.Scan(&seq, &at, &dispatched); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if at < store.Millis(before) && dispatched == 1 {
+			old = append(old, seq)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(old) == 0 {
+		return 0, err
+	}
+	res, err := db.Exec(ctx, `DELETE FROM events WHERE seq IN (`+store.Placeholders(len(old))+`)`, old...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

@@ -23,30 +23,9 @@ func countEvent(tx *store.Tx, ev Event) {
 	default:
 		return
 	}
-	if ev.RawData != nil {
-		// Only the simulator of test addresses raises pre-encoded data.
-		if bytes.Contains(ev.RawData, []byte(`"test_mode":true`)) {
-			return
-		}
-		var d struct {
-			From string            `json:"from"`
-			To   []string          `json:"to"`
-			Tags map[string]string `json:"tags"`
-		}
-		if json.Unmarshal(ev.RawData, &d) != nil {
-			return
-		}
-		ev.Data = map[string]any{"from": d.From, "to": d.To, "tags": d.Tags}
-	}
-	if t, _ := ev.Data["test_mode"].(bool); t {
+	n, ok := recipientsOf(&ev)
+	if !ok {
 		return
-	}
-	n := int64(1)
-	switch to := ev.Data["to"].(type) {
-	case []string:
-		n = int64(max(1, len(to)))
-	case []any:
-		n = int64(max(1, len(to)))
 	}
 	switch ev.Type {
 	case EmailSent:
@@ -72,6 +51,38 @@ func countEvent(tx *store.Tx, ev Event) {
 		_ = json.Unmarshal(t, &d.Tags)
 	}
 	analytics.Add(tx, ev.WorkspaceID, ev.CreatedAt, d, c)
+}
+
+// recipientsOf is how many recipients an email event names in data.to (at
+// least one), decoding RawData into ev.Data when only that is set; ok is
+// false for test sends (test_mode), which no counter counts.
+func recipientsOf(ev *Event) (n int64, ok bool) {
+	if ev.RawData != nil {
+		// Only the simulator of test addresses raises pre-encoded data.
+		if bytes.Contains(ev.RawData, []byte(`"test_mode":true`)) {
+			return 0, false
+		}
+		var d struct {
+			From string            `json:"from"`
+			To   []string          `json:"to"`
+			Tags map[string]string `json:"tags"`
+		}
+		if json.Unmarshal(ev.RawData, &d) != nil {
+			return 0, false
+		}
+		ev.Data = map[string]any{"from": d.From, "to": d.To, "tags": d.Tags}
+	}
+	if t, _ := ev.Data["test_mode"].(bool); t {
+		return 0, false
+	}
+	n = 1
+	switch to := ev.Data["to"].(type) {
+	case []string:
+		n = int64(max(1, len(to)))
+	case []any:
+		n = int64(max(1, len(to)))
+	}
+	return n, true
 }
 
 // addressDomain is the domain of "Name <a@b>" or "a@b", lowercased.

@@ -131,7 +131,13 @@ func (h *handler) outer(next http.Handler) http.Handler {
 			h.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 			h.metrics.latency.WithLabelValues(route).Observe(d.Seconds())
 			if h.logRequests {
-				h.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				// Request lines are debug: the mail log is what an operator
+				// reads at info. A server error still shows.
+				lvl := slog.LevelDebug
+				if sw.status >= 500 {
+					lvl = slog.LevelWarn
+				}
+				h.log.LogAttrs(r.Context(), lvl, "request",
 					slog.String("method", r.Method), slog.String("route", route), slog.Int("status", sw.status),
 					slog.Duration("duration", d), slog.String("request_id", rid))
 			}

@@ -89,6 +89,7 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 			_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: m.WorkspaceID, MailboxID: m.ID, Type: events.EmailFiltered, CreatedAt: now, RawData: data})
 			return err
 		})
+		s.logReceived(m, env, raw, ao, "filtered", err)
 		return &Received{Action: action}, err
 	case ActionArchive:
 		msg.Archived = true
@@ -106,10 +107,22 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: m.WorkspaceID, MailboxID: m.ID, Type: events.EmailReceived, CreatedAt: now, RawData: data})
 		return err
 	})
+	s.logReceived(m, env, raw, ao, "stored", err)
 	if err != nil {
 		return nil, err
 	}
 	return &Received{MessageID: msg.ID, ThreadID: msg.ThreadID, Action: action}, nil
+}
+
+// logReceived writes the operator's log line for one received message:
+// envelope, size and verdicts, never the body.
+func (s *Service) logReceived(m *Mailbox, env smtpin.Envelope, raw []byte, ao authOutcome, outcome string, err error) {
+	if err != nil {
+		s.log.Error("received message not stored", "mailbox_id", m.ID, "from", env.MailFrom, "to", env.Rcpt, "size", len(raw), "error", err)
+		return
+	}
+	s.log.Info("received message", "mailbox_id", m.ID, "from", env.MailFrom, "to", env.Rcpt, "remote_ip", env.RemoteIP.String(),
+		"tls", env.TLS, "size", len(raw), "spf", ao.Auth.SPF, "dkim", ao.Auth.DKIM, "dmarc", ao.Auth.DMARC, "outcome", outcome)
 }
 
 // commit runs fn in a transaction shared with other deliveries and

@@ -77,3 +77,36 @@ func (q *Queue) Depth(ctx context.Context) (int64, error) {
 	err := q.db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state IN ('available','scheduled','retryable')`).Scan(&n)
 	return n, err
 }
+
+// Lane is one queue's backlog: jobs waiting (available, scheduled or
+// retrying) and how long the oldest job that is due has waited past its
+// time.
+type Lane struct {
+	Queue       string
+	Waiting     int64
+	OldestDueAt float64 // seconds; 0 when nothing is due
+}
+
+// Lanes reads the backlog of every queue that has one.
+func (q *Queue) Lanes(ctx context.Context) ([]Lane, error) {
+	// River's SQLite driver keeps times as text in datetime()'s format.
+	age := `(julianday('now') - julianday(min(CASE WHEN state <> 'scheduled' AND scheduled_at <= datetime('now', 'subsec') THEN scheduled_at END))) * 86400`
+	if q.db.Dialect == store.Postgres {
+		age = `extract(epoch FROM now() - min(CASE WHEN state <> 'scheduled' AND scheduled_at <= now() THEN scheduled_at END))`
+	}
+	rows, err := q.db.Query(ctx, `SELECT queue, count(*), coalesce(`+age+`, 0) FROM river_job
+		WHERE state IN ('available','scheduled','retryable') GROUP BY queue`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Lane
+	for rows.Next() {
+		var l Lane
+		if err := rows.Scan(&l.Queue, &l.Waiting, &l.OldestDueAt); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}

@@ -2,6 +2,7 @@ package outbound
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/textproto"
 	"sync"
@@ -24,6 +25,23 @@ type conn struct {
 	// clean: the last transaction ended with the server's answer to the
 	// message or to RSET, so no transaction is open there.
 	clean bool
+}
+
+// peer is the session's remote address and TLS version, for logs.
+func (cn *conn) peer() (ip, version string) {
+	if cn.raw != nil {
+		if a, ok := cn.raw.RemoteAddr().(*net.TCPAddr); ok {
+			ip = a.IP.String()
+		} else if a := cn.raw.RemoteAddr(); a != nil {
+			ip = a.String()
+		}
+	}
+	if cn.c != nil {
+		if st, ok := cn.c.TLSConnectionState(); ok {
+			version = tls.VersionName(st.Version)
+		}
+	}
+	return ip, version
 }
 
 // dialFunc opens and greets (EHLO, STARTTLS, AUTH) a new session to addr.

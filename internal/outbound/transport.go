@@ -55,6 +55,8 @@ type RcptResult struct {
 	Temporary bool
 	OK        bool   // accepted for delivery (250 after DATA)
 	Host      string // the server that answered, host:port
+	RemoteIP  string // the address dialled, when a session was open
+	TLS       string // the session's TLS version ("TLS 1.3"), "" in the clear
 	// Stage is where the transaction ended for this recipient: StageConnect
 	// (no server answered a command: DNS, TCP, greeting, EHLO, TLS),
 	// StageMail, StageRcpt or StageData. Only a refusal at RCPT speaks
@@ -141,8 +143,9 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 	c := cn.c
 	cn.clean = false
 	out := make([]RcptResult, len(env.To))
+	ip, tlsVersion := cn.peer()
 	for i, r := range env.To {
-		out[i] = RcptResult{Rcpt: r, Host: host, Stage: StageMail}
+		out[i] = RcptResult{Rcpt: r, Host: host, RemoteIP: ip, TLS: tlsVersion, Stage: StageMail}
 	}
 	opts := &smtp.MailOptions{Size: int64(len(data))}
 	if err := c.Mail(env.From, opts); err != nil {

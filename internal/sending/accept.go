@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"mailroom/internal/mailmetrics"
 	"strconv"
 	"strings"
 	"time"
@@ -197,6 +198,9 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			out[i].Err = b.err
 		default:
 			out[i].Outcome = b.outcome
+			if b.outcome.ID == b.row.ID && !b.row.TestMode {
+				s.meter.Email(mailmetrics.Accepted, MailClass(b.row.Headers), len(b.row.To)+len(b.row.Cc)+len(b.row.Bcc))
+			}
 		}
 		if b.ticket != nil && ctx.Err() == nil && (out[i].Err != nil || out[i].Outcome.ID != b.row.ID) {
 			b.ticket.Undo() // refused in the commit, or a replay: not a new send

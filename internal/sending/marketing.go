@@ -2,6 +2,7 @@ package sending
 
 import (
 	"context"
+	"mailroom/internal/mailmetrics"
 	"strings"
 	"time"
 
@@ -62,6 +63,8 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 	}
 	if len(refs) > 0 {
 		tx.AddJob(jobs.MarketingBatchArgs{Emails: refs})
+		n := len(refs)
+		tx.AfterCommit(func() { s.meter.Email(mailmetrics.Accepted, ClassMarketing, n) })
 	}
 	return out, nil
 }

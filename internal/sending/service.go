@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/mailmetrics"
 	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/templates"
@@ -53,6 +54,8 @@ type Config struct {
 	// Policy admits each send (quotas, caps, throttles, pauses; see
 	// internal/policy); nil admits every send.
 	Policy Policy
+	// Meter counts accepted emails; nil counts nothing.
+	Meter *mailmetrics.Meter
 }
 
 // Policy is what sending asks the policy area about each send: at
@@ -117,6 +120,7 @@ type Service struct {
 	writer        *groupWriter
 	pol           Policy
 	watch         ScheduleWatcher
+	meter         *mailmetrics.Meter
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight
@@ -147,6 +151,7 @@ func New(cfg Config) *Service {
 		writer:        newGroupWriter(cfg.DB, cfg.Logger, cfg.Committers, cfg.Registry),
 		inflight:      inflight{m: map[string]string{}},
 		pol:           cfg.Policy,
+		meter:         cfg.Meter,
 	}
 	s.SetDomains(cfg.Domains)
 	return s

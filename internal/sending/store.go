@@ -587,6 +587,7 @@ type Outgoing struct {
 	MessageID                  string
 	TemplateID                 string // for analytics
 	Track                      int    // tracking.TrackOpens | TrackClicks
+	CreatedAt                  time.Time
 }
 
 // LoadOutgoing reads the email id (random, so it names one workspace's row)
@@ -595,15 +596,16 @@ func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, e
 	var o Outgoing
 	var html, text sql.NullString
 	var testMode int
+	var created int64
 	err := q.QueryRow(ctx, `SELECT e.id, e.workspace_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to, e.subject,
-		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, `+tracking.FlagsColumn+`
+		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, `+tracking.FlagsColumn+`, e.created_at
 		FROM emails e`+bodyJoin+` WHERE e.id = ?`, id).
 		Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
-			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.Track)
+			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.Track, &created)
 	if err != nil {
 		return nil, err
 	}
-	o.HTML, o.Text, o.TestMode = html.String, text.String, testMode != 0
+	o.HTML, o.Text, o.TestMode, o.CreatedAt = html.String, text.String, testMode != 0, store.FromMillis(created)
 	return &o, nil
 }
 
@@ -654,4 +656,65 @@ func CancelQueued(ctx context.Context, tx *store.Tx, workspaceID string, ids []s
 		}
 	}
 	return out, nil
+}
+
+// finalStatuses are the statuses after which an email's body is never
+// read to send again (retention may empty it).
+var finalStatuses = []any{string(StatusDelivered), string(StatusBounced), string(StatusComplained), string(StatusFailed), string(StatusCancelled)}
+
+// PurgeBodies empties the html, text and attachments of up to limit emails
+// created before before that reached a final status: those stored apart
+// (email_bodies) are deleted, those inline set to NULL. The email row, its
+// status and counters stay. The candidates are read on the reader pool, so
+// the writer is held only for the deletes.
+func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
+	in := store.Placeholders(len(finalStatuses))
+	args := append([]any{store.Millis(before)}, finalStatuses...)
+	apart, err := readIDs(ctx, db, `SELECT b.email_id FROM email_bodies b JOIN emails e ON e.id = b.email_id
+		WHERE e.created_at < ? AND e.status IN (`+in+`) LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return 0, err
+	}
+	inline, err := readIDs(ctx, db, `SELECT id FROM emails WHERE created_at < ? AND status IN (`+in+`)
+		AND (html IS NOT NULL OR text_body IS NOT NULL) LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return 0, err
+	}
+	if len(apart)+len(inline) == 0 {
+		return 0, nil
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		if len(apart) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM email_bodies WHERE email_id IN (`+store.Placeholders(len(apart))+`)`, apart...); err != nil {
+				return err
+			}
+		}
+		if len(inline) > 0 {
+			_, err := tx.Exec(ctx, `UPDATE emails SET html = NULL, text_body = NULL, attachments = '[]' WHERE id IN (`+store.Placeholders(len(inline))+`)`, inline...)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(apart) + len(inline)), nil
+}
+
+// readIDs runs a query of one text column on the reader pool.
+func readIDs(ctx context.Context, db *store.DB, query string, args ...any) ([]any, error) {
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []any
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }

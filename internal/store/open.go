@@ -51,11 +51,7 @@ func openPostgres(ctx context.Context, url string) (*DB, error) {
 const readerMmapBytes = 256 << 20
 
 func openSQLite(ctx context.Context, path string) (*DB, error) {
-	path = strings.TrimPrefix(path, "sqlite://")
-	path = strings.TrimPrefix(path, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
+	path = SQLitePath(path)
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating database directory: %w", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ type session struct {
 	secret   string // the API key presented at AUTH ("" before)
 	mailFrom string
 	rcpts    []string
+	remote   string
 }
 
 var _ smtp.AuthSession = (*session)(nil)
@@ -35,6 +37,7 @@ func (s *Server) newSession(c *smtp.Conn) (smtp.Session, error) {
 	_, ss.tls = c.TLSConnectionState()
 	if addr, ok := c.Conn().RemoteAddr().(*net.TCPAddr); ok {
 		ss.loopback = addr.IP.IsLoopback()
+		ss.remote = addr.IP.String()
 	}
 	return ss, nil
 }
@@ -99,9 +102,30 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 // Data reads the message, books it through the sending service and answers
-// 250 with the email id once the service has committed it.
+// 250 with the email id once the service has committed it; each message
+// gets one log line (envelope, size, reply; never the body or the key).
 func (ss *session) Data(r io.Reader) error {
 	var buf bytes.Buffer
+	err := ss.data(r, &buf)
+	code, text := 0, ""
+	var se *smtp.SMTPError
+	if errors.As(err, &se) {
+		code, text = se.Code, se.Message
+	} else if err != nil {
+		text = err.Error()
+	}
+	ok := code == 250
+	ss.s.opts.Meter.Submission(ok)
+	lvl := slog.LevelInfo
+	if !ok {
+		lvl = slog.LevelWarn
+	}
+	ss.s.opts.Log.Log(context.Background(), lvl, "submitted message", "remote_ip", ss.remote, "tls", ss.tls, "from", ss.mailFrom,
+		"recipients", len(ss.rcpts), "size", buf.Len(), "code", code, "reply", text)
+	return err
+}
+
+func (ss *session) data(r io.Reader, buf *bytes.Buffer) error {
 	if _, err := buf.ReadFrom(r); err != nil {
 		if errors.Is(err, smtp.ErrDataTooLarge) {
 			return err

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"mailroom/internal/mailmetrics"
 	"net"
 	"sync"
 	"time"
@@ -63,6 +64,8 @@ type Options struct {
 	// its defaults); an authenticated session gets ten times the commands,
 	// for a client sending many messages on one session.
 	Caps smtplimit.Caps
+	// Meter counts submitted messages by outcome; nil counts nothing.
+	Meter *mailmetrics.Meter
 }
 
 // Server is the submission listener; Start and Stop make it a background

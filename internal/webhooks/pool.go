@@ -3,6 +3,8 @@ package webhooks
 import (
 	"context"
 	"database/sql"
+	"log/slog"
+	"net/url"
 	"time"
 
 	"mailroom/internal/events"
@@ -324,7 +326,38 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 		// it again (at least once), and this does not count as a failure.
 		return outcome{kind: outcomeRelease, job: j}
 	}
+	s.noteAttempt(j, a)
 	return outcome{kind: outcomeSent, job: j, attempt: a, at: now, finished: s.clock.Now()}
+}
+
+// noteAttempt logs one delivery attempt and counts its outcome: delivered,
+// failed (another attempt will follow) or gave_up (none will). The URL's
+// query and the body stay out of the log: either may carry a secret.
+func (s *Service) noteAttempt(j *job, a Attempt) {
+	outcome := "delivered"
+	if !a.Success {
+		outcome = "failed"
+		if _, again := NextDelay(j.attempts+1, a.RetryAfter); !again {
+			outcome = "gave_up"
+		}
+	}
+	s.meter.Webhook(outcome)
+	lvl := slog.LevelInfo
+	if !a.Success {
+		lvl = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), lvl, "webhook attempt", "webhook_id", j.webhookID, "event_id", j.eventID, "event", j.eventName,
+		"host", hostOf(j.url), "attempt", j.attempts+1, "status", a.StatusCode, "duration_ms", a.Duration.Milliseconds(),
+		"outcome", outcome, "error", a.Err)
+}
+
+// hostOf is the host of an endpoint URL, for logs.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // claimed is the answer of one claim.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"mailroom/internal/mailmetrics"
 	"sync"
 	"time"
 
@@ -37,7 +38,8 @@ const (
 	flushInterval  = 5 * time.Millisecond   // how long an outcome waits for company
 	flushBatch     = 512                    // outcomes written per transaction at most
 	housekeepEvery = time.Minute
-	// LogRetention is how long delivery log rows are kept.
+	// LogRetention is how long delivery log rows are kept by default
+	// (Options.LogRetention, MAILROOM_RETAIN_WEBHOOK_LOGS).
 	LogRetention = 30 * 24 * time.Hour
 )
 
@@ -64,6 +66,10 @@ type Options struct {
 	// (webhooks cannot import the areas that own emails and mailboxes). nil:
 	// no email event reaches a mailbox-scoped endpoint.
 	SentFrom SentFrom
+	// Meter counts delivery attempts by outcome; nil counts nothing.
+	Meter *mailmetrics.Meter
+	// LogRetention is how long delivery log rows are kept; 0: LogRetention.
+	LogRetention time.Duration
 }
 
 // SentFrom is Options.SentFrom.
@@ -80,6 +86,8 @@ type Service struct {
 	concurrency  int
 	node         string
 	sentFrom     SentFrom
+	meter        *mailmetrics.Meter
+	logRetention time.Duration
 	client       clientRef
 
 	secretsMu sync.Mutex
@@ -107,7 +115,7 @@ func New(o Options) *Service {
 	}
 	s := &Service{
 		db: o.DB, clock: o.Clock, box: o.Box, log: o.Log,
-		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency, node: o.Node, sentFrom: o.SentFrom,
+		allowPrivate: o.AllowPrivate, concurrency: o.Concurrency, node: o.Node, sentFrom: o.SentFrom, meter: o.Meter, logRetention: o.LogRetention,
 		secrets:      map[string]string{},
 		kickDispatch: make(chan struct{}, 1),
 		kickPool:     make(chan struct{}, 1),

@@ -220,21 +220,27 @@ func loadSubscribers(ctx context.Context, tx *store.Tx, evs []events.Claimed) (m
 }
 
 // housekeep drops held events past the hold window and delivery log rows
-// past LogRetention.
+// past their retention, counted on the meter.
 func (s *Service) housekeep(ctx context.Context) error {
 	now := s.clock.Now()
 	if _, err := s.db.Exec(ctx, `DELETE FROM webhook_deliveries WHERE held = 1 AND event_at < ?`, store.Millis(now.Add(-HoldTTL))); err != nil {
 		return err
 	}
 	// In slices, so that a large backlog never holds the writer for long.
-	cutoff := store.Millis(now.Add(-LogRetention))
+	keep := s.logRetention
+	if keep <= 0 {
+		keep = LogRetention
+	}
+	cutoff := store.Millis(now.Add(-keep))
 	for {
 		res, err := s.db.Exec(ctx, `DELETE FROM webhook_attempts WHERE id IN
 			(SELECT id FROM webhook_attempts WHERE created_at < ? LIMIT 5000)`, cutoff)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n < 5000 {
+		n, _ := res.RowsAffected()
+		s.meter.Purged("webhook_logs", n)
+		if n < 5000 {
 			return nil
 		}
 	}

@@ -1,0 +1,33 @@
+package app
+
+import (
+	"context"
+
+	"github.com/riverqueue/river"
+
+	"mailroom/internal/events"
+	"mailroom/internal/inbound"
+	"mailroom/internal/retention"
+	"mailroom/internal/sending"
+)
+
+// wireRetention registers the hourly purge of bodies, events and raw
+// received messages past their MAILROOM_RETAIN_* settings.
+func (a *App) wireRetention(w *wiring) error {
+	r := a.Config.Retention
+	a.retention = &retention.Worker{DB: a.DB, Clock: a.Clock, Meter: a.Meter, Log: a.Log.With("component", "retention"),
+		Kinds: []retention.Kind{
+			{Name: "bodies", Keep: r.Bodies, Purge: sending.PurgeBodies},
+			{Name: "events", Keep: r.Events, Purge: events.Purge},
+			{Name: "received", Keep: r.Received, Purge: inbound.PurgeRaw},
+		}}
+	river.AddWorker(w.workers, a.retention)
+	w.periodic = append(w.periodic, retention.Periodic())
+	return nil
+}
+
+// PurgeNow runs one retention pass at once (tests; the hourly job does the
+// same).
+func (a *App) PurgeNow(ctx context.Context) (map[string]int64, error) {
+	return a.retention.Run(ctx)
+}

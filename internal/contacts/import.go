@@ -120,8 +120,8 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 			c, found := existing[r.email]
 			var added []string
 			if !found {
-				c = Contact{ID: ids.New("ct"), WorkspaceID: workspaceID, Email: r.email, Attributes: map[string]string{},
-					Tags: slices.Sorted(slices.Values(r.tags)), CreatedAt: now, UpdatedAt: now}
+				c = Contact{ID: ids.New("ct"), WorkspaceID: workspaceID, Email: r.email, FirstName: r.FirstName, LastName: r.LastName,
+					Attributes: map[string]string{}, Tags: slices.Sorted(slices.Values(r.tags)), CreatedAt: now, UpdatedAt: now}
 				added = c.Tags
 				if !dryRun {
 					deferContact(tx, c)
@@ -135,7 +135,15 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 						added = append(added, t)
 					}
 				}
-				if len(added) > 0 && !dryRun {
+				// Names fill a contact's empty ones; they never overwrite.
+				named := false
+				if c.FirstName == "" && r.FirstName != "" {
+					c.FirstName, named = r.FirstName, true
+				}
+				if c.LastName == "" && r.LastName != "" {
+					c.LastName, named = r.LastName, true
+				}
+				if (len(added) > 0 || named) && !dryRun {
 					c.Tags = append(slices.Clone(c.Tags), added...)
 					sort.Strings(c.Tags)
 					c.UpdatedAt = now
@@ -265,6 +273,11 @@ func checkRow(r ImportRow) (checked, string) {
 		return c, "email " + err.Error()
 	}
 	c.email = e
+	for field, v := range map[string]string{"first_name": r.FirstName, "last_name": r.LastName} {
+		if err := checkName(field, v); err != nil {
+			return c, apiMessage(err)
+		}
+	}
 	if r.Status != "" && !ValidStatus(r.Status) {
 		return c, "status " + r.Status + " is not one of subscribed, unsubscribed, pending, cleaned"
 	}

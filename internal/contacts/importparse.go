@@ -2,12 +2,14 @@ package contacts
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"mailroom/internal/apierr"
@@ -41,6 +43,8 @@ type ImportMapping struct {
 type ImportRow struct {
 	Row        int // 1-based among the data rows (a CSV header is not counted)
 	Email      string
+	FirstName  string // from a first-name column; "" when none
+	LastName   string
 	Status     string // "" when the row names none
 	Subscribed *bool
 	Tags       []string
@@ -65,10 +69,14 @@ type field struct {
 // commas). The first record names the columns. A malformed file (ragged or
 // unterminated rows, binary) is refused whole, naming the row.
 func ParseCSV(data []byte, m ImportMapping) ([]ImportRow, error) {
+	data = fromUTF16(data)
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return nil, apierr.InvalidRequest("The CSV file is not UTF-8 text (it holds invalid UTF-8 or NUL bytes).").
-			WithNext("Save the file as CSV UTF-8.")
+		msg := "The CSV file is not UTF-8 text (it holds invalid UTF-8 or NUL bytes)."
+		if looksUTF16(data) {
+			msg = "The CSV file looks like UTF-16 without a byte order mark."
+		}
+		return nil, apierr.InvalidRequest("%s", msg).WithNext("Save the file as CSV UTF-8 (or UTF-16 with its byte order mark).")
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, apierr.InvalidRequest("The CSV file is empty; its first line must name the columns.")
@@ -93,6 +101,22 @@ func ParseCSV(data []byte, m ImportMapping) ([]ImportRow, error) {
 		seen[strings.ToLower(h)] = true
 		cols[i] = h
 	}
+	// The columns are checked before any row is read: a file without an
+	// address, or with two, is refused whole.
+	var emails []string
+	for _, c := range cols {
+		if m.role(c) == "email" {
+			emails = append(emails, c)
+		}
+	}
+	switch {
+	case len(emails) == 0:
+		return nil, apierr.InvalidRequest("The CSV file has no email column: its header is %s.", quoteList(cols)).
+			WithNext("Name the address column email (or Email Address, E-Mail, ...; see docs/importing.md), or say which it is with mapping.email=<column>.")
+	case len(emails) > 1:
+		return nil, apierr.InvalidRequest("The CSV file has %d email columns (%s); nothing was imported.", len(emails), quoteList(emails)).
+			WithNext("Say which to use with mapping.email=<column>; the other becomes an attribute.")
+	}
 	var rows []ImportRow
 	for n := 1; ; n++ {
 		rec, err := r.Read()
@@ -112,9 +136,8 @@ func ParseCSV(data []byte, m ImportMapping) ([]ImportRow, error) {
 		}
 		rows = append(rows, buildRow(n, fields, m))
 	}
-	if _, ok := m.column(cols, "email"); !ok {
-		return nil, apierr.InvalidRequest("The CSV file has no email column (email or email_address).").
-			WithNext("Name the column with mapping.email=<column>.")
+	if len(rows) == 0 {
+		return nil, apierr.InvalidRequest("The CSV file has a header (%s) but no rows; nothing was imported.", quoteList(cols))
 	}
 	return rows, nil
 }
@@ -153,23 +176,21 @@ func (m ImportMapping) role(key string) string {
 	if _, ok := m.Attr[key]; ok {
 		return ""
 	}
-	switch strings.ToLower(key) {
-	case "email", "email_address":
+	switch r := knownRole(key); r {
+	case "email":
 		if m.Email == "" {
-			return "email"
+			return r
 		}
 	case "status":
 		if m.Status == "" {
-			return "status"
+			return r
 		}
 	case "tags":
 		if m.Tags == "" {
-			return "tags"
+			return r
 		}
-	case "subscribed":
-		return "subscribed"
-	case "attributes", "data":
-		return "attributes"
+	default:
+		return r
 	}
 	return ""
 }
@@ -197,6 +218,50 @@ func detectComma(data []byte) rune {
 		return ';'
 	}
 	return ','
+}
+
+// fromUTF16 decodes a file that starts with a UTF-16 byte order mark
+// (Excel's "Unicode text") to UTF-8; any other file is returned as it is.
+func fromUTF16(data []byte) []byte {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		order = binary.BigEndian
+	default:
+		return data
+	}
+	data = data[2:]
+	units := make([]uint16, len(data)/2)
+	for i := range units {
+		units[i] = order.Uint16(data[2*i:])
+	}
+	return []byte(string(utf16.Decode(units)))
+}
+
+// looksUTF16 says whether every other byte of the start is NUL.
+func looksUTF16(data []byte) bool {
+	n, nul := min(len(data), 64), 0
+	for i := 0; i < n; i++ {
+		if data[i] == 0 {
+			nul++
+		}
+	}
+	return n >= 8 && nul*3 >= n
+}
+
+// quoteList is names quoted and joined with commas, the first 12.
+func quoteList(names []string) string {
+	q := make([]string, 0, len(names))
+	for i, n := range names {
+		if i == 12 {
+			q = append(q, fmt.Sprintf("and %d more", len(names)-12))
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", n))
+	}
+	return strings.Join(q, ", ")
 }
 
 func csvError(err error) error {
@@ -234,13 +299,35 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 			}
 			if role == "email" {
 				row.Email = s
+			} else if st := statusOf(s); st != "" {
+				row.Status = st
 			} else {
 				row.Status = strings.ToLower(strings.TrimSpace(s))
 			}
-		case "subscribed":
+		case "first_name", "last_name":
+			s, ok := f.text()
+			if !ok {
+				return fail("%s must be a string", f.key)
+			}
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			if role == "first_name" {
+				row.FirstName = s
+			} else {
+				row.LastName = s
+			}
+			// Also a merge field of that name, as templates and rules read it.
+			row.Attributes[role] = s
+		case "subscribed", "unsubscribed":
 			b, ok := f.boolean()
 			if !ok {
-				return fail("subscribed must be true or false")
+				return fail("%s must be true or false", f.key)
+			}
+			if b != nil && role == "unsubscribed" {
+				v := !*b
+				b = &v
 			}
 			row.Subscribed = b
 		case "tags":
@@ -269,7 +356,7 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 			if f.str != nil && s == "" {
 				continue // an empty cell sets nothing
 			}
-			name := f.key
+			name := AttrNameOf(f.key)
 			if to := m.Attr[f.key]; to != "" {
 				name = to
 			}
@@ -331,13 +418,7 @@ func (f field) boolean() (*bool, bool) {
 
 func (f field) list() ([]string, bool) {
 	if s, ok := f.text(); ok {
-		var out []string
-		for _, t := range strings.Split(s, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				out = append(out, t)
-			}
-		}
-		return out, true
+		return splitTags(s), true
 	}
 	var out []string
 	if err := json.Unmarshal(f.raw, &out); err != nil {

@@ -1,6 +1,7 @@
 package contacts
 
 import (
+	"strings"
 	"testing"
 
 	"mailroom/internal/apierr"
@@ -40,6 +41,9 @@ func FuzzParseCSV(f *testing.F) {
 		"email\n\x00\x01\n",
 		"email,subscribed,status\na@example.com,yes,pending\n",
 		"email,,x\n",
+		"Email Address,First Name,TAGS\r\na@example.com,A,\"\"\"VIP\"\",\"\"Early bird\"\"\"\r\n",
+		"\xff\xfee\x00m\x00a\x00i\x00l\x00\n\x00a\x00@\x00x\x00\n\x00",
+		"Email Address,email\na@x,b@x\n",
 		"",
 	} {
 		f.Add([]byte(s))
@@ -104,4 +108,19 @@ func TestParseJSONForms(t *testing.T) {
 	if rows[0].Err == "" {
 		t.Fatal("tags of numbers accepted")
 	}
+}
+
+// FuzzSplitTags: any tags cell gives trimmed, non-empty tags without
+// quotes, and never panics.
+func FuzzSplitTags(f *testing.F) {
+	for _, s := range []string{`"a","b"`, `a, b;c`, `"unterminated`, `"a""b",c`, `;;`, ``} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tag := range splitTags(s) {
+			if tag == "" || tag != strings.TrimSpace(tag) || strings.HasPrefix(tag, `"`) || strings.HasSuffix(tag, `"`) {
+				t.Fatalf("splitTags(%q) gave %q", s, tag)
+			}
+		}
+	})
 }

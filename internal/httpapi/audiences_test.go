@@ -200,9 +200,10 @@ func TestImportCSV(t *testing.T) {
 				}
 				r.Decode(t, &p)
 				for _, m := range p.Contacts {
-					want := map[string]string{"First_Name": "Bob"}
+					// A first-name column, however spelt, is the merge field first_name.
+					want := map[string]string{"first_name": "Bob"}
 					if m.Email == "ann@example.com" {
-						want = map[string]string{"First_Name": "Ann, Jr.", "Notes": "line one\nline two"}
+						want = map[string]string{"first_name": "Ann, Jr.", "Notes": "line one\nline two"}
 					}
 					if !maps.Equal(m.Attributes, want) {
 						t.Errorf("%s: attributes %v, want %v", m.Email, m.Attributes, want)

@@ -15,7 +15,10 @@ func (a *App) wireBroadcasts(w *wiring) error {
 	svc := broadcasts.New(broadcasts.Config{
 		DB: a.DB, Clock: a.Clock, Contacts: a.services.Contacts, Segments: a.services.Segments, Templates: a.services.Templates,
 		Sending: a.services.Sending, Domains: a.services.Domains, Topics: a.services.Topics, Box: a.Box, PublicURL: a.Config.PublicURL, ServiceDomain: a.Config.ServiceDomain,
-		ListUnsubscribe: a.services.Topics.ListUnsubscribe,
+		Links: func(ws, topic, email string) broadcasts.Links {
+			l := a.services.Topics.Links(ws, topic, email)
+			return broadcasts.Links{Unsubscribe: l.Unsubscribe, Preferences: l.Preferences, ListUnsubscribe: l.ListUnsubscribe}
+		},
 	})
 	a.services.Broadcasts = svc
 	river.AddWorker(w.workers, &broadcasts.Worker{Service: svc})

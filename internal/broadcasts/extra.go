@@ -2,6 +2,7 @@ package broadcasts
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"mailroom/internal/apierr"
@@ -117,7 +118,12 @@ func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rende
 	if err != nil {
 		return Rendered{}, err
 	}
-	out, err := r.render(v)
+	// The sample member's own links: the preview shows what they get.
+	sample, _ := v["email"].(string)
+	if sample == "" {
+		sample = "member@example.invalid"
+	}
+	out, links, err := s.personal(b, r, v, sample)
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -132,7 +138,7 @@ func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rende
 	if b.ReplyTo != "" {
 		h["Reply-To"] = b.ReplyTo
 	}
-	for k, x := range s.unsubscribeHeaders(b, "member@example.invalid") {
+	for k, x := range links {
 		h[k] = x
 	}
 	return Rendered{Subject: out.Subject, HTML: out.HTML, Text: out.Text, Headers: h, MergeFields: names, SampleSize: n}, nil
@@ -165,7 +171,13 @@ func (s *Service) Test(ctx context.Context, workspaceID, id string, to []string)
 	if (b.TemplateID == "" && (b.Subject == "" || (b.HTML == "" && b.Text == ""))) || b.From == "" {
 		return 0, nil, apierr.Invalid422("broadcast_not_ready", "A test needs a subject and a body (or a template).")
 	}
-	out, err := s.preview(ctx, b, "")
+	// The first member's fields, but each test address's own links: a
+	// member's unsubscribe link never reaches anyone else.
+	r, err := s.renderer(ctx, b)
+	if err != nil {
+		return 0, nil, err
+	}
+	sampleVars, _, err := s.sampleVars(ctx, b, "")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -180,8 +192,13 @@ func (s *Service) Test(ctx context.Context, workspaceID, id string, to []string)
 			skipped = append(skipped, a)
 			continue
 		}
+		v := maps.Clone(sampleVars)
+		out, headers, err := s.personal(b, r, v, a)
+		if err != nil {
+			return 0, nil, err
+		}
 		msgs = append(msgs, sending.MarketingEmail{From: b.From, To: a, Subject: "[Test] " + out.Subject, HTML: out.HTML, Text: out.Text,
-			Tags: map[string]string{"broadcast_test": b.ID}})
+			Headers: headers, Tags: map[string]string{"broadcast_test": b.ID}})
 	}
 	err = s.c.DB.InTx(ctx, func(tx *store.Tx) error {
 		_, err := s.c.Sending.AcceptMarketing(ctx, tx, workspaceID, msgs, s.c.Clock.Now())

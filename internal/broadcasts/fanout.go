@@ -170,7 +170,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 		replyTo = []string{b.ReplyTo}
 	}
 	for _, p := range batch {
-		out, err := r.render(vars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs))
+		out, headers, err := s.personal(b, r, vars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs), p.Email)
 		if err != nil {
 			var ae *apierr.Error
 			if !errors.As(err, &ae) {
@@ -180,7 +180,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 			continue
 		}
 		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: out.Subject, HTML: out.HTML, Text: out.Text,
-			Headers: s.unsubscribeHeaders(b, p.Email), Tags: map[string]string{"broadcast_id": b.ID}, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks})
+			Headers: headers, Tags: map[string]string{"broadcast_id": b.ID}, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks})
 		sent = append(sent, p)
 	}
 	return s.c.DB.InTx(ctx, func(tx *store.Tx) error {

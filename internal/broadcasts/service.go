@@ -56,11 +56,15 @@ type Config struct {
 	Box           *secretbox.Box
 	PublicURL     string
 	ServiceDomain string
-	// ListUnsubscribe is the List-Unsubscribe value for an address and
-	// topic ("" = every list), pointing at the hosted one-click page and
-	// the mailto address (topics.Service.ListUnsubscribe); nil adds none.
-	ListUnsubscribe func(workspaceID, topicID, email string) string
+	// Links are a recipient's personal links for a topic ("" = every
+	// list): the one-click unsubscribe URL, the preference page and the
+	// List-Unsubscribe header made from the same token
+	// (topics.Service.Links); nil: none, no header, no footer.
+	Links func(workspaceID, topicID, email string) Links
 }
+
+// Links are one recipient's personal links (topics.MailLinks).
+type Links struct{ Unsubscribe, Preferences, ListUnsubscribe string }
 
 // Service serves broadcasts and runs their fan-out.
 type Service struct{ c Config }
@@ -499,7 +503,7 @@ func unknownFields(names []string, sample []contacts.Person) []string {
 	var out []string
 	for _, n := range names {
 		root := strings.SplitN(n, ".", 2)[0]
-		if builtins[root] || root == "unsubscribe_url" || strings.HasPrefix(n, "!") {
+		if builtins[root] || root == render.UnsubscribeURL || root == render.PreferencesURL || strings.HasPrefix(n, "!") {
 			continue
 		}
 		found := false
@@ -587,15 +591,22 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 	return out.Output, err
 }
 
-// unsubscribeHeaders are the RFC 8058 one-click headers for a member: the
-// topics area's signed links, so the hosted page and the mailto address
-// open them (without a topic, they unsubscribe from every list).
-func (s *Service) unsubscribeHeaders(b Broadcast, email string) map[string]string {
-	if s.c.ListUnsubscribe == nil {
-		return nil
+// personal renders the broadcast for one recipient with their own links:
+// {{ unsubscribe_url }} and {{ preferences_url }} in the body, the RFC 8058
+// one-click headers (the topics area's signed links: without a topic they
+// unsubscribe from every list), and the footer when the body shows no
+// unsubscribe link of its own (addFooter). Links are only ever this
+// recipient's: each message has one recipient.
+func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string) (render.Output, map[string]string, error) {
+	var l Links
+	if s.c.Links != nil && email != "" {
+		l = s.c.Links(b.WorkspaceID, b.TopicID, email)
+		v[render.UnsubscribeURL], v[render.PreferencesURL] = l.Unsubscribe, l.Preferences
 	}
-	return map[string]string{
-		"List-Unsubscribe":      s.c.ListUnsubscribe(b.WorkspaceID, b.TopicID, email),
-		"List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+	out, err := r.render(v)
+	if err != nil || l.Unsubscribe == "" {
+		return out, nil, err
 	}
+	out = addFooter(out, l)
+	return out, map[string]string{"List-Unsubscribe": l.ListUnsubscribe, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}, nil
 }

@@ -66,7 +66,11 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 		if p.src == "" {
 			continue
 		}
-		m, err := mustache.ParseStringPartialsRaw(p.src, noPartials{}, p.raw)
+		src, err := translateTags(p.src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", p.name, err)
+		}
+		m, err := mustache.ParseStringPartialsRaw(src, noPartials{}, p.raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s does not parse: %s", p.name, err)
 		}

@@ -126,14 +126,29 @@ func (s *Service) UnsubscribeMailto(workspaceID, topicID, email string, expires 
 // ListUnsubscribe is the value of the List-Unsubscribe header (RFC 2369)
 // for an address and topic: the https one-click link, then the mailto.
 func (s *Service) ListUnsubscribe(workspaceID, topicID, email string) string {
-	exp := s.clock.Now().Add(LinkTTL)
-	v := "<" + s.UnsubscribeURL(workspaceID, topicID, email, exp) + ">"
-	if s.links.UnsubscribeAddress != "" {
-		v += ", <" + s.UnsubscribeMailto(workspaceID, topicID, email, exp) + ">"
-	}
-	return v
+	return s.Links(workspaceID, topicID, email).ListUnsubscribe
 }
 
 // UnsubscribeLocalPart is the local part of the mailto unsubscribe address
 // (unsubscribe@<service domain>), which the inbound SMTP server accepts.
 const UnsubscribeLocalPart = "unsubscribe"
+
+// MailLinks are one recipient's personal links for a marketing message:
+// the one-click unsubscribe URL (for the topic, or every list), the
+// preference page, and the List-Unsubscribe header built from the same
+// token, so the link in the body and the header's are one link.
+type MailLinks struct {
+	Unsubscribe, Preferences, ListUnsubscribe string
+}
+
+// Links computes a recipient's MailLinks (tokens are MACs: made again for
+// the same recipient in the same second, they are the same).
+func (s *Service) Links(workspaceID, topicID, email string) MailLinks {
+	exp := s.clock.Now().Add(LinkTTL)
+	unsub := s.UnsubscribeURL(workspaceID, topicID, email, exp)
+	header := "<" + unsub + ">"
+	if s.links.UnsubscribeAddress != "" {
+		header += ", <" + s.UnsubscribeMailto(workspaceID, topicID, email, exp) + ">"
+	}
+	return MailLinks{Unsubscribe: unsub, Preferences: s.PreferenceURL(workspaceID, email, exp), ListUnsubscribe: header}
+}

@@ -457,7 +457,6 @@ var goUnsupported = unsupported(
 	notYet("receiving over the inbound messages", "Emails.Receiving.List", "Emails.Receiving.Get", "Emails.Receiving.ListAttachments",
 		"Emails.Receiving.GetAttachment"),
 	notOffered("tracking is chosen per email (the spec refuses a per-domain switch)", "Domains.Update"),
-	notYet("data[] beside the spec's list key", "Segments.List", "Audiences.List", "Contacts.List", "Templates.List", "Broadcasts.List"),
 	notYet("defaultSubscription and data[]", "Topics.Create", "Topics.List", "Topics.Get", "Topics.Update", "Topics.Remove"),
 	notYet("contact properties over contact attributes", "ContactProperties.Create", "ContactProperties.List", "ContactProperties.Get",
 		"ContactProperties.Update", "ContactProperties.Remove", "Contacts.Properties.Create", "Contacts.Properties.List",
@@ -467,7 +466,6 @@ var goUnsupported = unsupported(
 		"Contacts.Topics.Update", "Contacts.Topics.List"),
 	notYet("template variables [{key,type,fallback_value}], update{subject,html}, duplicate, deleted as a boolean",
 		"Templates.Create{variables}", "Templates.Update", "Templates.Duplicate", "Templates.Remove"),
-	notYet("broadcasts from the Go SDK", "Broadcasts.Create", "Broadcasts.Create{Send}", "Broadcasts.Get", "Broadcasts.Update",
-		"Broadcasts.Send", "Broadcasts.Remove"),
+	notYet("a broadcast to a segment alone: Mailroom's broadcasts go to an audience", "Broadcasts.Create{Send}", "Broadcasts.Send"),
 	notYet("webhook status; deleted as a boolean", "Webhooks.Update{Status}", "Webhooks.Remove"),
 )

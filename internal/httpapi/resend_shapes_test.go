@@ -78,3 +78,131 @@ func TestBroadcastSDKAdditions(t *testing.T) {
 		t.Fatalf("scheduled_at without send: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestSuppressionsByAddress: GET and DELETE /v1/suppressions/{id} take an
+// address too (an @ that is no address is 422), and the SDKs' batches.
+func TestSuppressionsByAddress(t *testing.T) {
+	a := testapp.Start(t)
+	s := wantStatus(t, a.Do("POST", "/v1/suppressions", map[string]any{"email": "Sup@Example.com"}), http.StatusCreated)
+	if s["object"] != "suppression" {
+		t.Fatalf("object: %v", s)
+	}
+	for _, p := range []string{s["id"].(string), "sup@example.com", "SUP@example.com"} {
+		if g := wantStatus(t, a.Do("GET", "/v1/suppressions/"+p, nil), http.StatusOK); g["id"] != s["id"] {
+			t.Fatalf("get %s: %v", p, g)
+		}
+	}
+	if r := a.Do("GET", "/v1/suppressions/not@an@address", nil); r.Status != http.StatusUnprocessableEntity || r.ErrCode() != "invalid_email" || !r.ErrFlat() {
+		t.Fatalf("not an address: %d %s", r.Status, r.Body)
+	}
+	if r := a.Do("GET", "/v1/suppressions/nobody@example.com", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("no row: %d %s", r.Status, r.Body)
+	}
+	if d := wantStatus(t, a.Do("DELETE", "/v1/suppressions/sup@example.com", nil), http.StatusOK); d["deleted"] != s["id"] {
+		t.Fatalf("delete by address: %v", d)
+	}
+	if r := a.Do("GET", "/v1/suppressions/"+s["id"].(string), nil); r.Status != http.StatusNotFound {
+		t.Fatalf("after delete: %d %s", r.Status, r.Body)
+	}
+
+	b := wantStatus(t, a.Do("POST", "/v1/suppressions/batch/add", map[string]any{"emails": []string{"b1@example.com", "b2@example.com"}}), http.StatusOK)
+	if d, _ := b["data"].([]any); len(d) != 2 {
+		t.Fatalf("batch add: %v", b)
+	}
+	if r := a.Do("POST", "/v1/suppressions/batch/add", map[string]any{"emails": []string{"ok@example.com", "nope"}}); r.Status != http.StatusBadRequest {
+		t.Fatalf("batch with a bad address: %d %s", r.Status, r.Body)
+	}
+	if r := a.Do("GET", "/v1/suppressions/ok@example.com", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("a refused batch wrote: %d %s", r.Status, r.Body)
+	}
+	rm := wantStatus(t, a.Do("POST", "/v1/suppressions/batch/remove", map[string]any{"emails": []string{"b1@example.com", "never@example.com"}}), http.StatusOK)
+	if d, _ := rm["deleted"].([]any); len(d) != 1 {
+		t.Fatalf("batch remove: %v", rm)
+	}
+	if r := a.Do("POST", "/v1/suppressions/batch/add", map[string]any{"emails": []string{"x@example.com"}, "extra": 1}); r.Status != http.StatusBadRequest {
+		t.Fatalf("unknown field: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestTopicAndKeySDKSpellings: default_subscription beside default_opt_in,
+// the path's id repeated on PATCH, and domainId beside domain_id.
+func TestTopicAndKeySDKSpellings(t *testing.T) {
+	a := testapp.Start(t)
+	tp := wantStatus(t, a.Do("POST", "/v1/topics", map[string]any{"name": "News", "default_subscription": "opt_out"}), http.StatusCreated)
+	if tp["default_opt_in"] != false || tp["default_subscription"] != "opt_out" {
+		t.Fatalf("create: %v", tp)
+	}
+	id := tp["id"].(string)
+	if p := wantStatus(t, a.Do("PATCH", "/v1/topics/"+id, map[string]any{"id": id, "default_subscription": "opt_in"}), http.StatusOK); p["default_opt_in"] != true {
+		t.Fatalf("patch: %v", p)
+	}
+	for _, body := range []map[string]any{
+		{"name": "X", "default_subscription": "sometimes"},
+		{"name": "Y", "default_subscription": "opt_in", "default_opt_in": false},
+	} {
+		if r := a.Do("POST", "/v1/topics", body); r.Status != http.StatusBadRequest || !r.ErrFlat() {
+			t.Fatalf("%v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	if r := a.Do("PATCH", "/v1/topics/"+id, map[string]any{"id": "top_other"}); r.Status != http.StatusBadRequest {
+		t.Fatalf("another id: %d %s", r.Status, r.Body)
+	}
+
+	d := wantStatus(t, a.Do("POST", "/v1/domains", map[string]any{"name": "keys.example"}), http.StatusCreated)
+	k := wantStatus(t, a.Do("POST", "/v1/api-keys", map[string]any{"name": "d", "permission": "sending_access", "domainId": d["id"]}), http.StatusCreated)
+	if k["domain_id"] != d["id"] {
+		t.Fatalf("domainId: %v", k)
+	}
+	if r := a.Do("POST", "/v1/api-keys", map[string]any{"name": "e", "domainId": d["id"], "domain_id": "dom_other"}); r.Status != http.StatusBadRequest {
+		t.Fatalf("both, differing: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestWebhookSDKSpellings: status and endpoint beside active and url, and
+// the SDKs' rotation route, which keeps the old secret through its window.
+func TestWebhookSDKSpellings(t *testing.T) {
+	a := testapp.Start(t)
+	wh := wantStatus(t, a.Do("POST", "/v1/webhooks", map[string]any{"url": "https://hooks.example.com/a", "events": []string{"email.delivered"}}), http.StatusCreated)
+	id := wh["id"].(string)
+	p := wantStatus(t, a.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"status": "disabled", "endpoint": "https://hooks.example.com/b"}), http.StatusOK)
+	if p["active"] != false || p["url"] != "https://hooks.example.com/b" || p["object"] != "webhook" {
+		t.Fatalf("status/endpoint: %v", p)
+	}
+	if p := wantStatus(t, a.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"status": "enabled"}), http.StatusOK); p["active"] != true {
+		t.Fatalf("enabled: %v", p)
+	}
+	for _, body := range []map[string]any{{"status": "paused"}, {"status": "enabled", "active": false}, {"url": "https://x.example.com", "endpoint": "https://y.example.com"}} {
+		if r := a.Do("PATCH", "/v1/webhooks/"+id, body); r.Status != http.StatusBadRequest || r.ErrFlat() {
+			t.Fatalf("%v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	rot := wantStatus(t, a.Do("POST", "/v1/webhooks/"+id+"/signing-secret/rotate", nil), http.StatusOK)
+	if rot["signing_secret"] == wh["signing_secret"] || rot["signing_secret"] == "" || rot["previous_secret_valid_until"] == nil {
+		t.Fatalf("rotate: %v (was %v)", rot, wh["signing_secret"])
+	}
+}
+
+// TestTemplateSDKShapes: Resend's variables { key, type, fallback_value }
+// beside the spec's; PATCH still refuses content, as the spec says.
+func TestTemplateSDKShapes(t *testing.T) {
+	a := testapp.Start(t)
+	tp := wantStatus(t, a.Do("POST", "/v1/templates", map[string]any{"name": "Welcome", "subject": "Hi {{{NAME}}}", "html": "<p>Hi {{{NAME}}} {{{N}}}</p>",
+		"publish": true, "variables": []any{map[string]any{"key": "NAME", "type": "string", "fallback_value": "there"},
+			map[string]any{"key": "N", "type": "number", "fallback_value": 3}, map[string]any{"key": "REQ", "type": "string"}}}), http.StatusCreated)
+	id := tp["id"].(string)
+	vs := wantStatus(t, a.Do("GET", "/v1/templates/"+id+"/versions", nil), http.StatusOK)["versions"].([]any)
+	vars := vs[0].(map[string]any)["variables"].([]any)
+	if len(vars) != 3 || vars[0].(map[string]any)["default"] != "there" || vars[1].(map[string]any)["default"] != "3" || vars[2].(map[string]any)["required"] != true {
+		t.Fatalf("variables: %v", vars)
+	}
+	for _, v := range []any{map[string]any{"key": "X", "type": "date"}, map[string]any{"key": "X", "type": "number", "fallback_value": "3"},
+		map[string]any{"key": "X", "type": "string", "extra": 1}} {
+		if r := a.Do("POST", "/v1/templates", map[string]any{"name": "Bad", "html": "x", "variables": []any{v}}); r.Status != http.StatusBadRequest || !r.ErrFlat() {
+			t.Fatalf("%v: %d %s", v, r.Status, r.Body)
+		}
+	}
+	// The spec keeps content out of PATCH, the Resend SDKs' update too.
+	if r := a.Do("PATCH", "/v1/templates/"+id, map[string]any{"subject": "Hello"}); r.Status != http.StatusBadRequest || !r.ErrFlat() {
+		t.Fatalf("patch with content: %d %s", r.Status, r.Body)
+	}
+}

@@ -116,10 +116,14 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/webhooks/{id}", box, nested, h.getWebhook)
 	t.handle("PATCH /v1/webhooks/{id}", box, nested, h.updateWebhook)
 	t.handle("DELETE /v1/webhooks/{id}", box, nested, h.deleteWebhook)
+	t.handle("POST /v1/webhooks/{id}/signing-secret/rotate", box, nested, h.rotateWebhookSecret) // Resend's rotate_secret
 
 	t.handle("GET /v1/suppressions", ws, flat, h.listSuppressions)
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
-	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression)
+	t.handle("GET /v1/suppressions/{id}", ws, flat, h.getSuppression)       // or an address, as the Resend SDKs pass
+	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression) // or an address
+	t.handle("POST /v1/suppressions/batch/add", ws, flat, h.addSuppressionBatch)
+	t.handle("POST /v1/suppressions/batch/remove", ws, flat, h.removeSuppressionBatch)
 	t.handle("DELETE /v1/suppressions", ws, flat, h.deleteSuppressionQuery) // ?email= or the older ?id=
 
 	t.handle("GET /v1/templates", ws, flat, h.listTemplates)

@@ -206,3 +206,56 @@ func TestTemplateSDKShapes(t *testing.T) {
 		t.Fatalf("patch with content: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestContactsByEmail: a contact route takes the contact's address where
+// its id goes; an @ that is no address is 422, an unknown address 404.
+func TestContactsByEmail(t *testing.T) {
+	a := testapp.Start(t)
+	c := wantStatus(t, a.Do("POST", "/v1/contacts", map[string]any{"email": "Ann@Example.com", "first_name": "Ann"}), http.StatusCreated)
+	id := c["id"].(string)
+	if g := wantStatus(t, a.Do("GET", "/v1/contacts/ann@example.com", nil), http.StatusOK); g["id"] != id {
+		t.Fatalf("get by address: %v", g)
+	}
+	aud := wantStatus(t, a.Do("POST", "/v1/audiences", map[string]any{"name": "News"}), http.StatusCreated)["id"].(string)
+	wantStatus(t, a.Do("POST", "/v1/audiences/"+aud+"/contacts", []any{map[string]any{"email": "ann@example.com"}}), http.StatusCreated)
+	p := wantStatus(t, a.Do("PATCH", "/v1/contacts/ANN@example.com", map[string]any{"id": id, "last_name": "Lee", "unsubscribed": true}), http.StatusOK)
+	if p["id"] != id || p["last_name"] != "Lee" {
+		t.Fatalf("patch by address: %v", p)
+	}
+	subs := wantStatus(t, a.Do("GET", "/v1/contacts/ann@example.com/subscriptions", nil), http.StatusOK)
+	ss, _ := subs["subscriptions"].([]any)
+	if len(ss) != 1 || len(ss[0].(map[string]any)["audiences"].([]any)) != 1 ||
+		ss[0].(map[string]any)["audiences"].([]any)[0].(map[string]any)["status"] != "unsubscribed" {
+		t.Fatalf("unsubscribed: true left %v", subs)
+	}
+	if tags := wantStatus(t, a.Do("POST", "/v1/contacts/ann@example.com/tags", map[string]any{"tags": []string{"vip"}}), http.StatusOK); tags["tags"] == nil {
+		t.Fatalf("tags by address: %v", tags)
+	}
+	for _, tc := range []struct {
+		method, path string
+		body         any
+		status       int
+		flat         bool
+	}{
+		{"GET", "/v1/contacts/not@an@address", nil, http.StatusUnprocessableEntity, true},
+		{"GET", "/v1/contacts/not@an@address/tags", nil, http.StatusUnprocessableEntity, false},
+		{"GET", "/v1/contacts/nobody@example.com", nil, http.StatusNotFound, true},
+		{"PATCH", "/v1/contacts/ann@example.com", map[string]any{"id": "ct_other"}, http.StatusBadRequest, true},
+		{"PATCH", "/v1/contacts/ann@example.com", map[string]any{"unsubscribed": false}, http.StatusBadRequest, true},
+		{"PATCH", "/v1/contacts/ann@example.com", map[string]any{"properties": map[string]any{}}, http.StatusBadRequest, true},
+	} {
+		r := a.Do(tc.method, tc.path, tc.body)
+		if r.Status != tc.status || r.ErrFlat() != tc.flat {
+			t.Errorf("%s %s %v: %d %s", tc.method, tc.path, tc.body, r.Status, r.Body)
+		}
+	}
+	if r := a.Do("GET", "/v1/contacts/not@an@address", nil); r.ErrCode() != "invalid_email" {
+		t.Errorf("code: %s", r.Body)
+	}
+	if d := wantStatus(t, a.Do("DELETE", "/v1/contacts/ann@example.com", nil), http.StatusOK); d["id"] != id {
+		t.Fatalf("delete by address: %v", d)
+	}
+	if r := a.Do("GET", "/v1/contacts/"+id, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("after delete: %d", r.Status)
+	}
+}

@@ -164,15 +164,16 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)
 	t.handle("GET /v1/contacts/duplicates", ws, flat, h.listDuplicates)
 	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates) // { survivor_id, loser_id }
-	t.handle("GET /v1/contacts/{id}", ws, flat, h.getContact)
-	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.patchContact)
-	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.deleteContact)
-	t.handle("GET /v1/contacts/{id}/tags", ws, nested, h.getContactTags)
-	t.handle("POST /v1/contacts/{id}/tags", ws, nested, h.addContactTags)
-	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.removeContactTag) // ?tag=
-	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
-	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
-	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
+	// {id} is a contact's id or, as the Resend SDKs pass it, its address.
+	t.handle("GET /v1/contacts/{id}", ws, flat, h.byContactRef(h.getContact))
+	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.byContactRef(h.patchContact))
+	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.byContactRef(h.deleteContact))
+	t.handle("GET /v1/contacts/{id}/tags", ws, nested, h.byContactRef(h.getContactTags))
+	t.handle("POST /v1/contacts/{id}/tags", ws, nested, h.byContactRef(h.addContactTags))
+	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.byContactRef(h.removeContactTag)) // ?tag=
+	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.byContactRef(h.getContactAttributes))
+	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.byContactRef(h.patchContactAttributes))
+	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.byContactRef(h.getContactSubscriptions))
 
 	t.handle("GET /v1/ips", ws, nested, h.listIPs)
 	t.handle("POST /v1/ips", ws, nested, h.takeIP) // { ip? } from the MAILROOM_IPS inventory

@@ -452,7 +452,6 @@ func sdkMethods(client reflect.Value) []string {
 // goUnsupported are the Go SDK's calls that do not work against Mailroom,
 // each with why; docs/resend.md has the same rows.
 var goUnsupported = unsupported(
-	notYet("an additive `object` field on the answer", "Emails.Get"),
 	notYet("a sent email's attachments are not listed apart", "Emails.ListAttachments", "Emails.GetAttachment"),
 	notYet("receiving over the inbound messages", "Emails.Receiving.List", "Emails.Receiving.Get", "Emails.Receiving.ListAttachments",
 		"Emails.Receiving.GetAttachment"),
@@ -460,8 +459,9 @@ var goUnsupported = unsupported(
 	notYet("contact properties over contact attributes", "ContactProperties.Create", "ContactProperties.List", "ContactProperties.Get",
 		"ContactProperties.Update", "ContactProperties.Remove", "Contacts.Properties.Create", "Contacts.Properties.List",
 		"Contacts.Properties.Get", "Contacts.Properties.Update", "Contacts.Properties.Remove"),
-	notYet("contacts by email; update with id in the body", "Contacts.Get{email}", "Contacts.Update"),
-	notYet("contact↔segment and contact↔topic sub-routes", "Contacts.Segments.Add", "Contacts.Segments.List", "Contacts.Segments.Remove",
+	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "Contacts.Segments.Add", "Contacts.Segments.Remove"),
+	notYet("the segments whose rules a contact meets", "Contacts.Segments.List"),
+	notYet("a contact's topics in the SDK's shape (Mailroom has GET /v1/contacts/{id}/subscriptions)",
 		"Contacts.Topics.Update", "Contacts.Topics.List"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "Templates.Update"),
 	notYet("duplicating a template", "Templates.Duplicate"),

@@ -110,7 +110,6 @@ func TestNodeSDK(t *testing.T) {
 // each with why: "not yet" (issue #41 still open on it) or the reason
 // Mailroom does not offer the feature. docs/resend.md has the same rows.
 var nodeUnsupported = unsupported(
-	notYet("an additive `object` field on the answer", "emails.get"),
 	notOffered("no public share pages of a sent email", "emails.share"),
 	notYet("over GET /v1/analytics", "emails.metrics"),
 	notYet("a sent email's attachments are not listed apart", "emails.attachments.list", "emails.attachments.get"),
@@ -121,9 +120,12 @@ var nodeUnsupported = unsupported(
 	notOffered("API keys are not renamed; create a new one", "apiKeys.update"),
 	notYet("contact properties over contact attributes", "contactProperties.create", "contactProperties.list", "contactProperties.get",
 		"contactProperties.update", "contactProperties.remove"),
-	notYet("contacts by email, segments and audienceId on contacts", "contacts.create{segments}", "contacts.create{audienceId}",
-		"contacts.list{audienceId}", "contacts.get{email}", "contacts.update{email,unsubscribed}", "contacts.remove", "contacts.remove{email}"),
-	notYet("contact↔segment and contact↔topic sub-routes", "contacts.segments.add", "contacts.segments.list", "contacts.segments.remove",
+	notYet("audienceId on contacts: Resend's audiences are its segments, Mailroom's audiences are other lists", "contacts.create{audienceId}",
+		"contacts.list{audienceId}"),
+	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "contacts.create{segments}", "contacts.segments.add",
+		"contacts.segments.remove"),
+	notYet("the segments whose rules a contact meets", "contacts.segments.list"),
+	notYet("a contact's topics in the SDK's shape (Mailroom has GET /v1/contacts/{id}/subscriptions)",
 		"contacts.topics.update", "contacts.topics.list"),
 	notYet("CSV imports over POST /v1/audiences/{id}/contacts", "contacts.imports.create", "contacts.imports.list", "contacts.imports.get"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "templates.update"),

@@ -90,7 +90,7 @@ const calls = [
   ["contacts.imports.create", () => resend.contacts.imports.create({ file: new Blob(["email\ndee@example.com\n"], { type: "text/csv" }) }), hasId, (d) => (s.import = d.id)],
   ["contacts.imports.list", () => resend.contacts.imports.list(), isList],
   ["contacts.imports.get", () => resend.contacts.imports.get(s.import ?? "none"), hasId],
-  ["contacts.remove", () => resend.contacts.remove(s.contact2)],
+  ["contacts.remove", () => resend.contacts.create({ email: `dee-${uniq}@example.com` }).then((r) => resend.contacts.remove(r.data?.id ?? "none"))],
   ["contacts.remove{email}", () => resend.contacts.remove({ email: `ann-${uniq}@example.com` })],
 
   ["templates.create", () => resend.templates.create({ name: `tpl-${uniq}`, subject: "Hi {{{NAME}}}", html: "<p>Hi {{{NAME}}}</p>", variables: [{ key: "NAME", type: "string", fallbackValue: "there" }] }), hasId, (d) => (s.template = d.id)],

@@ -74,7 +74,7 @@ func webhookOut(e *webhooks.Endpoint) webhookJSON {
 		LastSuccessAt: tsPtr(e.LastSuccessAt), LastFailureAt: tsPtr(e.LastFailureAt), HeldCount: e.HeldCount,
 		PreviousSecretValidUntil: tsPtr(e.PreviousSecretValidUntil),
 		CreatedAt:                ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt), Secret: e.Secret,
-		SvixSignatures: e.SvixSignatures, SigningSecret: e.Secret,
+		SvixSignatures: true, SigningSecret: e.Secret, // every delivery carries them now; the stored choice is moot
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason

@@ -2,7 +2,9 @@ package resendcompat_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
@@ -363,7 +365,7 @@ func TestGoSDK(t *testing.T) {
 			_, err := c.Webhooks.Update(webhookID, &resend.UpdateWebhookRequest{Status: str("disabled")})
 			return err
 		}},
-		{"Webhooks.Verify", func() error { return nil }}, // TestNodeClients and webhooks' own tests sign real deliveries
+		{"Webhooks.Verify", func() error { return verifyDelivery(a, c) }},
 		{"Webhooks.Remove", func() error { _, err := c.Webhooks.Remove(webhookID); return err }},
 
 		{"Topics.Remove", func() error { _, err := c.Topics.Remove(topicID); return err }},
@@ -403,6 +405,40 @@ func TestGoSDK(t *testing.T) {
 		if !found {
 			t.Errorf("goUnsupported lists %s, which TestGoSDK does not call", name)
 		}
+	}
+}
+
+// verifyDelivery has the node deliver a test event to a receiver here and
+// checks it with the SDK's own Verify, by the svix-* headers every
+// delivery carries.
+func verifyDelivery(a *testapp.App, c *resend.Client) error {
+	type delivery struct {
+		h    http.Header
+		body string
+	}
+	got := make(chan delivery, 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case got <- delivery{r.Header, string(b)}:
+		default:
+		}
+	}))
+	defer recv.Close()
+	wh, err := c.Webhooks.Create(&resend.CreateWebhookRequest{Endpoint: recv.URL, Events: []string{"email.delivered"}})
+	if err != nil {
+		return err
+	}
+	defer c.Webhooks.Remove(wh.Id)
+	if r := a.Do("POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": wh.Id}); r.Status >= 300 {
+		return fmt.Errorf("test delivery: %d %s", r.Status, r.Body)
+	}
+	select {
+	case d := <-got:
+		return c.Webhooks.Verify(&resend.VerifyWebhookOptions{Payload: d.body, WebhookSecret: wh.SigningSecret, Headers: resend.WebhookHeaders{
+			Id: d.h.Get("Svix-Id"), Timestamp: d.h.Get("Svix-Timestamp"), Signature: d.h.Get("Svix-Signature")}})
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("no delivery arrived")
 	}
 }
 

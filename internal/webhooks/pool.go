@@ -316,7 +316,7 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 		return outcome{kind: outcomeRelease, job: j}
 	}
 	sig := Sign(now, j.body, j.secrets...)
-	a := Deliver(ctx, s.client.Load(), j.url, j.headers, svixHeaders(j.svix, j.eventID, now, j.body, j.secrets),
+	a := Deliver(ctx, s.client.Load(), j.url, j.headers, svixHeaders(j.eventID, now, j.body, j.secrets),
 		j.eventID, j.eventName, j.body, sig, now)
 	j.took, j.gone = a.Duration, a.Gone
 	if ctx.Err() != nil {

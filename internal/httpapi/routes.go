@@ -96,6 +96,11 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/emails/{id}", send, nested, h.rescheduleEmail)
 	t.handle("POST /v1/emails/{id}/cancel", send, nested, h.cancelEmail)
 	t.handle("DELETE /v1/messages/scheduled/{id}", send, nested, h.cancelScheduled) // older spelling of cancel
+	// The Resend SDKs' receiving: the received messages of /v1/messages in their shapes.
+	t.handle("GET /v1/emails/receiving", read, nested, h.listReceived)
+	t.handle("GET /v1/emails/receiving/{id}", read, nested, h.getReceived) // marks it read
+	t.handle("GET /v1/emails/receiving/{id}/attachments", read, nested, h.listReceivedAttachments)
+	t.handle("GET /v1/emails/receiving/{id}/attachments/{attachment}", read, nested, h.getReceivedAttachment)
 
 	t.handle("GET /v1/domains", ws, nested, h.listDomains)
 	t.handle("POST /v1/domains", ws, nested, h.createDomain)

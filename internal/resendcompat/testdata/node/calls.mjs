@@ -43,6 +43,7 @@ async function verifyDelivery() {
     await resend.webhooks.remove(wh.data.id);
     return { data: payload, error: null };
   } finally {
+    srv.closeAllConnections();
     srv.close();
   }
 }
@@ -62,10 +63,10 @@ const calls = [
   ["batch.send", () => resend.batch.send([{ from, to, subject: "b1", text: "x" }, { from, to, subject: "b2", text: "y" }]), (d) => d.data?.length === 2],
   ["batch.create", () => resend.batch.create([{ from, to, subject: "b3", text: "x" }]), (d) => d.data?.length === 1],
 
-  ["emails.receiving.list", () => resend.emails.receiving.list(), isList, (d) => (s.received = d.data?.[0]?.id)],
-  ["emails.receiving.get", () => resend.emails.receiving.get(s.received ?? "none"), hasId],
-  ["emails.receiving.attachments.list", () => resend.emails.receiving.attachments.list({ emailId: s.received ?? "none" }), isList],
-  ["emails.receiving.attachments.get", () => resend.emails.receiving.attachments.get({ emailId: s.received ?? "none", id: "none" }), hasId],
+  ["emails.receiving.list", () => resend.emails.receiving.list(), (d) => d.data?.length === 1 && d.data[0].subject === "Received", (d) => (s.received = d.data[0].id)],
+  ["emails.receiving.get", () => resend.emails.receiving.get(s.received ?? "none"), (d) => d.id === s.received && d.object === "email" && /hello/.test(d.text)],
+  ["emails.receiving.attachments.list", () => resend.emails.receiving.attachments.list({ emailId: s.received ?? "none" }), (d) => d.data?.length === 1 && d.data[0].download_url, (d) => (s.receivedAtt = d.data[0].id)],
+  ["emails.receiving.attachments.get", () => resend.emails.receiving.attachments.get({ emailId: s.received ?? "none", id: s.receivedAtt ?? "none" }), (d) => d.filename === "note.txt"],
   ["emails.receiving.forward", () => resend.emails.receiving.forward({ emailId: s.received ?? "none", from, to })],
 
   ["domains.create", () => resend.domains.create({ name: `sdk-${uniq}.example` }), hasId, (d) => (s.domain = d.id)],

@@ -36,7 +36,7 @@ async function verifyDelivery() {
     const r = await fetch(`${env.RESEND_BASE_URL}/webhooks/deliveries`, { method: "POST",
       headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" }, body: JSON.stringify({ webhook_id: wh.data.id }) });
     if (!r.ok) return { error: { message: `test delivery: ${r.status} ${await r.text()}` } };
-    const h = await Promise.race([arrived, new Promise((r) => setTimeout(() => r(null), 20000))]);
+    const h = await Promise.race([arrived, new Promise((r) => setTimeout(() => r(null), 20000).unref())]);
     if (!h) return { error: { message: "no delivery arrived" } };
     const payload = resend.webhooks.verify({ payload: h.body, webhookSecret: wh.data.signing_secret,
       headers: { id: h.headers["svix-id"], timestamp: h.headers["svix-timestamp"], signature: h.headers["svix-signature"] } });
@@ -235,6 +235,7 @@ const known = new Set();
 for (const [call, fn, check, keep] of calls) {
   known.add(call.replace(/[{(].*$/, "").replace(/\.create\.publish$/, ""));
   let r;
+  const started = Date.now();
   try {
     r = await fn();
   } catch (e) {
@@ -250,7 +251,7 @@ for (const [call, fn, check, keep] of calls) {
     continue;
   }
   if (keep) keep(r.data);
-  out({ call, ok: true });
+  out({ call, ok: true, ms: Date.now() - started });
 }
 
 // Every public method the SDK offers, walked from the client object; a

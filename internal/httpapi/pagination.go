@@ -252,3 +252,11 @@ func (l webhookList) MarshalJSON() ([]byte, error) {
 		listObject
 	}{fields(l), listObject{"list"}})
 }
+
+func (l recipientList) MarshalJSON() ([]byte, error) {
+	type fields recipientList
+	return json.Marshal(struct {
+		fields
+		sdkList[recipientJSON]
+	}{fields(l), listOf(l.Recipients)})
+}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,16 @@ func TestWebhookSDKSpellings(t *testing.T) {
 			t.Fatalf("%v: %d %s", body, r.Status, r.Body)
 		}
 	}
+	// The delivery log by event (TestNodeSDK reads one with a real delivery).
+	if ev := wantStatus(t, a.Do("GET", "/v1/webhooks/"+id+"/events", nil), http.StatusOK); ev["object"] != "list" || len(ev["data"].([]any)) != 0 {
+		t.Fatalf("events of a new endpoint: %v", ev)
+	}
+	for _, p := range []string{"GET /v1/webhooks/" + id + "/events/evt_none/attempts", "POST /v1/webhooks/" + id + "/events/evt_none/replay", "GET /v1/webhooks/wh_none/events"} {
+		m, path, _ := strings.Cut(p, " ")
+		if r := a.Do(m, path, nil); r.Status != http.StatusNotFound || r.ErrFlat() {
+			t.Fatalf("%s: %d %s", p, r.Status, r.Body)
+		}
+	}
 	rot := wantStatus(t, a.Do("POST", "/v1/webhooks/"+id+"/signing-secret/rotate", nil), http.StatusOK)
 	if rot["signing_secret"] == wh["signing_secret"] || rot["signing_secret"] == "" || rot["previous_secret_valid_until"] == nil {
 		t.Fatalf("rotate: %v (was %v)", rot, wh["signing_secret"])
@@ -257,5 +268,31 @@ func TestContactsByEmail(t *testing.T) {
 	}
 	if r := a.Do("GET", "/v1/contacts/"+id, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("after delete: %d", r.Status)
+	}
+}
+
+// TestContactTopics: a contact's topic preferences in the SDKs' shape; a
+// PATCH is checked whole before anything is written.
+func TestContactTopics(t *testing.T) {
+	a := testapp.Start(t)
+	wantStatus(t, a.Do("POST", "/v1/contacts", map[string]any{"email": "ann@example.com"}), http.StatusCreated)
+	tp := wantStatus(t, a.Do("POST", "/v1/topics", map[string]any{"name": "News"}), http.StatusCreated)["id"].(string)
+	for _, body := range []any{map[string]any{"id": tp}, []any{}, []any{map[string]any{"id": tp, "subscription": "maybe"}},
+		[]any{map[string]any{"id": tp, "subscription": "opt_out", "extra": 1}}} {
+		if r := a.Do("PATCH", "/v1/contacts/ann@example.com/topics", body); r.Status != http.StatusBadRequest || r.ErrFlat() {
+			t.Fatalf("%v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	both := []any{map[string]any{"id": tp, "subscription": "opt_out"}, map[string]any{"id": "top_none", "subscription": "opt_in"}}
+	if r := a.Do("PATCH", "/v1/contacts/ann@example.com/topics", both); r.Status != http.StatusNotFound {
+		t.Fatalf("unknown topic: %d %s", r.Status, r.Body)
+	}
+	list := wantStatus(t, a.Do("GET", "/v1/contacts/ann@example.com/topics", nil), http.StatusOK)
+	if d := list["data"].([]any); len(d) != 1 || d[0].(map[string]any)["subscription"] != "opt_in" {
+		t.Fatalf("a refused PATCH wrote: %v", list)
+	}
+	wantStatus(t, a.Do("PATCH", "/v1/contacts/ann@example.com/topics", both[:1]), http.StatusOK)
+	if p := wantStatus(t, a.Do("GET", "/v1/topics/preferences?email=ann@example.com", nil), http.StatusOK); p["preferences"].([]any)[0].(map[string]any)["subscribed"] != false {
+		t.Fatalf("preferences after PATCH: %v", p)
 	}
 }

@@ -122,6 +122,9 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/webhooks/{id}", box, nested, h.updateWebhook)
 	t.handle("DELETE /v1/webhooks/{id}", box, nested, h.deleteWebhook)
 	t.handle("POST /v1/webhooks/{id}/signing-secret/rotate", box, nested, h.rotateWebhookSecret) // Resend's rotate_secret
+	t.handle("GET /v1/webhooks/{id}/events", box, nested, h.listWebhookEvents)                   // the delivery log by event, for the Resend SDKs
+	t.handle("GET /v1/webhooks/{id}/events/{event}/attempts", box, nested, h.listWebhookEventAttempts)
+	t.handle("POST /v1/webhooks/{id}/events/{event}/replay", box, nested, h.replayWebhookEvent)
 
 	t.handle("GET /v1/suppressions", ws, flat, h.listSuppressions)
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
@@ -179,6 +182,8 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.byContactRef(h.getContactAttributes))
 	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.byContactRef(h.patchContactAttributes))
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.byContactRef(h.getContactSubscriptions))
+	t.handle("GET /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.getContactTopics)) // the Resend SDKs' shape of the preferences
+	t.handle("PATCH /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.patchContactTopics))
 
 	t.handle("GET /v1/ips", ws, nested, h.listIPs)
 	t.handle("POST /v1/ips", ws, nested, h.takeIP) // { ip? } from the MAILROOM_IPS inventory
@@ -248,6 +253,7 @@ func (h *handler) routes(t *routeTable) {
 	t.unknown("/v1/contacts/{id}/tags", nested)
 	t.unknown("/v1/contacts/{id}/attributes", nested)
 	t.unknown("/v1/contacts/{id}/subscriptions", nested)
+	t.unknown("/v1/contacts/{id}/topics", nested)
 }
 
 func errNoRoute() error {

@@ -295,7 +295,18 @@ func TestGoSDK(t *testing.T) {
 			_, err := c.Contacts.Topics.Update(&resend.UpdateContactTopicsRequest{Id: contactID, Topics: []resend.TopicSubscriptionUpdate{{Id: topicID, Subscription: "opt_out"}}})
 			return err
 		}},
-		{"Contacts.Topics.List", func() error { _, err := c.Contacts.Topics.List(contactID); return err }},
+		{"Contacts.Topics.List", func() error {
+			r, err := c.Contacts.Topics.List(contactID)
+			if err != nil {
+				return err
+			}
+			for _, tp := range r.Data {
+				if tp.Id == topicID {
+					return expect(tp.Subscription == "opt_out", "the topic switched off", r)
+				}
+			}
+			return fmt.Errorf("topic %s not listed: %+v", topicID, r)
+		}},
 		{"Contacts.Properties.Create", func() error {
 			_, err := c.Contacts.Properties.Create(&resend.CreateContactPropertyRequest{Key: "tier", Type: "number", FallbackValue: 1})
 			return err
@@ -522,8 +533,6 @@ var goUnsupported = unsupported(
 		"Contacts.Properties.Get", "Contacts.Properties.Update", "Contacts.Properties.Remove"),
 	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "Contacts.Segments.Add", "Contacts.Segments.Remove"),
 	notYet("the segments whose rules a contact meets", "Contacts.Segments.List"),
-	notYet("a contact's topics in the SDK's shape (Mailroom has GET /v1/contacts/{id}/subscriptions)",
-		"Contacts.Topics.Update", "Contacts.Topics.List"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "Templates.Update"),
 	notYet("duplicating a template", "Templates.Duplicate"),
 	notYet("a broadcast to a segment alone: Mailroom's broadcasts go to an audience", "Broadcasts.Create{Send}", "Broadcasts.Send"),

@@ -40,7 +40,7 @@ async function verifyDelivery() {
     if (!h) return { error: { message: "no delivery arrived" } };
     const payload = resend.webhooks.verify({ payload: h.body, webhookSecret: wh.data.signing_secret,
       headers: { id: h.headers["svix-id"], timestamp: h.headers["svix-timestamp"], signature: h.headers["svix-signature"] } });
-    await resend.webhooks.remove(wh.data.id);
+    s.loggedHook = wh.data.id; // its delivery log feeds webhooks.events.*
     return { data: payload, error: null };
   } finally {
     srv.closeAllConnections();
@@ -116,7 +116,7 @@ const calls = [
   ["contacts.segments.list", () => resend.contacts.segments.list({ contactId: s.contact }), isList],
   ["contacts.segments.remove", () => resend.contacts.segments.remove({ contactId: s.contact, segmentId: s.segment })],
   ["contacts.topics.update", () => resend.contacts.topics.update({ id: s.contact, topics: [{ id: s.topic, subscription: "opt_out" }] }), hasId],
-  ["contacts.topics.list", () => resend.contacts.topics.list({ id: s.contact }), isList],
+  ["contacts.topics.list", () => resend.contacts.topics.list({ id: s.contact }), (d) => d.data?.some((t) => t.id === s.topic && t.subscription === "opt_out")],
   ["contacts.imports.create", () => resend.contacts.imports.create({ file: new Blob(["email\ndee@example.com\n"], { type: "text/csv" }) }), hasId, (d) => (s.import = d.id)],
   ["contacts.imports.list", () => resend.contacts.imports.list(), isList],
   ["contacts.imports.get", () => resend.contacts.imports.get(s.import ?? "none"), hasId],
@@ -161,11 +161,11 @@ const calls = [
   ["webhooks.update", () => resend.webhooks.update(s.webhook, { events: ["email.delivered", "email.bounced"] }), hasId],
   ["webhooks.update{status}", () => resend.webhooks.update(s.webhook, { status: "disabled" }), hasId],
   ["webhooks.rotateSigningSecret", () => resend.webhooks.rotateSigningSecret(s.webhook), hasId],
-  ["webhooks.events.list", () => resend.webhooks.events.list({ webhookId: s.webhook }), isList, (d) => (s.hookEvent = d.data?.[0]?.id)],
-  ["webhooks.events.get", () => resend.webhooks.events.get({ webhookId: s.webhook, eventId: s.hookEvent ?? "none" }), hasId],
-  ["webhooks.events.replay", () => resend.webhooks.events.replay({ webhookId: s.webhook, eventId: s.hookEvent ?? "none" }), hasId],
-  ["webhooks.events.attempts.list", () => resend.webhooks.events.attempts.list({ webhookId: s.webhook, eventId: s.hookEvent ?? "none" }), isList],
   ["webhooks.verify", verifyDelivery], // a real delivery to a receiver here, checked by the SDK's verify
+  ["webhooks.events.list", () => resend.webhooks.events.list({ webhookId: s.loggedHook ?? "none" }), (d) => d.data?.length === 1 && d.data[0].status === "success", (d) => (s.hookEvent = d.data[0].id)],
+  ["webhooks.events.get", () => resend.webhooks.events.get({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), hasId],
+  ["webhooks.events.attempts.list", () => resend.webhooks.events.attempts.list({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.data?.length === 1 && d.data[0].http_status_code === 200],
+  ["webhooks.events.replay", () => resend.webhooks.events.replay({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.id === s.hookEvent],
   ["webhooks.remove", () => resend.webhooks.remove(s.webhook)],
 
   ["automations.create", () => resend.automations.create({ name: `auto-${uniq}`, steps: [{ key: "start", type: "trigger", config: { eventName: "user.created" } }], connections: [] }), hasId, (d) => (s.automation = d.id)],

@@ -296,3 +296,20 @@ func TestContactTopics(t *testing.T) {
 		t.Fatalf("preferences after PATCH: %v", p)
 	}
 }
+
+// TestAutomationStatus: Resend's status beside enabled on PATCH.
+func TestAutomationStatus(t *testing.T) {
+	a := testapp.Start(t)
+	id := wantStatus(t, a.Do("POST", "/v1/automations", map[string]any{"yaml": "name: Flow\ntrigger: { event: api.call }\nsteps:\n  - wait: 1h\n"}), http.StatusCreated)["id"].(string)
+	if p := wantStatus(t, a.Do("PATCH", "/v1/automations/"+id, map[string]any{"status": "disabled"}), http.StatusOK); p["enabled"] != false {
+		t.Fatalf("disabled: %v", p)
+	}
+	if p := wantStatus(t, a.Do("PATCH", "/v1/automations/"+id, map[string]any{"status": "enabled", "enabled": true}), http.StatusOK); p["enabled"] != true {
+		t.Fatalf("enabled: %v", p)
+	}
+	for _, body := range []map[string]any{{"status": "paused"}, {"status": "enabled", "enabled": false}} {
+		if r := a.Do("PATCH", "/v1/automations/"+id, body); r.Status != http.StatusBadRequest || r.ErrFlat() {
+			t.Fatalf("%v: %d %s", body, r.Status, r.Body)
+		}
+	}
+}

@@ -33,7 +33,6 @@ type job struct {
 	url           string
 	headers       map[string]string
 	secrets       []string
-	svix          bool
 	drop          bool          // its event or endpoint is gone
 	took          time.Duration // how long the attempt took (wall clock)
 	gone          bool          // the endpoint answered 410
@@ -388,7 +387,6 @@ type target struct {
 	url     string
 	headers map[string]string
 	secrets []string
-	svix    bool // add Svix-style signature headers
 }
 
 // prepare loads the events and endpoints behind claimed rows and builds
@@ -421,7 +419,7 @@ func (s *Service) prepare(ctx context.Context, batch []*job, now time.Time) erro
 			continue
 		}
 		j.eventName, j.body = ev.name, ev.body
-		j.url, j.headers, j.secrets, j.svix = t.url, t.headers, t.secrets, t.svix
+		j.url, j.headers, j.secrets = t.url, t.headers, t.secrets
 	}
 	return nil
 }

@@ -48,6 +48,18 @@ async function verifyDelivery() {
   }
 }
 
+// mailroomAutomation makes an automation through Mailroom's own route (its
+// YAML), when the SDK's create (Resend's step graph) could not, so that the
+// SDK's other automation calls meet one.
+async function mailroomAutomation() {
+  if (s.automation) return s.automation;
+  const r = await fetch(`${env.RESEND_BASE_URL}/automations`, { method: "POST",
+    headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ yaml: `name: SDK flow ${uniq}\ntrigger: { event: api.call }\nsteps:\n  - wait: 1h\n` }) });
+  s.automation = (await r.json()).id;
+  return s.automation;
+}
+
 // [call, fn returning the SDK's promise, check of data (optional)]
 const calls = [
   ["emails.send", () => resend.emails.send({ from, to, subject: "every call", text: "x" }), hasId, (d) => (s.email = d.id)],
@@ -170,13 +182,13 @@ const calls = [
 
   ["automations.create", () => resend.automations.create({ name: `auto-${uniq}`, steps: [{ key: "start", type: "trigger", config: { eventName: "user.created" } }], connections: [] }), hasId, (d) => (s.automation = d.id)],
   ["automations.list", () => resend.automations.list(), isList],
-  ["automations.get", () => resend.automations.get(s.automation ?? "none"), hasId],
-  ["automations.update", () => resend.automations.update(s.automation ?? "none", { name: "renamed" }), hasId],
-  ["automations.duplicate", () => resend.automations.duplicate(s.automation ?? "none"), hasId],
-  ["automations.stop", () => resend.automations.stop(s.automation ?? "none")],
-  ["automations.runs.list", () => resend.automations.runs.list({ automationId: s.automation ?? "none" }), isList],
-  ["automations.runs.get", () => resend.automations.runs.get({ automationId: s.automation ?? "none", runId: "none" }), hasId],
-  ["automations.remove", () => resend.automations.remove(s.automation ?? "none")],
+  ["automations.get", async () => resend.automations.get(await mailroomAutomation()), (d) => d.id === s.automation],
+  ["automations.update", async () => resend.automations.update(await mailroomAutomation(), { status: "disabled" }), hasId],
+  ["automations.duplicate", async () => resend.automations.duplicate(await mailroomAutomation()), hasId],
+  ["automations.stop", async () => resend.automations.stop(await mailroomAutomation())],
+  ["automations.runs.list", async () => resend.automations.runs.list({ automationId: await mailroomAutomation() }), isList, (d) => (s.run = d.data?.[0]?.id)],
+  ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }), hasId],
+  ["automations.remove", async () => resend.automations.remove(await mailroomAutomation())],
 
   ["events.create", () => resend.events.create({ name: `user.created.${uniq}` }), hasId, (d) => (s.event = d.id)],
   ["events.list", () => resend.events.list(), isList],

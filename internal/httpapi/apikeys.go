@@ -37,6 +37,7 @@ type createAPIKeyRequest struct {
 	// (which win when both are given); domain_id is not kept (docs/decisions.md).
 	Permission *string `json:"permission"`
 	DomainID   *string `json:"domain_id"`
+	DomainId   *string `json:"domainId"` // the Node SDK sends its option's name as is
 }
 
 // permissionScopes maps Resend's permission onto scopes.
@@ -95,6 +96,12 @@ func (h *handler) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	var req createAPIKeyRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if req.DomainId != nil {
+		if req.DomainID != nil && *req.DomainID != *req.DomainId {
+			return apierr.InvalidRequest("domain_id and domainId differ; pass one.")
+		}
+		req.DomainID = req.DomainId
 	}
 	caller := apiKey(r)
 	var scopes []string

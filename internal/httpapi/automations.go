@@ -27,6 +27,7 @@ type automationYAMLRequest struct {
 type patchAutomationRequest struct {
 	Enabled *bool   `json:"enabled"`
 	YAML    *string `json:"yaml"`
+	Status  *string `json:"status"` // Resend's enabled or disabled, for enabled
 }
 
 type restoreVersionRequest struct {
@@ -226,6 +227,16 @@ func (h *handler) patchAutomation(w http.ResponseWriter, r *http.Request) error 
 	}
 	if err := decodeJSON(body, &req); err != nil {
 		return err
+	}
+	if req.Status != nil {
+		on := *req.Status == "enabled"
+		if !on && *req.Status != "disabled" {
+			return apierr.InvalidRequest("status must be enabled or disabled.")
+		}
+		if req.Enabled != nil && *req.Enabled != on {
+			return apierr.InvalidRequest("enabled and status disagree; pass one.")
+		}
+		req.Enabled = &on
 	}
 	if req.Enabled == nil && req.YAML == nil {
 		return apierr.InvalidRequest("Nothing to update: send enabled, yaml or both.")

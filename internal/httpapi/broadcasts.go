@@ -8,6 +8,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/broadcasts"
+	"mailroom/internal/sending"
 )
 
 type broadcastRequest struct {
@@ -24,6 +25,11 @@ type broadcastRequest struct {
 	ReplyTo           *string `json:"reply_to"`
 	TrackOpens        *bool   `json:"track_opens"`
 	TrackClicks       *bool   `json:"track_clicks"`
+	// The Resend SDKs' additions: send (create only: send at once, or at
+	// scheduled_at), and broadcast_id, the path's id repeated (update).
+	Send        *bool   `json:"send"`
+	ScheduledAt *string `json:"scheduled_at"`
+	BroadcastID *string `json:"broadcast_id"`
 }
 
 func (r broadcastRequest) input() broadcasts.Input {
@@ -117,11 +123,55 @@ func (h *handler) createBroadcast(w http.ResponseWriter, r *http.Request) error 
 	if req.TemplateVersionID != nil && req.TemplateID == nil {
 		return apierr.InvalidRequest("template_version_id needs template_id.")
 	}
-	b, ps, err := h.d.Services.Broadcasts.Create(r.Context(), apiKey(r).WorkspaceID, req.input())
+	if req.BroadcastID != nil {
+		return apierr.InvalidRequest("Unknown field \"broadcast_id\".")
+	}
+	send := req.Send != nil && *req.Send
+	if req.ScheduledAt != nil && !send {
+		return apierr.InvalidRequest("scheduled_at needs send: true.").WithNext("Or schedule later with POST /v1/broadcasts/{id}/send.")
+	}
+	var at *time.Time
+	if req.ScheduledAt != nil {
+		t, err := h.broadcastWhen(*req.ScheduledAt)
+		if err != nil {
+			return err
+		}
+		at = &t
+	}
+	ws := apiKey(r).WorkspaceID
+	b, ps, err := h.d.Services.Broadcasts.Create(r.Context(), ws, req.input())
 	if err != nil {
 		return err
 	}
+	if send {
+		res, err := h.d.Services.Broadcasts.Send(r.Context(), ws, b.ID, at)
+		if err != nil {
+			return err // the draft stays, under the id GET /v1/broadcasts lists
+		}
+		b = res.Broadcast
+	}
 	writeJSON(w, http.StatusCreated, broadcastCreated{ID: b.ID, Status: string(b.Status), Ready: len(ps) == 0, Problems: problemsOut(ps)})
+	return nil
+}
+
+// broadcastWhen reads scheduled_at: RFC 3339 as the spec says, and beside
+// it the phrases a send's send_at takes ("in 1 hour"), as the Resend SDKs
+// pass them; what neither reads keeps the spec's message.
+func (h *handler) broadcastWhen(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := sending.ParseSendAt(s, h.d.Clock.Now()); err == nil {
+		return t, nil
+	}
+	return time.Time{}, apierr.InvalidRequest("scheduled_at must be an RFC 3339 time such as 2026-12-01T09:00:00Z.")
+}
+
+// samePath refuses a broadcast_id in the body that is not the path's.
+func samePath(r *http.Request, id *string) error {
+	if id != nil && *id != r.PathValue("id") {
+		return apierr.InvalidRequest("broadcast_id does not match the broadcast in the path.")
+	}
 	return nil
 }
 
@@ -190,6 +240,12 @@ func (h *handler) patchBroadcast(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
+	if err := samePath(r, req.BroadcastID); err != nil {
+		return err
+	}
+	if req.Send != nil || req.ScheduledAt != nil {
+		return apierr.InvalidRequest("send and scheduled_at are for create.").WithNext("Send a draft with POST /v1/broadcasts/{id}/send.")
+	}
 	if req.From != nil {
 		return apierr.InvalidRequest("from cannot be changed.").WithNext("Create a new broadcast to send from another address.")
 	}
@@ -221,6 +277,7 @@ func (h *handler) cancelBroadcast(w http.ResponseWriter, r *http.Request) error 
 
 type sendBroadcastRequest struct {
 	ScheduledAt *string `json:"scheduled_at"`
+	BroadcastID *string `json:"broadcast_id"` // the Resend Go SDK repeats the path's id
 }
 
 type sendBroadcastJSON struct {
@@ -240,11 +297,14 @@ func (h *handler) sendBroadcast(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if err := samePath(r, req.BroadcastID); err != nil {
+		return err
+	}
 	var at *time.Time
 	if req.ScheduledAt != nil {
-		t, err := time.Parse(time.RFC3339, *req.ScheduledAt)
+		t, err := h.broadcastWhen(*req.ScheduledAt)
 		if err != nil {
-			return apierr.InvalidRequest("scheduled_at must be an RFC 3339 time such as 2026-12-01T09:00:00Z.")
+			return err
 		}
 		at = &t
 	}

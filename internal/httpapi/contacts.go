@@ -18,11 +18,13 @@ type createContactRequest struct {
 }
 
 type patchContactRequest struct {
-	Email      *string            `json:"email"`
-	FirstName  *string            `json:"first_name"`
-	LastName   *string            `json:"last_name"`
-	Attributes map[string]*string `json:"attributes"` // merge patch: null clears a name
-	Tags       *[]string          `json:"tags"`       // replaces the set
+	ID           *string            `json:"id"`           // the Resend SDKs repeat the contact's id (or "")
+	Unsubscribed *bool              `json:"unsubscribed"` // Resend's: true unsubscribes from every audience
+	Email        *string            `json:"email"`
+	FirstName    *string            `json:"first_name"`
+	LastName     *string            `json:"last_name"`
+	Attributes   map[string]*string `json:"attributes"` // merge patch: null clears a name
+	Tags         *[]string          `json:"tags"`       // replaces the set
 }
 
 type contactJSON struct {
@@ -69,6 +71,28 @@ func contactOut(c contacts.Contact) contactJSON {
 }
 
 // contactEmail parses an address a caller gives for a contact.
+// byContactRef lets a contact route take the contact's address where its
+// id goes, as the Resend SDKs pass either: a segment with an @ is an
+// address (422 when it is not one), read and replaced by the contact's id.
+func (h *handler) byContactRef(next func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		seg := r.PathValue("id")
+		if !strings.Contains(seg, "@") {
+			return next(w, r)
+		}
+		e, err := contacts.NormalizeEmail(seg)
+		if err != nil {
+			return apierr.Invalid422("invalid_email", "%q is not an email address: %s.", clipParam(seg), err.Error())
+		}
+		c, err := h.d.Services.Contacts.ContactByEmail(r.Context(), apiKey(r).WorkspaceID, e)
+		if err != nil {
+			return err
+		}
+		r.SetPathValue("id", c.ID)
+		return next(w, r)
+	}
+}
+
 func contactEmail(field, s string) (string, error) {
 	e, err := contacts.NormalizeEmail(s)
 	if err != nil {
@@ -171,6 +195,22 @@ func (h *handler) patchContact(w http.ResponseWriter, r *http.Request) error {
 	var req patchContactRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if req.ID != nil && *req.ID != "" && *req.ID != r.PathValue("id") {
+		return apierr.InvalidRequest("id does not match the contact in the path.")
+	}
+	if req.Unsubscribed != nil && !*req.Unsubscribed {
+		return apierr.InvalidRequest("unsubscribed: false cannot resubscribe an address.").
+			WithNext("Subscribe it again through an audience (PATCH /v1/audiences/{id}/contacts/{member}).")
+	}
+	if req.Unsubscribed != nil {
+		c, err := h.d.Services.Contacts.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if _, err := h.d.Services.Contacts.UnsubscribeEverywhere(r.Context(), apiKey(r).WorkspaceID, c.Email); err != nil {
+			return err
+		}
 	}
 	p := contacts.ContactPatch{FirstName: req.FirstName, LastName: req.LastName, Attributes: req.Attributes, Tags: req.Tags}
 	if req.Email != nil {

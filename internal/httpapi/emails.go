@@ -98,6 +98,7 @@ type emailEventJSON struct {
 }
 
 type emailJSON struct {
+	Object      string            `json:"object"` // "email", as the Resend SDKs read it
 	ID          string            `json:"id"`
 	Status      string            `json:"status"`
 	From        string            `json:"from"`
@@ -119,7 +120,7 @@ type emailJSON struct {
 
 func emailOut(e *sending.Email) emailJSON {
 	out := emailJSON{
-		ID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Cc: e.Cc, Bcc: e.Bcc, ReplyTo: e.ReplyTo,
+		Object: "email", ID: e.ID, Status: string(e.Status), From: e.From, To: e.To, Cc: e.Cc, Bcc: e.Bcc, ReplyTo: e.ReplyTo,
 		Subject: e.Subject, CreatedAt: ts(e.CreatedAt), ScheduledAt: tsPtr(e.ScheduledAt), Tags: e.Tags,
 		Opens: e.Opens, Clicks: e.Clicks, TestMode: e.TestMode, MessageID: e.MessageID,
 	}

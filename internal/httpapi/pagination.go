@@ -126,3 +126,137 @@ func (p pager) meta(pg Page, n int, last func(i int) Cursor) (listMeta, int) {
 type deletedJSON struct {
 	Deleted string `json:"deleted"`
 }
+
+// sdkList is what the Resend SDKs read on every list answer: object "list"
+// and the rows as data[], beside the spec's own key (docs/resend.md).
+type sdkList[T any] struct {
+	Object string `json:"object"`
+	Data   []T    `json:"data"`
+}
+
+func listOf[T any](rows []T) sdkList[T] {
+	if rows == nil {
+		rows = []T{}
+	}
+	return sdkList[T]{Object: "list", Data: rows}
+}
+
+// The spec's list answers, each with sdkList beside its own fields.
+
+func (l audienceList) MarshalJSON() ([]byte, error) {
+	type fields audienceList
+	return json.Marshal(struct {
+		fields
+		sdkList[audienceJSON]
+	}{fields(l), listOf(l.Audiences)})
+}
+
+func (l automationListJSON) MarshalJSON() ([]byte, error) {
+	type fields automationListJSON
+	return json.Marshal(struct {
+		fields
+		sdkList[automationJSON]
+	}{fields(l), listOf(l.Automations)})
+}
+
+func (l broadcastList) MarshalJSON() ([]byte, error) {
+	type fields broadcastList
+	return json.Marshal(struct {
+		fields
+		sdkList[broadcastJSON]
+	}{fields(l), listOf(l.Broadcasts)})
+}
+
+func (l contactList) MarshalJSON() ([]byte, error) {
+	type fields contactList
+	return json.Marshal(struct {
+		fields
+		sdkList[contactJSON]
+	}{fields(l), listOf(l.Contacts)})
+}
+
+func (l segmentList) MarshalJSON() ([]byte, error) {
+	type fields segmentList
+	return json.Marshal(struct {
+		fields
+		sdkList[segmentJSON]
+	}{fields(l), listOf(l.Segments)})
+}
+
+func (l suppressionList) MarshalJSON() ([]byte, error) {
+	type fields suppressionList
+	return json.Marshal(struct {
+		fields
+		sdkList[suppressionJSON]
+	}{fields(l), listOf(l.Suppressions)})
+}
+
+func (l templateList) MarshalJSON() ([]byte, error) {
+	type fields templateList
+	return json.Marshal(struct {
+		fields
+		sdkList[templateJSON]
+	}{fields(l), listOf(l.Templates)})
+}
+
+func (l topicList) MarshalJSON() ([]byte, error) {
+	type fields topicList
+	return json.Marshal(struct {
+		fields
+		sdkList[topicJSON]
+	}{fields(l), listOf(l.Topics)})
+}
+
+func (l runListJSON) MarshalJSON() ([]byte, error) {
+	type fields runListJSON
+	return json.Marshal(struct {
+		fields
+		sdkList[runJSON]
+	}{fields(l), listOf(l.Runs)})
+}
+
+// The lists that had data[] already get object "list" beside it.
+
+type listObject struct {
+	Object string `json:"object"`
+}
+
+func (l emailList) MarshalJSON() ([]byte, error) {
+	type fields emailList
+	return json.Marshal(struct {
+		fields
+		listObject
+	}{fields(l), listObject{"list"}})
+}
+
+func (l apiKeyList) MarshalJSON() ([]byte, error) {
+	type fields apiKeyList
+	return json.Marshal(struct {
+		fields
+		listObject
+	}{fields(l), listObject{"list"}})
+}
+
+func (l domainList) MarshalJSON() ([]byte, error) {
+	type fields domainList
+	return json.Marshal(struct {
+		fields
+		listObject
+	}{fields(l), listObject{"list"}})
+}
+
+func (l webhookList) MarshalJSON() ([]byte, error) {
+	type fields webhookList
+	return json.Marshal(struct {
+		fields
+		listObject
+	}{fields(l), listObject{"list"}})
+}
+
+func (l recipientList) MarshalJSON() ([]byte, error) {
+	type fields recipientList
+	return json.Marshal(struct {
+		fields
+		sdkList[recipientJSON]
+	}{fields(l), listOf(l.Recipients)})
+}

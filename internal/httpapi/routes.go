@@ -96,6 +96,11 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/emails/{id}", send, nested, h.rescheduleEmail)
 	t.handle("POST /v1/emails/{id}/cancel", send, nested, h.cancelEmail)
 	t.handle("DELETE /v1/messages/scheduled/{id}", send, nested, h.cancelScheduled) // older spelling of cancel
+	// The Resend SDKs' receiving: the received messages of /v1/messages in their shapes.
+	t.handle("GET /v1/emails/receiving", read, nested, h.listReceived)
+	t.handle("GET /v1/emails/receiving/{id}", read, nested, h.getReceived) // marks it read
+	t.handle("GET /v1/emails/receiving/{id}/attachments", read, nested, h.listReceivedAttachments)
+	t.handle("GET /v1/emails/receiving/{id}/attachments/{attachment}", read, nested, h.getReceivedAttachment)
 
 	t.handle("GET /v1/domains", ws, nested, h.listDomains)
 	t.handle("POST /v1/domains", ws, nested, h.createDomain)
@@ -116,10 +121,17 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/webhooks/{id}", box, nested, h.getWebhook)
 	t.handle("PATCH /v1/webhooks/{id}", box, nested, h.updateWebhook)
 	t.handle("DELETE /v1/webhooks/{id}", box, nested, h.deleteWebhook)
+	t.handle("POST /v1/webhooks/{id}/signing-secret/rotate", box, nested, h.rotateWebhookSecret) // Resend's rotate_secret
+	t.handle("GET /v1/webhooks/{id}/events", box, nested, h.listWebhookEvents)                   // the delivery log by event, for the Resend SDKs
+	t.handle("GET /v1/webhooks/{id}/events/{event}/attempts", box, nested, h.listWebhookEventAttempts)
+	t.handle("POST /v1/webhooks/{id}/events/{event}/replay", box, nested, h.replayWebhookEvent)
 
 	t.handle("GET /v1/suppressions", ws, flat, h.listSuppressions)
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
-	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression)
+	t.handle("GET /v1/suppressions/{id}", ws, flat, h.getSuppression)       // or an address, as the Resend SDKs pass
+	t.handle("DELETE /v1/suppressions/{id}", ws, flat, h.deleteSuppression) // or an address
+	t.handle("POST /v1/suppressions/batch/add", ws, flat, h.addSuppressionBatch)
+	t.handle("POST /v1/suppressions/batch/remove", ws, flat, h.removeSuppressionBatch)
 	t.handle("DELETE /v1/suppressions", ws, flat, h.deleteSuppressionQuery) // ?email= or the older ?id=
 
 	t.handle("GET /v1/templates", ws, flat, h.listTemplates)
@@ -160,15 +172,18 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)
 	t.handle("GET /v1/contacts/duplicates", ws, flat, h.listDuplicates)
 	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates) // { survivor_id, loser_id }
-	t.handle("GET /v1/contacts/{id}", ws, flat, h.getContact)
-	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.patchContact)
-	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.deleteContact)
-	t.handle("GET /v1/contacts/{id}/tags", ws, nested, h.getContactTags)
-	t.handle("POST /v1/contacts/{id}/tags", ws, nested, h.addContactTags)
-	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.removeContactTag) // ?tag=
-	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.getContactAttributes)
-	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.patchContactAttributes)
-	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.getContactSubscriptions)
+	// {id} is a contact's id or, as the Resend SDKs pass it, its address.
+	t.handle("GET /v1/contacts/{id}", ws, flat, h.byContactRef(h.getContact))
+	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.byContactRef(h.patchContact))
+	t.handle("DELETE /v1/contacts/{id}", ws, flat, h.byContactRef(h.deleteContact))
+	t.handle("GET /v1/contacts/{id}/tags", ws, nested, h.byContactRef(h.getContactTags))
+	t.handle("POST /v1/contacts/{id}/tags", ws, nested, h.byContactRef(h.addContactTags))
+	t.handle("DELETE /v1/contacts/{id}/tags", ws, nested, h.byContactRef(h.removeContactTag)) // ?tag=
+	t.handle("GET /v1/contacts/{id}/attributes", ws, nested, h.byContactRef(h.getContactAttributes))
+	t.handle("PATCH /v1/contacts/{id}/attributes", ws, nested, h.byContactRef(h.patchContactAttributes))
+	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.byContactRef(h.getContactSubscriptions))
+	t.handle("GET /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.getContactTopics)) // the Resend SDKs' shape of the preferences
+	t.handle("PATCH /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.patchContactTopics))
 
 	t.handle("GET /v1/ips", ws, nested, h.listIPs)
 	t.handle("POST /v1/ips", ws, nested, h.takeIP) // { ip? } from the MAILROOM_IPS inventory
@@ -238,6 +253,7 @@ func (h *handler) routes(t *routeTable) {
 	t.unknown("/v1/contacts/{id}/tags", nested)
 	t.unknown("/v1/contacts/{id}/attributes", nested)
 	t.unknown("/v1/contacts/{id}/subscriptions", nested)
+	t.unknown("/v1/contacts/{id}/topics", nested)
 }
 
 func errNoRoute() error {

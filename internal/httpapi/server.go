@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,7 +81,25 @@ func NewHandler(d Deps) http.Handler {
 
 	root := http.NewServeMux()
 	h.rootRoutes(root, v1)
-	return h.outer(root)
+	return h.outer(sdkBroadcasts(root, v1))
+}
+
+// sdkBroadcasts serves under /v1 the three broadcast calls the Resend Go
+// SDK makes outside its base URL's /v1 (POST /broadcasts, PATCH
+// /broadcasts/{id}, POST /broadcasts/{id}/send); they carry an API key,
+// which the dashboard's own /broadcasts pages (cookies) never do.
+func sdkBroadcasts(root, v1 http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if (p == "/broadcasts" || strings.HasPrefix(p, "/broadcasts/")) && (r.Method == http.MethodPost || r.Method == http.MethodPatch) &&
+			strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path, r2.URL.RawPath = "/v1"+p, ""
+			v1.ServeHTTP(w, r2)
+			return
+		}
+		root.ServeHTTP(w, r)
+	})
 }
 
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {

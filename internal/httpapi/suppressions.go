@@ -22,6 +22,7 @@ type suppressionList struct {
 }
 
 type suppressionJSON struct {
+	Object        string  `json:"object"` // "suppression", as the Resend SDKs read it
 	ID            string  `json:"id"`
 	Email         string  `json:"email"`
 	Reason        string  `json:"reason"`
@@ -31,7 +32,7 @@ type suppressionJSON struct {
 }
 
 func suppressionOut(s suppressions.Suppression) suppressionJSON {
-	out := suppressionJSON{ID: s.ID, Email: s.Email, Reason: s.Reason, IsGlobal: s.IsGlobal, CreatedAt: ts(s.CreatedAt)}
+	out := suppressionJSON{Object: "suppression", ID: s.ID, Email: s.Email, Reason: s.Reason, IsGlobal: s.IsGlobal, CreatedAt: ts(s.CreatedAt)}
 	if s.SourceEmailID != "" {
 		src := s.SourceEmailID
 		out.SourceEmailID = &src
@@ -109,12 +110,162 @@ func (h *handler) createSuppression(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
+// byAddress tells a path segment naming an address (it has an @) from an
+// id, as the Resend SDKs pass either; an @ that is no address is 422.
+func byAddress(seg string) (email string, isEmail bool, err error) {
+	if !strings.Contains(seg, "@") {
+		return "", false, nil
+	}
+	a, perr := sending.ParseAddress(seg)
+	if perr != nil {
+		return "", true, apierr.Invalid422("invalid_email", "%q is not an email address.", clipParam(seg))
+	}
+	return a.Email, true, nil
+}
+
+// getSuppression reads a row by id or, beside it, by address (the
+// workspace's own row first, then a global one).
+func (h *handler) getSuppression(w http.ResponseWriter, r *http.Request) error {
+	ws := apiKey(r).WorkspaceID
+	email, isEmail, err := byAddress(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if !isEmail {
+		s, err := h.d.Services.Suppressions.Get(r.Context(), ws, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, suppressionOut(s))
+		return nil
+	}
+	rows, _, err := h.d.Services.Suppressions.List(r.Context(), ws, suppressions.Filter{Email: suppressions.Normalize(email)}, 2, nil)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return apierr.New(http.StatusNotFound, "not_found", "No suppression of that address on this workspace.")
+	}
+	best := rows[0]
+	for _, s := range rows {
+		if !s.IsGlobal {
+			best = s
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, suppressionOut(best))
+	return nil
+}
+
 func (h *handler) deleteSuppression(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if err := h.d.Services.Suppressions.Delete(r.Context(), apiKey(r).WorkspaceID, id); err != nil {
+	ws, id := apiKey(r).WorkspaceID, r.PathValue("id")
+	email, isEmail, err := byAddress(id)
+	if err != nil {
+		return err
+	}
+	if isEmail {
+		if id, err = h.d.Services.Suppressions.DeleteEmail(r.Context(), ws, suppressions.Normalize(email)); err != nil {
+			return err
+		}
+	} else if err := h.d.Services.Suppressions.Delete(r.Context(), ws, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, deletedJSON{Deleted: id})
+	return nil
+}
+
+// suppressionBatchRequest is the Resend SDKs' batch: up to 100 addresses
+// (or, to remove, ids).
+type suppressionBatchRequest struct {
+	Emails []string `json:"emails"`
+	IDs    []string `json:"ids"`
+}
+
+type suppressionBatchJSON struct {
+	Data []suppressionJSON `json:"data"`
+}
+
+type suppressionBatchRemovedJSON struct {
+	Object  string   `json:"object"`
+	Deleted []string `json:"deleted"`
+}
+
+const maxSuppressionBatch = 100
+
+func (req suppressionBatchRequest) check(ids bool) error {
+	n := len(req.Emails) + len(req.IDs)
+	switch {
+	case !ids && len(req.IDs) > 0:
+		return apierr.InvalidRequest("Unknown field \"ids\".")
+	case n == 0:
+		return apierr.InvalidRequest("emails is required: a list of 1 to %d addresses.", maxSuppressionBatch)
+	case n > maxSuppressionBatch:
+		return apierr.InvalidRequest("At most %d entries in one batch; got %d.", maxSuppressionBatch, n)
+	}
+	return nil
+}
+
+// addSuppressionBatch adds each address as POST /v1/suppressions would, all
+// checked before any is written.
+func (h *handler) addSuppressionBatch(w http.ResponseWriter, r *http.Request) error {
+	var req suppressionBatchRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	if err := req.check(false); err != nil {
+		return err
+	}
+	addrs := make([]string, len(req.Emails))
+	for i, e := range req.Emails {
+		a, err := sending.ParseAddress(e)
+		if err != nil {
+			return apierr.InvalidRequest("emails[%d] %s.", i, err.Error())
+		}
+		addrs[i] = a.Email
+	}
+	out := suppressionBatchJSON{Data: make([]suppressionJSON, 0, len(addrs))}
+	for _, a := range addrs {
+		s, _, err := h.d.Services.Suppressions.Add(r.Context(), apiKey(r).WorkspaceID, a, suppressions.ReasonManual)
+		if err != nil {
+			return err
+		}
+		out.Data = append(out.Data, suppressionOut(s))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// removeSuppressionBatch removes the workspace's rows of each address or
+// id; one that has none is skipped, not an error.
+func (h *handler) removeSuppressionBatch(w http.ResponseWriter, r *http.Request) error {
+	var req suppressionBatchRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	if err := req.check(true); err != nil {
+		return err
+	}
+	ws := apiKey(r).WorkspaceID
+	out := suppressionBatchRemovedJSON{Object: "list", Deleted: []string{}}
+	for _, e := range req.Emails {
+		id, err := h.d.Services.Suppressions.DeleteEmail(r.Context(), ws, suppressionAddress(e))
+		if e, ok := apierr.As(err); ok && e.Status == http.StatusNotFound {
+			continue
+		} else if err != nil {
+			return err
+		}
+		out.Deleted = append(out.Deleted, id)
+	}
+	for _, id := range req.IDs {
+		err := h.d.Services.Suppressions.Delete(r.Context(), ws, id)
+		if e, ok := apierr.As(err); ok && e.Status == http.StatusNotFound {
+			continue
+		} else if err != nil {
+			return err
+		}
+		out.Deleted = append(out.Deleted, id)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -150,6 +150,13 @@ func parseVariables(raws []json.RawMessage) ([]templates.Variable, error) {
 			out = append(out, templates.Variable{Name: name, Required: true})
 			continue
 		}
+		if v, ok, err := resendVariable(raw, i); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+			continue
+		}
 		var obj struct {
 			Name     *string `json:"name"`
 			Default  *string `json:"default"`
@@ -158,7 +165,7 @@ func parseVariables(raws []json.RawMessage) ([]templates.Variable, error) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if dec.Decode(&obj) != nil || obj.Name == nil {
-			return nil, apierr.InvalidRequest("variables[%d] must be a name or { \"name\": string, \"default\"?: string, \"required\"?: boolean }.", i)
+			return nil, apierr.InvalidRequest("variables[%d] must be a name, { \"name\": string, \"default\"?: string, \"required\"?: boolean } or Resend's { \"key\": string, \"type\": \"string\" | \"number\", \"fallback_value\"?: string | number }.", i)
 		}
 		v := templates.Variable{Name: *obj.Name, Default: obj.Default, Required: obj.Default == nil}
 		if obj.Required != nil {
@@ -167,6 +174,40 @@ func parseVariables(raws []json.RawMessage) ([]templates.Variable, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// resendVariable reads Resend's { key, type, fallback_value } (ok false
+// when raw has no key): the fallback is the default, and a variable
+// without one is required, as Resend renders it.
+func resendVariable(raw json.RawMessage, i int) (templates.Variable, bool, error) {
+	var obj struct {
+		Key           *string         `json:"key"`
+		Type          *string         `json:"type"`
+		FallbackValue json.RawMessage `json:"fallback_value"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&obj) != nil || obj.Key == nil {
+		return templates.Variable{}, false, nil
+	}
+	bad := apierr.InvalidRequest("variables[%d]: type must be string or number, and fallback_value of that type.", i)
+	if obj.Type == nil || (*obj.Type != "string" && *obj.Type != "number") {
+		return templates.Variable{}, true, bad
+	}
+	v := templates.Variable{Name: *obj.Key, Required: true}
+	if fb := bytes.TrimSpace(obj.FallbackValue); len(fb) > 0 && string(fb) != "null" {
+		var sv string
+		var nv json.Number
+		switch {
+		case *obj.Type == "string" && json.Unmarshal(fb, &sv) == nil:
+		case *obj.Type == "number" && json.Unmarshal(fb, &nv) == nil && fb[0] != '"':
+			sv = nv.String()
+		default:
+			return templates.Variable{}, true, bad
+		}
+		v.Default, v.Required = &sv, false
+	}
+	return v, true, nil
 }
 
 // decodeOptional is decodeRequest for routes whose body may be left out.

@@ -8,20 +8,23 @@ import (
 )
 
 type createTopicRequest struct {
-	DefaultOptIn *bool   `json:"default_opt_in"` // default true
-	Description  *string `json:"description"`
-	Key          *string `json:"key"`      // derived from name when omitted
-	Name         *string `json:"name"`     // required
-	Required     *bool   `json:"required"` // default false
+	DefaultOptIn        *bool   `json:"default_opt_in"`       // default true
+	DefaultSubscription *string `json:"default_subscription"` // Resend's spelling: opt_in or opt_out
+	Description         *string `json:"description"`
+	Key                 *string `json:"key"`      // derived from name when omitted
+	Name                *string `json:"name"`     // required
+	Required            *bool   `json:"required"` // default false
 }
 
 type patchTopicRequest struct {
-	Archived     *bool   `json:"archived"` // false restores an archived topic
-	DefaultOptIn *bool   `json:"default_opt_in"`
-	Description  *string `json:"description"`
-	Key          *string `json:"key"` // immutable: accepted only unchanged
-	Name         *string `json:"name"`
-	Required     *bool   `json:"required"`
+	Archived            *bool   `json:"archived"` // false restores an archived topic
+	DefaultSubscription *string `json:"default_subscription"`
+	ID                  *string `json:"id"` // the Node SDK repeats the path's id
+	DefaultOptIn        *bool   `json:"default_opt_in"`
+	Description         *string `json:"description"`
+	Key                 *string `json:"key"` // immutable: accepted only unchanged
+	Name                *string `json:"name"`
+	Required            *bool   `json:"required"`
 }
 
 type topicPreferencesRequest struct {
@@ -42,6 +45,8 @@ type topicJSON struct {
 	Name         string  `json:"name"`
 	Required     bool    `json:"required"`
 	UpdatedAt    string  `json:"updated_at"`
+	// Resend's reading of default_opt_in.
+	DefaultSubscription string `json:"default_subscription"`
 }
 
 type topicList struct {
@@ -69,8 +74,13 @@ type topicPreferencesJSON struct {
 }
 
 func topicOut(t topics.Topic) topicJSON {
+	sub := "opt_out"
+	if t.DefaultOptIn {
+		sub = "opt_in"
+	}
 	return topicJSON{ID: t.ID, Key: t.Key, Name: t.Name, Description: t.Description, DefaultOptIn: t.DefaultOptIn,
-		Required: t.Required, Archived: t.Archived(), ArchivedAt: tsPtr(t.ArchivedAt), CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt)}
+		Required: t.Required, Archived: t.Archived(), ArchivedAt: tsPtr(t.ArchivedAt), CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt),
+		DefaultSubscription: sub}
 }
 
 func preferencesOut(p topics.Preferences) topicPreferencesJSON {
@@ -108,6 +118,27 @@ func (h *handler) listTopics(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// defaultSubscription reads Resend's default_subscription into
+// default_opt_in; both given must agree.
+func defaultSubscription(optIn **bool, sub *string) error {
+	if sub == nil {
+		return nil
+	}
+	var v bool
+	switch *sub {
+	case "opt_in":
+		v = true
+	case "opt_out":
+	default:
+		return apierr.InvalidRequest("default_subscription must be opt_in or opt_out.")
+	}
+	if *optIn != nil && **optIn != v {
+		return apierr.InvalidRequest("default_subscription and default_opt_in disagree; pass one.")
+	}
+	*optIn = &v
+	return nil
+}
+
 func (h *handler) createTopic(w http.ResponseWriter, r *http.Request) error {
 	var req createTopicRequest
 	if err := decodeRequest(w, r, &req); err != nil {
@@ -115,6 +146,9 @@ func (h *handler) createTopic(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Name == nil {
 		return apierr.InvalidRequest("name is required.")
+	}
+	if err := defaultSubscription(&req.DefaultOptIn, req.DefaultSubscription); err != nil {
+		return err
 	}
 	t, err := h.d.Services.Topics.Create(r.Context(), apiKey(r).WorkspaceID, topics.NewTopic{Name: *req.Name, Key: str(req.Key),
 		Description: str(req.Description), DefaultOptIn: req.DefaultOptIn, Required: req.Required})
@@ -138,6 +172,12 @@ func (h *handler) patchTopic(w http.ResponseWriter, r *http.Request) error {
 	var req patchTopicRequest
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
+	}
+	if err := defaultSubscription(&req.DefaultOptIn, req.DefaultSubscription); err != nil {
+		return err
+	}
+	if req.ID != nil && *req.ID != r.PathValue("id") {
+		return apierr.InvalidRequest("id does not match the topic in the path.")
 	}
 	ws := apiKey(r).WorkspaceID
 	if req.Key != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 type webhookJSON struct {
+	Object                   string            `json:"object"` // "webhook", for the Resend SDKs
 	ID                       string            `json:"id"`
 	MailboxID                *string           `json:"mailbox_id"` // the mailbox it is scoped to, or null
 	URL                      string            `json:"url"`
@@ -57,6 +58,8 @@ type createWebhookRequest struct {
 // updateWebhookRequest: a nil field is left unchanged.
 type updateWebhookRequest struct {
 	URL            *string            `json:"url"`
+	Endpoint       *string            `json:"endpoint"` // Resend's spelling of url
+	Status         *string            `json:"status"`   // Resend's enabled or disabled, for active
 	Events         *[]string          `json:"events"`
 	Active         *bool              `json:"active"`
 	Headers        *map[string]string `json:"headers"`
@@ -66,12 +69,12 @@ type updateWebhookRequest struct {
 
 func webhookOut(e *webhooks.Endpoint) webhookJSON {
 	out := webhookJSON{
-		ID: e.ID, URL: e.URL, Events: e.Events, Headers: e.Headers, Active: e.Active,
+		Object: "webhook", ID: e.ID, URL: e.URL, Events: e.Events, Headers: e.Headers, Active: e.Active,
 		DisabledAt: tsPtr(e.DisabledAt), ConsecutiveFailures: e.ConsecutiveFailures,
 		LastSuccessAt: tsPtr(e.LastSuccessAt), LastFailureAt: tsPtr(e.LastFailureAt), HeldCount: e.HeldCount,
 		PreviousSecretValidUntil: tsPtr(e.PreviousSecretValidUntil),
 		CreatedAt:                ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt), Secret: e.Secret,
-		SvixSignatures: e.SvixSignatures, SigningSecret: e.Secret,
+		SvixSignatures: true, SigningSecret: e.Secret, // every delivery carries them now; the stored choice is moot
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason
@@ -167,10 +170,54 @@ func (h *handler) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeRequest(w, r, &req); err != nil {
 		return err
 	}
+	if err := req.resendSpellings(); err != nil {
+		return err
+	}
 	e, err := h.d.Services.Webhooks.Update(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, id, webhooks.UpdateParams{
 		URL: req.URL, Events: req.Events, Active: req.Active, Headers: req.Headers,
 		RotateSecret: req.RotateSecret != nil && *req.RotateSecret, SvixSignatures: req.SvixSignatures,
 	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, webhookOut(e))
+	return nil
+}
+
+// resendSpellings folds endpoint into url and status into active; each
+// pair given twice must agree.
+func (req *updateWebhookRequest) resendSpellings() error {
+	if req.Endpoint != nil {
+		if req.URL != nil && *req.URL != *req.Endpoint {
+			return apierr.InvalidRequest("url and endpoint differ; pass one.")
+		}
+		req.URL = req.Endpoint
+	}
+	if req.Status != nil {
+		var on bool
+		switch *req.Status {
+		case "enabled":
+			on = true
+		case "disabled":
+		default:
+			return apierr.InvalidRequest("status must be enabled or disabled.")
+		}
+		if req.Active != nil && *req.Active != on {
+			return apierr.InvalidRequest("active and status disagree; pass one.")
+		}
+		req.Active = &on
+	}
+	return nil
+}
+
+// rotateWebhookSecret is the Resend SDKs' rotation: PATCH with
+// rotate_secret, the old secret still signing through its grace window.
+func (h *handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	e, err := h.d.Services.Webhooks.Update(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, id, webhooks.UpdateParams{RotateSecret: true})
 	if err != nil {
 		return err
 	}

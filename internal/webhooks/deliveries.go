@@ -187,7 +187,7 @@ func (s *Service) sendManual(ctx context.Context, e *Endpoint, kind, eventID str
 	if !ok {
 		return nil, errEndpointNotFound()
 	}
-	a := Deliver(ctx, s.client.Load(), t.url, t.headers, svixHeaders(t.svix, eventID, now, body, t.secrets),
+	a := Deliver(ctx, s.client.Load(), t.url, t.headers, svixHeaders(eventID, now, body, t.secrets),
 		eventID, name, body, Sign(now, body, t.secrets...), now)
 	j := &job{workspaceID: e.WorkspaceID, webhookID: e.ID, eventID: eventID, eventSeq: eventSeq, eventName: name}
 	row := attemptLogRow(j, kind, 1, a, now)

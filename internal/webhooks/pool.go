@@ -35,7 +35,6 @@ type job struct {
 	url           string
 	headers       map[string]string
 	secrets       []string
-	svix          bool
 	drop          bool          // its event or endpoint is gone
 	took          time.Duration // how long the attempt took (wall clock)
 	gone          bool          // the endpoint answered 410
@@ -318,7 +317,7 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 		return outcome{kind: outcomeRelease, job: j}
 	}
 	sig := Sign(now, j.body, j.secrets...)
-	a := Deliver(ctx, s.client.Load(), j.url, j.headers, svixHeaders(j.svix, j.eventID, now, j.body, j.secrets),
+	a := Deliver(ctx, s.client.Load(), j.url, j.headers, svixHeaders(j.eventID, now, j.body, j.secrets),
 		j.eventID, j.eventName, j.body, sig, now)
 	j.took, j.gone = a.Duration, a.Gone
 	if ctx.Err() != nil {
@@ -421,7 +420,6 @@ type target struct {
 	url     string
 	headers map[string]string
 	secrets []string
-	svix    bool // add Svix-style signature headers
 }
 
 // prepare loads the events and endpoints behind claimed rows and builds
@@ -454,7 +452,7 @@ func (s *Service) prepare(ctx context.Context, batch []*job, now time.Time) erro
 			continue
 		}
 		j.eventName, j.body = ev.name, ev.body
-		j.url, j.headers, j.secrets, j.svix = t.url, t.headers, t.secrets, t.svix
+		j.url, j.headers, j.secrets = t.url, t.headers, t.secrets
 	}
 	return nil
 }

@@ -124,11 +124,9 @@ func SignSvix(msgID string, t time.Time, body []byte, secrets ...string) string 
 
 // svixHeaders are the Svix-style headers of one delivery, in both
 // spellings (webhook-* of Standard Webhooks, svix-* of Svix's own
-// libraries), or nil when the endpoint did not ask for them.
-func svixHeaders(on bool, msgID string, t time.Time, body []byte, secrets []string) map[string]string {
-	if !on {
-		return nil
-	}
+// libraries). Every delivery carries them beside the spec's x-svc-*, so
+// the Resend SDKs' verify takes any delivery (issue 41).
+func svixHeaders(msgID string, t time.Time, body []byte, secrets []string) map[string]string {
 	ts, sig := strconv.FormatInt(t.Unix(), 10), SignSvix(msgID, t, body, secrets...)
 	return map[string]string{
 		"Webhook-Id": msgID, "Webhook-Timestamp": ts, "Webhook-Signature": sig,

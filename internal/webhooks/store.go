@@ -265,7 +265,7 @@ func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) 
 	out := make(map[string]target, len(idList))
 	for start := 0; start < len(idList); start += 512 {
 		args, in := store.PaddedIn(nil, idList[start:min(start+512, len(idList))])
-		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until, svix_signatures FROM webhooks WHERE id IN (`+in+`)`, args...)
+		rows, err := s.db.Query(ctx, `SELECT id, url, headers, secret, previous_secret, previous_secret_until FROM webhooks WHERE id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -273,12 +273,11 @@ func (s *Service) loadTargets(ctx context.Context, idList []any, now time.Time) 
 			var id, url, hJSON, sealed string
 			var prev sql.NullString
 			var prevUntil sql.NullInt64
-			var svix int
-			if err := rows.Scan(&id, &url, &hJSON, &sealed, &prev, &prevUntil, &svix); err != nil {
+			if err := rows.Scan(&id, &url, &hJSON, &sealed, &prev, &prevUntil); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			t := target{url: url, svix: svix == 1}
+			t := target{url: url}
 			_ = json.Unmarshal([]byte(hJSON), &t.headers)
 			var prevP *string
 			var untilP *int64

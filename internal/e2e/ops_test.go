@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -14,34 +13,24 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"mailroom/internal/app"
+	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
 )
 
-// logBuffer collects a node's JSON log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+// logBuffer collects a node's JSON log lines (binary.Logs, safe while the
+// node writes).
+type logBuffer struct{ binary.Logs }
 
 // lines are the log records whose msg is msg.
 func (b *logBuffer) lines(msg string) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(b.buf.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(b.String()))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var m map[string]any
@@ -50,12 +39,6 @@ func (b *logBuffer) lines(msg string) []map[string]any {
 		}
 	}
 	return out
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // scrape reads /metrics and returns the value of each series line.

@@ -552,22 +552,9 @@ func updateBooking(ctx context.Context, tx *store.Tx, id, status string, sendAt 
 // before, and with it their attachments (read from the raw copy) and the
 // wrapped forward; the message's headers, text and html stay.
 func PurgeRaw(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
-	rows, err := db.Query(ctx, `SELECT r.message_id FROM message_raw r JOIN messages m ON m.id = r.message_id
+	ids, err := db.Column(ctx, `SELECT r.message_id FROM message_raw r JOIN messages m ON m.id = r.message_id
 		WHERE m.received_at < ? LIMIT ?`, store.Millis(before), limit)
-	if err != nil {
-		return 0, err
-	}
-	var ids []any
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(ids) == 0 {
+	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
 	res, err := db.Exec(ctx, `DELETE FROM message_raw WHERE message_id IN (`+store.Placeholders(len(ids))+`)`, ids...)

@@ -670,12 +670,12 @@ var finalStatuses = []any{string(StatusDelivered), string(StatusBounced), string
 func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
 	in := store.Placeholders(len(finalStatuses))
 	args := append([]any{store.Millis(before)}, finalStatuses...)
-	apart, err := readIDs(ctx, db, `SELECT b.email_id FROM email_bodies b JOIN emails e ON e.id = b.email_id
+	apart, err := db.Column(ctx, `SELECT b.email_id FROM email_bodies b JOIN emails e ON e.id = b.email_id
 		WHERE e.created_at < ? AND e.status IN (`+in+`) LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return 0, err
 	}
-	inline, err := readIDs(ctx, db, `SELECT id FROM emails WHERE created_at < ? AND status IN (`+in+`)
+	inline, err := db.Column(ctx, `SELECT id FROM emails WHERE created_at < ? AND status IN (`+in+`)
 		AND (html IS NOT NULL OR text_body IS NOT NULL) LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return 0, err
@@ -699,22 +699,4 @@ func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int)
 		return 0, err
 	}
 	return int64(len(apart) + len(inline)), nil
-}
-
-// readIDs runs a query of one text column on the reader pool.
-func readIDs(ctx context.Context, db *store.DB, query string, args ...any) ([]any, error) {
-	rows, err := db.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []any
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }

@@ -131,6 +131,25 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 	return db.R.QueryContext(ctx, db.Rebind(q), args...)
 }
 
+// Column reads a query of one text column on the reader pool, as []any
+// ready to pass to an IN (...) of the write that follows.
+func (db *DB) Column(ctx context.Context, q string, args ...any) ([]any, error) {
+	rows, err := db.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []any
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // QueryRow reads one row from the reader pool.
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *Row {
 	if st := db.rstmts.get(q); st != nil {

@@ -381,6 +381,15 @@ func writeAttachment(mw *mail.Writer, a Attachment) error {
 	} else {
 		ah.Set("Content-Disposition", "attachment")
 	}
+	if strings.HasPrefix(typ, "message/") {
+		// RFC 2046 §5.2.1: a message/rfc822 part is never base64 (readers
+		// take it for garbage): 7bit when it is, else 8bit.
+		cte := "7bit"
+		if !sevenBit(strings.ReplaceAll(string(a.Data), "\r\n", "\n")) {
+			cte = "8bit"
+		}
+		ah.Set("Content-Transfer-Encoding", cte)
+	}
 	w, err := mw.CreateAttachment(ah)
 	if err != nil {
 		return err

@@ -87,6 +87,10 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	if err != nil {
 		return nil, err
 	}
+	if req.asMailbox != "" {
+		// A forward leaves from the mailbox that received it, signed for its domain.
+		scope = req.asMailbox
+	}
 	var orig *Message
 	headers := map[string]string{}
 	if req.ReplyToMessageID != "" {

@@ -34,7 +34,9 @@ func TestForwardLeavesFromReceivingMailbox(t *testing.T) {
 	if err := smtp.SendMail(a.SMTPAddr(), nil, "ann@corp.example", []string{"support@acme.example"}, []byte(raw)); err != nil {
 		t.Fatal(err)
 	}
-	var list struct{ Messages []struct{ ID, Mailbox string } }
+	var list struct {
+		Messages []struct{ ID, Mailbox string }
+	}
 	testapp.Eventually(t, 10*time.Second, func() bool {
 		a.Do("GET", "/v1/messages", nil).Decode(t, &list)
 		return len(list.Messages) == 1

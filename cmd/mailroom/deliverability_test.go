@@ -49,8 +49,9 @@ func TestStartRefusesBadOutboundIPs(t *testing.T) {
 
 // TestStartDeliverabilityChecks: through the real binary and a DNS server
 // on loopback, an EHLO name that resolves elsewhere is warned about at
-// start, and a new domain's SPF record carries MAILROOM_OUTBOUND_IPS as
-// ip4:/ip6: and MAILROOM_SPF_AUTHORIZE's terms.
+// start, as is the default http://localhost public URL, and a new domain's
+// SPF record carries MAILROOM_OUTBOUND_IPS as ip4:/ip6: and
+// MAILROOM_SPF_AUTHORIZE's terms.
 func TestStartDeliverabilityChecks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -68,6 +69,9 @@ func TestStartDeliverabilityChecks(t *testing.T) {
 	binary.WaitHealthy(t, addr, 20*time.Second, &logs)
 	if !strings.Contains(logs.String(), `deliverability: MAILROOM_HELO_NAME \"out.sender.test\" resolves to 192.0.2.99, not to an address of this node`) {
 		t.Errorf("no start warning about the HELO name:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `deliverability: MAILROOM_PUBLIC_URL \"http://localhost:8080\" is not https`) {
+		t.Errorf("no start warning about the default public URL:\n%s", logs.String())
 	}
 
 	create := exec.Command(bin, "workspace", "create", "--name", "Live", "--owner-email", "a@b.io")

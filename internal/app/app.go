@@ -353,11 +353,7 @@ func useLibcrypto(cfg *config.Config, log *slog.Logger) {
 		log.Info("DKIM RSA signatures by libcrypto", "version", v)
 		return
 	}
-	why := "off"
-	if cfg.Libcrypto {
-		why = "not found"
-	}
-	log.Info("DKIM RSA signatures by Go's crypto/rsa", "libcrypto", why)
+	log.Info("DKIM RSA signatures by Go's crypto/rsa", "libcrypto", libcrypto.WhyNot())
 }
 
 // tuneGC applies GCPercent unless the operator set GOGC.

@@ -137,8 +137,9 @@ func (a *App) SMTPAddr() string { return a.delivery.smtp.Addr() }
 
 // deliverabilityWarnings logs, at start, what makes this node's mail look
 // wrong to receivers (see delivery.CheckHeloName and README "Deliverability
-// set-up"): an EHLO name that is not public or not this node's, and a
-// smarthost whose senders no SPF record authorises. They are warnings, not
+// set-up"): an EHLO name that is not public or not this node's, a
+// smarthost whose senders no SPF record authorises, and a public URL that
+// is not https or not public. They are warnings, not
 // start failures, so that `mailroom serve` still runs with no
 // configuration.
 func (a *App) deliverabilityWarnings() {
@@ -153,6 +154,7 @@ func (a *App) deliverabilityWarnings() {
 		problems = append(problems, "MAILROOM_OUTBOUND is a smarthost but MAILROOM_SPF_AUTHORIZE is empty: sending domains' SPF records authorise only a:"+
 			cfg.HeloName+"; set MAILROOM_SPF_AUTHORIZE to the smarthost's SPF terms (for example include:_spf.provider.example)")
 	}
+	problems = append(problems, delivery.CheckPublicURL(cfg.PublicURL)...)
 	for _, p := range problems {
 		a.Log.Error("deliverability: "+p, "component", "delivery")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -19,8 +20,7 @@ import (
 // warning, since a test or a private relay set-up may be what is wanted.
 func CheckHeloName(ctx context.Context, lookup func(ctx context.Context, host string) ([]string, error), helo string, outboundIPs []string, local []netip.Addr) []string {
 	name := strings.ToLower(strings.TrimSuffix(helo, "."))
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") || !strings.Contains(name, ".") ||
-		strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") || strings.HasSuffix(name, ".invalid") {
+	if !publicName(name) {
 		return []string{fmt.Sprintf("MAILROOM_HELO_NAME %q is not a public host name: receivers expect the EHLO name to resolve to the sending address and to match its PTR record; "+
 			"set MAILROOM_HELO_NAME (or MAILROOM_SERVICE_DOMAIN, whose mail.<domain> is the default) to a name whose A/AAAA record is this node's public address", helo)}
 	}
@@ -57,6 +57,34 @@ func CheckHeloName(ctx context.Context, lookup func(ctx context.Context, host st
 	}
 	return []string{fmt.Sprintf("MAILROOM_HELO_NAME %q resolves to %s, not to an address of this node (MAILROOM_OUTBOUND_IPS or a local interface): "+
 		"receivers will see a HELO name that does not match the connection", helo, strings.Join(addrs, ", "))}
+}
+
+// publicName reports whether a host name could be reached from the
+// Internet: not localhost, *.localhost, a single label, or a private TLD.
+func publicName(name string) bool {
+	return name != "localhost" && !strings.HasSuffix(name, ".localhost") && strings.Contains(name, ".") &&
+		!strings.HasSuffix(name, ".local") && !strings.HasSuffix(name, ".internal") && !strings.HasSuffix(name, ".invalid")
+}
+
+// CheckPublicURL lists what keeps the links built on MAILROOM_PUBLIC_URL
+// from working in recipients' mail: the one-click List-Unsubscribe of
+// marketing mail must be https (RFC 8058; Gmail ignores others) and, like
+// the unsubscribe and preference links in bodies, reachable from outside.
+func CheckPublicURL(publicURL string) []string {
+	u, err := url.Parse(publicURL)
+	if err != nil {
+		return nil // config refuses it at load
+	}
+	var out []string
+	if u.Scheme != "https" {
+		out = append(out, fmt.Sprintf("MAILROOM_PUBLIC_URL %q is not https: marketing mail's one-click List-Unsubscribe links are built on it and Gmail and Yahoo ignore one-click links that are not https; "+
+			"set MAILROOM_PUBLIC_URL to this node's public https:// address", publicURL))
+	}
+	host := strings.ToLower(u.Hostname())
+	if a, err := netip.ParseAddr(host); (err == nil && (a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() || a.IsLinkLocalUnicast())) || (err != nil && !publicName(host)) {
+		out = append(out, fmt.Sprintf("MAILROOM_PUBLIC_URL %q is not reachable from the Internet: recipients cannot open the unsubscribe, preference and tracking links in mail from this node", publicURL))
+	}
+	return out
 }
 
 // LocalAddrs lists this host's interface addresses.

@@ -41,3 +41,27 @@ func TestCheckHeloName(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPublicURL: an http:// public URL is reported (one-click links
+// must be https), as is one on localhost or a private address; a public
+// https URL is not.
+func TestCheckPublicURL(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://localhost:8080", "is not https; is not reachable from the Internet"},
+		{"https://127.0.0.1:8443", "is not reachable from the Internet"},
+		{"https://10.1.2.3", "is not reachable from the Internet"},
+		{"https://mailroom.local", "is not reachable from the Internet"},
+		{"http://mail.example.com", "is not https"},
+		{"https://mail.example.com", ""},
+		{"https://203.0.113.9", ""},
+	} {
+		var got []string
+		for _, p := range delivery.CheckPublicURL(tc.url) {
+			_, rest, _ := strings.Cut(p, `" `)
+			got = append(got, strings.SplitN(rest, ":", 2)[0])
+		}
+		if g := strings.Join(got, "; "); g != tc.want {
+			t.Errorf("%s: %q, want %q", tc.url, g, tc.want)
+		}
+	}
+}

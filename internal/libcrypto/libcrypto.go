@@ -27,6 +27,20 @@ func Loaded() (version string, ok bool) {
 	return load()
 }
 
+// WhyNot says why libcrypto is not in use: "" when it is, "off" when
+// turned off, "built without cgo" or "not found" (no loadable library).
+func WhyNot() string {
+	switch _, ok := Loaded(); {
+	case ok:
+		return ""
+	case disabled.Load():
+		return "off"
+	case !withCgo:
+		return "built without cgo"
+	}
+	return "not found"
+}
+
 // Signer returns a crypto.Signer for key that makes PKCS #1 v1.5 SHA-256
 // signatures with libcrypto, or key itself when libcrypto is off, missing,
 // or does not sign as crypto/rsa does: the first signature is checked

@@ -22,8 +22,8 @@ func TestLoadsWhereThereIsOne(t *testing.T) {
 	version, ok := Loaded()
 	t.Logf("libcrypto loaded: %v %s", ok, version)
 	if !withCgo {
-		if ok {
-			t.Fatal("loaded without cgo")
+		if ok || WhyNot() != "built without cgo" {
+			t.Fatalf("without cgo: loaded %v, why not %q", ok, WhyNot())
 		}
 		return
 	}

@@ -21,15 +21,16 @@ import (
 // overSigned are the fields a signature covers once more than the message
 // has them (RFC 6376 section 8.15): a verifier then fails when anyone adds
 // a second From, Subject, Date, To or Message-ID above the signed one,
-// which is what a display-name or subject spoof needs.
-var overSigned = []string{"From", "Subject", "Date", "To", "Message-ID"}
+// which is what a display-name or subject spoof needs, or a Reply-To or Cc
+// the message did not have (a reply diverted or copied elsewhere).
+var overSigned = []string{"From", "Subject", "Date", "To", "Message-ID", "Reply-To", "Cc"}
 
 // signedWhenPresent are covered as often as they appear: the unsubscribe
 // headers (RFC 8058 section 4 requires List-Unsubscribe and
 // List-Unsubscribe-Post to be signed), Gmail's Feedback-ID, the addressing
 // fields and the MIME fields, so a relay cannot swap the body structure.
 var signedWhenPresent = []string{
-	"Sender", "Reply-To", "Cc", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id",
+	"Sender", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id",
 	"Feedback-ID", "MIME-Version", "Content-Type", "Content-Transfer-Encoding",
 	"In-Reply-To", "References",
 }

@@ -72,7 +72,7 @@ func TestSignVerify(t *testing.T) {
 			if !bytes.HasPrefix(signed, []byte("DKIM-Signature:")) || !bytes.HasSuffix(signed, raw) {
 				t.Fatal("signature not prepended")
 			}
-			for _, want := range []string{"c=relaxed/relaxed", "a=", "h=From:From:Subject:Subject:Date:Date:To:To:Message-ID:Message-ID:Reply-To:Cc:MIME-Version:Content-Type:In-Reply-To;"} {
+			for _, want := range []string{"c=relaxed/relaxed", "a=", "h=From:From:Subject:Subject:Date:Date:To:To:Message-ID:Message-ID:Reply-To:Reply-To:Cc:Cc:MIME-Version:Content-Type:In-Reply-To;"} {
 				if !bytes.Contains(bytes.ReplaceAll(signed, []byte("\r\n "), nil), []byte(want)) {
 					t.Errorf("signature lacks %q", want)
 				}

@@ -62,7 +62,7 @@ func TestDKIMCoversListAndOverSigns(t *testing.T) {
 	}
 	sig := string(bytes.ReplaceAll(signed[:bytes.Index(signed, []byte("\r\n\r\n"))], []byte("\r\n "), nil))
 	for _, want := range []string{"From:From:", "Subject:Subject:", "Date:Date:", "To:To:", "Message-ID:Message-ID:",
-		"List-Unsubscribe:List-Unsubscribe-Post:List-Id:Feedback-ID:", "Reply-To:Cc:", "Content-Type"} {
+		"List-Unsubscribe:List-Unsubscribe-Post:List-Id:Feedback-ID:", "Reply-To:Reply-To:Cc:Cc:", "Content-Type"} {
 		if !strings.Contains(sig, want) {
 			t.Errorf("h= lacks %q: %s", want, sig[:strings.Index(sig, "\r\n")])
 		}
@@ -106,7 +106,8 @@ func insertHeader(b []byte, end int, field string) []byte {
 
 // TestDKIMSignsOnlyPresent: absent optional fields are not named in h=
 // (only the over-signed ones are), so an ordinary relay adding, say, a
-// List-Id does not break the signature of a transactional message.
+// List-Id does not break the signature of a transactional message; an
+// absent Reply-To or Cc is signed as absent, so adding one does.
 func TestDKIMSignsOnlyPresent(t *testing.T) {
 	t.Parallel()
 	m := sampleMessage()
@@ -117,8 +118,22 @@ func TestDKIMSignsOnlyPresent(t *testing.T) {
 	}
 	keys := headerKeys(raw)
 	got := strings.Join(keys, ":")
-	if want := "From:From:Subject:Subject:Date:Date:To:To:Message-ID:Message-ID:MIME-Version:Content-Type"; got != want {
+	if want := "From:From:Subject:Subject:Date:Date:To:To:Message-ID:Message-ID:Reply-To:Cc:MIME-Version:Content-Type"; got != want {
 		t.Fatalf("h = %s, want %s", got, want)
+	}
+	key := testRSAKey(t)
+	signed, err := NewSigner("example.com", "mr1", key).Sign(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Index(signed, []byte("\r\n\r\n"))
+	if err := dkimResult(t, insertHeader(signed, body, "List-Id: <news.example.com>"), key.Public()); err != nil {
+		t.Errorf("a relay's List-Id broke the signature: %v", err)
+	}
+	for _, field := range []string{"Reply-To: thief@evil.test", "Cc: thief@evil.test"} {
+		if err := dkimResult(t, insertHeader(signed, body, field), key.Public()); err == nil {
+			t.Errorf("adding %q kept the signature valid", field)
+		}
 	}
 }
 

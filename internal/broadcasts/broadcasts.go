@@ -68,9 +68,13 @@ type Broadcast struct {
 	CancelledAt *time.Time
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	// TemplateVersionID is the template version the fan-out renders,
-	// recorded by its first run ("" until then).
+	// TemplateVersionID is the template version the fan-out renders: the
+	// one asked for (template_version_id), else recorded by its first run
+	// ("" until then).
 	TemplateVersionID string
+	// Footer adds the unsubscribe footer to a body without its own link
+	// (unsubscribe_footer, default true).
+	Footer bool
 }
 
 // Problem is one thing that stops a send, in words a person can act on.

@@ -97,6 +97,12 @@ type Input struct {
 	TemplateID  *string
 	TrackOpens  *bool
 	TrackClicks *bool
+	// TemplateVersionID sends that version of the template, not the
+	// published one; a new template_id without it clears it.
+	TemplateVersionID *string
+	// UnsubscribeFooter false leaves the footer out (problems[] then
+	// asks for the link in the body).
+	UnsubscribeFooter *bool
 }
 
 func errNotFound() error { return apierr.NotFound("broadcast") }
@@ -114,7 +120,17 @@ func (s *Service) apply(b *Broadcast, in Input) error {
 	set(&b.AudienceID, in.AudienceID)
 	set(&b.SegmentID, in.SegmentID)
 	set(&b.TopicID, in.TopicID)
+	if in.TemplateID != nil && *in.TemplateID != b.TemplateID {
+		b.TemplateVersionID = ""
+	}
 	set(&b.TemplateID, in.TemplateID)
+	set(&b.TemplateVersionID, in.TemplateVersionID)
+	if b.TemplateVersionID != "" && b.TemplateID == "" {
+		return apierr.InvalidRequest("template_version_id needs template_id.")
+	}
+	if in.UnsubscribeFooter != nil {
+		b.Footer = *in.UnsubscribeFooter
+	}
 	if in.ReplyTo != nil {
 		if *in.ReplyTo != "" {
 			a, err := sending.ParseAddress(*in.ReplyTo)
@@ -151,7 +167,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, in Input) (Bro
 		return Broadcast{}, nil, apierr.InvalidRequest("from %s.", err.Error())
 	}
 	now := s.c.Clock.Now()
-	b := Broadcast{ID: ids.New("bc"), WorkspaceID: workspaceID, From: a.String(), Status: StatusDraft, CreatedAt: now, UpdatedAt: now}
+	b := Broadcast{ID: ids.New("bc"), WorkspaceID: workspaceID, From: a.String(), Status: StatusDraft, Footer: true, CreatedAt: now, UpdatedAt: now}
 	if err := s.apply(&b, in); err != nil {
 		return b, nil, err
 	}
@@ -454,6 +470,13 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 				return nil, err
 			}
 			add("unknown_template", "Template %s does not exist: choose another template_id.", b.TemplateID)
+		} else if b.TemplateVersionID != "" {
+			if _, err := s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, b.TemplateVersionID); err != nil {
+				if _, ok := apierr.As(err); !ok {
+					return nil, err
+				}
+				add("unknown_template_version", "Template %s has no version %s: choose one of its versions, or remove template_version_id to send the published one.", t.ID, b.TemplateVersionID)
+			}
 		} else if !t.Sendable() {
 			add("template_not_published", "Template %s has no published version: publish one (POST /v1/templates/%s/publish).", t.ID, t.ID)
 		}
@@ -468,6 +491,9 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 		} else {
 			names = t.Names()
 		}
+	}
+	if !b.Footer && len(ps) == 0 && !s.showsUnsubscribe(ctx, b) {
+		add("no_unsubscribe_link", "The body shows no unsubscribe link and unsubscribe_footer is off: put {{ unsubscribe_url }} (or *|UNSUB|*) in the body, or turn unsubscribe_footer on.")
 	}
 	if dom := domainOf(b.From); !strings.EqualFold(dom, s.c.ServiceDomain) && s.c.Domains != nil {
 		st, err := s.c.Domains.SendingStatus(ctx, b.WorkspaceID, dom)
@@ -495,6 +521,24 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 		}
 	}
 	return ps, nil
+}
+
+// showsUnsubscribe renders the broadcast for a sample member with a marker
+// link and reports whether each part it has shows it; a body that does not
+// render is another problem's, so it counts as showing it.
+func (s *Service) showsUnsubscribe(ctx context.Context, b Broadcast) bool {
+	const mark = "https://unsubscribe.invalid/check"
+	r, err := s.renderer(ctx, b)
+	if err != nil {
+		return true
+	}
+	v := vars("member@example.com", "Ada", "Lovelace", "")
+	v[render.UnsubscribeURL], v[render.PreferencesURL] = mark, mark
+	out, err := r.render(v)
+	if err != nil {
+		return true
+	}
+	return (out.HTML == "" || strings.Contains(out.HTML, mark)) && (out.Text == "" || strings.Contains(out.Text, mark))
 }
 
 // unknownFields are the names the body uses that neither the builtins
@@ -607,6 +651,8 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 	if err != nil || l.Unsubscribe == "" {
 		return out, nil, err
 	}
-	out = addFooter(out, l)
+	if b.Footer {
+		out = addFooter(out, l)
+	}
 	return out, map[string]string{"List-Unsubscribe": l.ListUnsubscribe, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}, nil
 }

@@ -18,7 +18,8 @@ import (
 // broadcast_recipients tables.
 
 const columns = `id, workspace_id, name, from_addr, reply_to, subject, html, text_body, audience_id, segment_id, topic_id, template_id,
-	track_opens, track_clicks, status, scheduled_at, started_at, finished_at, cancelled_at, created_at, updated_at, template_version_id`
+	track_opens, track_clicks, status, scheduled_at, started_at, finished_at, cancelled_at, created_at, updated_at, template_version_id,
+	unsubscribe_footer`
 
 func nullMillis(t *time.Time) any {
 	if t == nil {
@@ -36,36 +37,37 @@ func b2i(b bool) int {
 
 func scanBroadcast(sc store.Scanner) (Broadcast, error) {
 	var b Broadcast
-	var opens, clicks int
+	var opens, clicks, footer int
 	var sched, started, finished, cancelled sql.NullInt64
 	var created, updated int64
 	var st string
 	err := sc.Scan(&b.ID, &b.WorkspaceID, &b.Name, &b.From, &b.ReplyTo, &b.Subject, &b.HTML, &b.Text, &b.AudienceID, &b.SegmentID, &b.TopicID, &b.TemplateID,
-		&opens, &clicks, &st, &sched, &started, &finished, &cancelled, &created, &updated, &b.TemplateVersionID)
+		&opens, &clicks, &st, &sched, &started, &finished, &cancelled, &created, &updated, &b.TemplateVersionID, &footer)
 	if err != nil {
 		return b, err
 	}
-	b.Status, b.TrackOpens, b.TrackClicks = Status(st), opens != 0, clicks != 0
+	b.Status, b.TrackOpens, b.TrackClicks, b.Footer = Status(st), opens != 0, clicks != 0, footer != 0
 	b.ScheduledAt, b.StartedAt, b.FinishedAt, b.CancelledAt = store.NullMillis(sched), store.NullMillis(started), store.NullMillis(finished), store.NullMillis(cancelled)
 	b.CreatedAt, b.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
 	return b, nil
 }
 
 func insertBroadcast(ctx context.Context, q store.Querier, b Broadcast) error {
-	_, err := q.Exec(ctx, `INSERT INTO broadcasts (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := q.Exec(ctx, `INSERT INTO broadcasts (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		b.ID, b.WorkspaceID, b.Name, b.From, b.ReplyTo, b.Subject, b.HTML, b.Text, b.AudienceID, b.SegmentID, b.TopicID, b.TemplateID,
 		b2i(b.TrackOpens), b2i(b.TrackClicks), string(b.Status), nullMillis(b.ScheduledAt), nullMillis(b.StartedAt), nullMillis(b.FinishedAt),
-		nullMillis(b.CancelledAt), store.Millis(b.CreatedAt), store.Millis(b.UpdatedAt), b.TemplateVersionID)
+		nullMillis(b.CancelledAt), store.Millis(b.CreatedAt), store.Millis(b.UpdatedAt), b.TemplateVersionID, b2i(b.Footer))
 	return err
 }
 
 func updateBroadcast(ctx context.Context, q store.Querier, b Broadcast) error {
 	_, err := q.Exec(ctx, `UPDATE broadcasts SET name = ?, reply_to = ?, subject = ?, html = ?, text_body = ?, audience_id = ?, segment_id = ?, topic_id = ?,
-		template_id = ?, track_opens = ?, track_clicks = ?, status = ?, scheduled_at = ?, started_at = ?, finished_at = ?, cancelled_at = ?, updated_at = ?
+		template_id = ?, track_opens = ?, track_clicks = ?, status = ?, scheduled_at = ?, started_at = ?, finished_at = ?, cancelled_at = ?, updated_at = ?,
+		template_version_id = ?, unsubscribe_footer = ?
 		WHERE id = ? AND workspace_id = ?`,
 		b.Name, b.ReplyTo, b.Subject, b.HTML, b.Text, b.AudienceID, b.SegmentID, b.TopicID, b.TemplateID, b2i(b.TrackOpens), b2i(b.TrackClicks),
 		string(b.Status), nullMillis(b.ScheduledAt), nullMillis(b.StartedAt), nullMillis(b.FinishedAt), nullMillis(b.CancelledAt), store.Millis(b.UpdatedAt),
-		b.ID, b.WorkspaceID)
+		b.TemplateVersionID, b2i(b.Footer), b.ID, b.WorkspaceID)
 	return err
 }
 

@@ -25,6 +25,7 @@ type broadcastRequest struct {
 	ReplyTo           *string `json:"reply_to"`
 	TrackOpens        *bool   `json:"track_opens"`
 	TrackClicks       *bool   `json:"track_clicks"`
+	UnsubscribeFooter *bool   `json:"unsubscribe_footer"`
 	// The Resend SDKs' additions: send (create only: send at once, or at
 	// scheduled_at), and broadcast_id, the path's id repeated (update).
 	Send        *bool   `json:"send"`
@@ -34,7 +35,8 @@ type broadcastRequest struct {
 
 func (r broadcastRequest) input() broadcasts.Input {
 	return broadcasts.Input{From: r.From, Name: r.Name, ReplyTo: r.ReplyTo, Subject: r.Subject, HTML: r.HTML, Text: r.Text,
-		AudienceID: r.AudienceID, SegmentID: r.SegmentID, TopicID: r.TopicID, TemplateID: r.TemplateID, TrackOpens: r.TrackOpens, TrackClicks: r.TrackClicks}
+		AudienceID: r.AudienceID, SegmentID: r.SegmentID, TopicID: r.TopicID, TemplateID: r.TemplateID, TrackOpens: r.TrackOpens, TrackClicks: r.TrackClicks,
+		TemplateVersionID: r.TemplateVersionID, UnsubscribeFooter: r.UnsubscribeFooter}
 }
 
 type problemJSON struct {
@@ -62,29 +64,36 @@ type statsJSON struct {
 }
 
 type broadcastJSON struct {
-	ID          string        `json:"id"`
-	Name        string        `json:"name"`
-	Status      string        `json:"status"`
-	From        string        `json:"from"`
-	ReplyTo     *string       `json:"reply_to"`
-	Subject     string        `json:"subject"`
-	AudienceID  *string       `json:"audience_id"`
-	SegmentID   *string       `json:"segment_id"`
-	TopicID     *string       `json:"topic_id"`
-	TemplateID  *string       `json:"template_id"`
-	TrackOpens  bool          `json:"track_opens"`
-	TrackClicks bool          `json:"track_clicks"`
-	ScheduledAt *string       `json:"scheduled_at"`
-	StartedAt   *string       `json:"started_at"`
-	FinishedAt  *string       `json:"finished_at"`
-	CancelledAt *string       `json:"cancelled_at"`
-	CreatedAt   string        `json:"created_at"`
-	UpdatedAt   string        `json:"updated_at"`
-	HTML        *string       `json:"html,omitempty"`
-	Text        *string       `json:"text,omitempty"`
-	Ready       *bool         `json:"ready,omitempty"`
-	Problems    []problemJSON `json:"problems,omitempty"`
-	Stats       *statsJSON    `json:"stats,omitempty"`
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Status     string  `json:"status"`
+	From       string  `json:"from"`
+	ReplyTo    *string `json:"reply_to"`
+	Subject    string  `json:"subject"`
+	AudienceID *string `json:"audience_id"`
+	SegmentID  *string `json:"segment_id"`
+	TopicID    *string `json:"topic_id"`
+	TemplateID *string `json:"template_id"`
+	// TemplateVersionID is the version asked for, or the one the send
+	// rendered; null: the published one at send time.
+	TemplateVersionID *string       `json:"template_version_id"`
+	TrackOpens        bool          `json:"track_opens"`
+	TrackClicks       bool          `json:"track_clicks"`
+	UnsubscribeFooter bool          `json:"unsubscribe_footer"`
+	ScheduledAt       *string       `json:"scheduled_at"`
+	StartedAt         *string       `json:"started_at"`
+	FinishedAt        *string       `json:"finished_at"`
+	CancelledAt       *string       `json:"cancelled_at"`
+	CreatedAt         string        `json:"created_at"`
+	UpdatedAt         string        `json:"updated_at"`
+	HTML              *string       `json:"html,omitempty"`
+	Text              *string       `json:"text,omitempty"`
+	Ready             bool          `json:"ready"`
+	Problems          []problemJSON `json:"problems"`
+	// Recipients is the number of recipients snapshotted at send (0 for a
+	// draft), as the send's response counts them.
+	Recipients int        `json:"recipients"`
+	Stats      *statsJSON `json:"stats,omitempty"`
 }
 
 type broadcastList struct {
@@ -103,6 +112,7 @@ func opt(s string) *string {
 func broadcastOut(b broadcasts.Broadcast) broadcastJSON {
 	return broadcastJSON{ID: b.ID, Name: b.Name, Status: string(b.Status), From: b.From, ReplyTo: opt(b.ReplyTo), Subject: b.Subject,
 		AudienceID: opt(b.AudienceID), SegmentID: opt(b.SegmentID), TopicID: opt(b.TopicID), TemplateID: opt(b.TemplateID),
+		TemplateVersionID: opt(b.TemplateVersionID), UnsubscribeFooter: b.Footer,
 		TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks, ScheduledAt: tsPtr(b.ScheduledAt), StartedAt: tsPtr(b.StartedAt),
 		FinishedAt: tsPtr(b.FinishedAt), CancelledAt: tsPtr(b.CancelledAt), CreatedAt: ts(b.CreatedAt), UpdatedAt: ts(b.UpdatedAt)}
 }
@@ -191,10 +201,38 @@ func (h *handler) listBroadcasts(w http.ResponseWriter, r *http.Request) error {
 	meta, n := h.pager.meta(pg, len(bs), func(i int) Cursor { return Cursor{At: bs[i].CreatedAt.UnixMilli(), ID: bs[i].ID} })
 	out := make([]broadcastJSON, 0, n)
 	for _, b := range bs[:n] {
-		out = append(out, broadcastOut(b))
+		o, err := h.listedBroadcast(r, b)
+		if err != nil {
+			return err
+		}
+		out = append(out, o)
 	}
 	writeJSON(w, http.StatusOK, broadcastList{Broadcasts: out, HasMore: meta.HasMore, NextCursor: meta.NextCursor})
 	return nil
+}
+
+// listedBroadcast is a list entry: no body or stats, and problems only
+// where they can still stop a send (draft, scheduled); a sent one is ready.
+func (h *handler) listedBroadcast(r *http.Request, b broadcasts.Broadcast) (broadcastJSON, error) {
+	svc := h.d.Services.Broadcasts
+	out := broadcastOut(b)
+	out.Problems = []problemJSON{}
+	if b.Status == broadcasts.StatusDraft || b.Status == broadcasts.StatusScheduled {
+		ps, err := svc.Problems(r.Context(), b)
+		if err != nil {
+			return out, err
+		}
+		out.Problems = problemsOut(ps)
+	}
+	out.Ready = len(out.Problems) == 0
+	if b.Status != broadcasts.StatusDraft {
+		st, err := svc.Stats(r.Context(), b)
+		if err != nil {
+			return out, err
+		}
+		out.Recipients = st.Total
+	}
+	return out, nil
 }
 
 func (h *handler) fullBroadcast(r *http.Request, b broadcasts.Broadcast) (broadcastJSON, error) {
@@ -208,8 +246,8 @@ func (h *handler) fullBroadcast(r *http.Request, b broadcasts.Broadcast) (broadc
 		return broadcastJSON{}, err
 	}
 	out := broadcastOut(b)
-	ready := len(ps) == 0
-	out.HTML, out.Text, out.Ready, out.Problems = &b.HTML, &b.Text, &ready, problemsOut(ps)
+	out.HTML, out.Text, out.Ready, out.Problems = &b.HTML, &b.Text, len(ps) == 0, problemsOut(ps)
+	out.Recipients = st.Total
 	stats := statsOut(st)
 	out.Stats = &stats
 	return out, nil

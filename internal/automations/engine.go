@@ -421,7 +421,7 @@ func (s *Service) person(ctx context.Context, tx *store.Tx, r Run) (rules.Person
 	if err != nil {
 		return rules.Person{}, err
 	}
-	p := rules.Person{Email: c.Email, Attributes: c.Attributes, Tags: c.Tags, CreatedAt: c.CreatedAt}
+	p := rules.Person{Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, Attributes: c.Attributes, Tags: c.Tags, CreatedAt: c.CreatedAt}
 	if r.AudienceID != "" {
 		m, err := contacts.MemberIn(ctx, tx, r.AudienceID, r.ContactID)
 		if err != nil && !apierr.Is(err, "not_found") {

@@ -569,7 +569,7 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 // contact, m the membership within an audience).
 func peopleCols(inAudience bool, topic TopicRule) rules.Columns {
 	cols := rules.Columns{
-		Email: "c.email", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
+		Email: "c.email", FirstName: "c.first_name", LastName: "c.last_name", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
 		Suppressed: store.Expr{SQL: "(" + suppressions.SuppressedSQL("c.email", "c.workspace_id") + ")"},
 	}
 	if topic != nil {

@@ -61,6 +61,9 @@ func (p pred) describe() string {
 		return "whose email domain is " + q(p.str)
 	case kAttr:
 		name := "attribute " + q(p.attr)
+		if p.name {
+			name = strings.ReplaceAll(p.attr, "_", " ")
+		}
 		switch p.op {
 		case "exists":
 			return "who have the " + name

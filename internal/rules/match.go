@@ -11,6 +11,8 @@ import (
 // within an audience).
 type Person struct {
 	Email      string // normalized (lowercase)
+	FirstName  string
+	LastName   string
 	Attributes map[string]string
 	Tags       []string // lowercase
 	CreatedAt  time.Time
@@ -62,6 +64,9 @@ func (p pred) match(x Person, now int64) bool {
 		}
 	case kAttr:
 		v, ok := x.Attributes[p.attr]
+		if n := map[string]string{"first_name": x.FirstName, "last_name": x.LastName}[p.attr]; p.name && n != "" {
+			v, ok = n, true
+		}
 		switch p.op {
 		case "exists":
 			return ok

@@ -63,7 +63,8 @@ const (
 // pred is one checked rule: its field kind, op and typed value.
 type pred struct {
 	kind  kind
-	attr  string // attributes.<name>
+	attr  string // attributes.<name>, or first_name/last_name
+	name  bool   // first_name/last_name: the contact's field, else the attribute
 	op    string
 	str   string
 	strs  []string
@@ -91,6 +92,14 @@ var fields = map[string]kind{
 	"email": kEmail, "email_domain": kDomain, "tag": kTag, "topic": kTopic, "status": kStatus,
 	"joined_at": kJoined, "created_at": kCreated, "opened": kOpened, "clicked": kClicked, "suppressed": kSuppressed,
 }
+
+// Fields are the rule fields besides attributes.<name>, and Ops every op,
+// as the OpenAPI document lists them.
+var (
+	Fields = []string{"email", "email_domain", "first_name", "last_name", "tag", "topic", "status", "joined_at", "created_at", "opened", "clicked", "suppressed"}
+	Ops    = []string{"eq", "neq", "contains", "starts_with", "ends_with", "in", "gt", "lt", "exists", "not_exists", "has", "not_has",
+		"subscribed", "not_subscribed", "before", "after", "within_days", "not_within_days", "never"}
+)
 
 // MembershipStatuses are the values a status rule may name.
 var MembershipStatuses = []string{"subscribed", "unsubscribed", "pending", "cleaned"}
@@ -180,8 +189,11 @@ func parseRule(i int, r Rule, withAudience bool) (pred, error) {
 		}
 		k, ok, p.attr = kAttr, true, name
 	}
+	if r.Field == "first_name" || r.Field == "last_name" {
+		k, ok, p.attr, p.name = kAttr, true, r.Field, true
+	}
 	if !ok {
-		return p, bad(i, "unknown field %q; fields are email, email_domain, attributes.<name>, tag, topic, status, joined_at, created_at, opened, clicked, suppressed.", clip(r.Field))
+		return p, bad(i, "unknown field %q; fields are email, email_domain, first_name, last_name, attributes.<name>, tag, topic, status, joined_at, created_at, opened, clicked, suppressed.", clip(r.Field))
 	}
 	p.kind, p.op = k, r.Op
 	known := false

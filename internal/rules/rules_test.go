@@ -21,7 +21,7 @@ import (
 var (
 	locals   = []string{"ann", "bob", "o'hara", "zoë", "x%_y", "ann.smith"}
 	domains  = []string{"acme.com", "mail.acme.com", "example.org", "b.io"}
-	attrKeys = []string{"plan", "score", "city", `we"ird'; DROP TABLE contacts;--`, "a.b"}
+	attrKeys = []string{"plan", "score", "city", `we"ird'; DROP TABLE contacts;--`, "a.b", "first_name"}
 	attrVals = []string{"pro", "free", "10", "9", "-3.5", "1.5.2", "abc", "", "Ünï", "100", "2", ".5", "5.", "-"}
 	tagPool  = []string{"vip", "trial", "o'brien", "beta"}
 	statuses = []string{"subscribed", "unsubscribed", "pending", "cleaned"}
@@ -53,6 +53,9 @@ func randomRule(r *rand.Rand, now time.Time) rules.Rule {
 	case 2, 3:
 		op := pick(r, []string{"eq", "neq", "contains", "starts_with", "exists", "not_exists", "gt", "lt"})
 		f := "attributes." + pick(r, attrKeys)
+		if r.IntN(3) == 0 {
+			f = pick(r, []string{"first_name", "last_name"}) // the contact's name, else the attribute
+		}
 		if op == "exists" || op == "not_exists" {
 			return rules.Rule{Field: f, Op: op}
 		}
@@ -134,8 +137,9 @@ func TestSQLAndGoAgree(t *testing.T) {
 		id := fmt.Sprintf("ct_%04d", i)
 		aj, _ := json.Marshal(attrs)
 		tj, _ := json.Marshal(append([]string{}, tags...))
-		if _, err := db.Exec(ctx, `INSERT INTO contacts (id, workspace_id, email, attributes, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, ws, email, string(aj), string(tj), created.UnixMilli(), created.UnixMilli()); err != nil {
+		first, last := pick(r, attrVals), pick(r, attrVals)
+		if _, err := db.Exec(ctx, `INSERT INTO contacts (id, workspace_id, email, first_name, last_name, attributes, tags, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, ws, email, first, last, string(aj), string(tj), created.UnixMilli(), created.UnixMilli()); err != nil {
 			t.Fatal(err)
 		}
 		mj, _ := json.Marshal(mattrs)
@@ -152,7 +156,7 @@ func TestSQLAndGoAgree(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		people[id] = rules.Person{Email: email, Attributes: merged, Tags: tags, CreatedAt: created, Status: st, JoinedAt: joined.Truncate(time.Millisecond), Suppressed: sup}
+		people[id] = rules.Person{Email: email, FirstName: first, LastName: last, Attributes: merged, Tags: tags, CreatedAt: created, Status: st, JoinedAt: joined.Truncate(time.Millisecond), Suppressed: sup}
 	}
 	svc := contacts.New(db, clk)
 	checked := 0

@@ -31,7 +31,10 @@ type Columns struct {
 	// first that has a name gives its value (a membership's merge fields
 	// over the contact's attributes).
 	Attributes []string
-	Tags       string // JSON array of lowercase tags, as text
+	// FirstName and LastName are the contact's name columns: a name rule
+	// reads them, or the attribute of that name when empty.
+	FirstName, LastName string
+	Tags                string // JSON array of lowercase tags, as text
 	CreatedAt  string // unix ms
 	Status     string // membership status ("" outside an audience)
 	JoinedAt   string // membership created_at, unix ms
@@ -116,6 +119,9 @@ func (p pred) sql(d Dialect, c Columns, now int64) store.Expr {
 				parts = append(parts, ", ", d.JSONText(a, p.attr))
 			}
 			x = cat(append(parts, ")")...)
+		}
+		if n := map[string]string{"first_name": c.FirstName, "last_name": c.LastName}[p.attr]; p.name && n != "" {
+			x = cat("COALESCE(NULLIF(", col(n), ", ''), ", x, ")")
 		}
 		switch p.op {
 		case "exists":

@@ -35,9 +35,9 @@ type Columns struct {
 	// reads them, or the attribute of that name when empty.
 	FirstName, LastName string
 	Tags                string // JSON array of lowercase tags, as text
-	CreatedAt  string // unix ms
-	Status     string // membership status ("" outside an audience)
-	JoinedAt   string // membership created_at, unix ms
+	CreatedAt           string // unix ms
+	Status              string // membership status ("" outside an audience)
+	JoinedAt            string // membership created_at, unix ms
 	// Suppressed is a condition true when the person's address is
 	// suppressed for the workspace.
 	Suppressed store.Expr

@@ -45,6 +45,7 @@ func run() error {
 	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets as many slots)")
 	libc := flag.String("libcrypto", "auto", "MAILROOM_LIBCRYPTO: auto (RSA signatures by libcrypto where it loads) or off (crypto/rsa)")
 	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
+	footerRounds := flag.Int("footer-cost", 0, "instead: this many rounds of two broadcasts to the n members, personal links and footer on and off in turn, and their CPU per recipient compared")
 	flag.Parse()
 	ctx := context.Background()
 	defer benchload.StartCPUProfile(*profile)()
@@ -117,6 +118,9 @@ func run() error {
 		return fmt.Errorf("broadcast not ready: %v", bc["problems"])
 	}
 	fmt.Printf("html body %d bytes; peak RSS so far (loading the members) %d MB\n", len(html), procStatus()["VmHWM"]/1024)
+	if *footerRounds > 0 {
+		return footerCost(node, s, audID, html, *n, *footerRounds)
+	}
 	start, cpu0 := time.Now(), benchload.ProcessCPU()
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
@@ -157,6 +161,39 @@ func run() error {
 		st["VmHWM"]/1024, st["RssAnon"]/1024, st["RssFile"]/1024)
 	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", sent, p99.Round(time.Millisecond))
 	fmt.Printf("broadcast of %d: %d recipients at the sink in %v: %.0f recipients/s (target 1100/s)\n", *n, *n, elapsed.Round(time.Millisecond), rate)
+	return nil
+}
+
+// footerCost sends rounds pairs of broadcasts to the n members, one with
+// personal links (body links, footer, one-click headers) and one without,
+// in alternating order, and compares the process CPU per recipient: the
+// issue's ceiling is 5% more with them.
+func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, rounds int) error {
+	var cpu [2]time.Duration // [0] without, [1] with
+	for r := range rounds {
+		for _, on := range [][2]bool{{true, false}, {false, true}}[r%2] {
+			node.App.Broadcasts().SetPersonalLinks(on)
+			bc, err := node.Call("POST", "/v1/broadcasts", map[string]any{"from": "News <onboarding@mailroom.localhost>", "audience_id": audID,
+				"subject": "News for {{ first_name }}", "html": html})
+			if err != nil {
+				return err
+			}
+			target, c0 := s.Others.Load()+int64(n), benchload.ProcessCPU()
+			if _, err := node.Call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
+				return err
+			}
+			for s.Others.Load() < target {
+				time.Sleep(10 * time.Millisecond)
+			}
+			d := benchload.ProcessCPU() - c0
+			cpu[map[bool]int{false: 0, true: 1}[on]] += d
+			fmt.Printf("round %d, personal links %-5v: %.3f ms CPU per recipient\n", r+1, on, float64(d.Microseconds())/1000/float64(n))
+		}
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n*rounds) }
+	fmt.Printf("without personal links %.3f ms, with %.3f ms CPU per recipient\n", per(cpu[0]), per(cpu[1]))
+	fmt.Printf("footer and personal links: %+.1f%% CPU per recipient (%d rounds of %d, interleaved; ceiling +5%%)\n",
+		100*(per(cpu[1])/per(cpu[0])-1), rounds, n)
 	return nil
 }
 

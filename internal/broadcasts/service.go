@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -67,7 +68,15 @@ type Config struct {
 type Links struct{ Unsubscribe, Preferences, ListUnsubscribe string }
 
 // Service serves broadcasts and runs their fan-out.
-type Service struct{ c Config }
+type Service struct {
+	c       Config
+	noLinks atomic.Bool // SetPersonalLinks(false): bench/broadcast's baseline
+}
+
+// SetPersonalLinks turns personal links (and with them the footer and the
+// one-click headers) on or off for broadcasts rendered from now on;
+// bench/broadcast -footer-cost measures what they cost per recipient.
+func (s *Service) SetPersonalLinks(on bool) { s.noLinks.Store(!on) }
 
 // New builds the service.
 func New(c Config) *Service {
@@ -643,7 +652,7 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 // recipient's: each message has one recipient.
 func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string) (render.Output, map[string]string, error) {
 	var l Links
-	if s.c.Links != nil && email != "" {
+	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
 		l = s.c.Links(b.WorkspaceID, b.TopicID, email)
 		v[render.UnsubscribeURL], v[render.PreferencesURL] = l.Unsubscribe, l.Preferences
 	}

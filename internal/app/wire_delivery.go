@@ -72,6 +72,13 @@ func (a *App) wireDelivery(w *wiring) error {
 	// Return paths carry a MAC under a key of their own, so that only
 	// Mailroom's envelopes take bounces (docs/decisions.md).
 	verp := outbound.NewVERP(func(b []byte) []byte { return a.Box.MAC("verp", b) })
+	var optOut delivery.OptOut
+	if t := a.services.Topics; t != nil {
+		optOut = func(ws, topic, email string) delivery.PersonalLinks {
+			l := t.Links(ws, topic, email)
+			return delivery.PersonalLinks{ListUnsubscribe: l.ListUnsubscribe, Unsubscribe: l.Unsubscribe, Preferences: l.Preferences}
+		}
+	}
 	svc := delivery.New(delivery.Config{
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "delivery"),
 		Transport: transport, Keys: keys, ServiceDomain: cfg.ServiceDomain, VERP: verp,
@@ -82,7 +89,9 @@ func (a *App) wireDelivery(w *wiring) error {
 		},
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy, Meter: a.Meter,
+		OptOut: optOut,
 	})
+
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})
 	river.AddWorker(w.workers, &delivery.MarketingBatchWorker{Service: svc})

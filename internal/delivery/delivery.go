@@ -95,6 +95,9 @@ type Config struct {
 	// Sources chooses each message's source address (a workspace's
 	// dedicated IP, internal/policy); nil sends from the node's own.
 	Sources Sources
+	// OptOut gives each recipient of a topic send its own unsubscribe
+	// links; nil sends a topic send as one message with its stored headers.
+	OptOut OptOut
 }
 
 // Sources is what delivery asks the policy area before a transaction: the
@@ -139,6 +142,7 @@ type Service struct {
 	backoff        *backoff // receiving domains held back (per-destination shaping)
 	holds          *prometheus.CounterVec
 	links          *tracking.Links
+	optOut         OptOut
 	// transactional and marketing are the two lanes' bounds.
 	transactional, marketing lane
 }
@@ -169,7 +173,7 @@ func New(cfg Config) *Service {
 		cfg.Retry = DefaultRetrySchedule()
 	}
 	s := &Service{
-		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
+		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, optOut: cfg.OptOut, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(),
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -88,6 +88,7 @@ type email struct {
 	MessageID            string
 	Recipients           []Recipient
 	TemplateID           string // for analytics
+	TopicID              string // a topic send: each recipient gets its own message (personal.go)
 	Track                int    // tracking.TrackOpens | TrackClicks
 	CreatedAt            time.Time
 }
@@ -102,7 +103,7 @@ func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) 
 	}
 	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
 		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID,
-		TemplateID: o.TemplateID, Track: o.Track, CreatedAt: o.CreatedAt}
+		TemplateID: o.TemplateID, TopicID: o.TopicID, Track: o.Track, CreatedAt: o.CreatedAt}
 	for _, f := range []struct {
 		src string
 		dst any

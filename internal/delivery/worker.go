@@ -129,15 +129,21 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	for _, r := range rcpts {
 		retry = retry || r.Attempts > 0
 	}
-	l.builds <- struct{}{}
-	raw, err := s.message(ctx, e, now, retry)
-	<-l.builds
-	if err != nil {
-		var perm permanentError
-		if errors.As(err, &perm) {
-			return 0, s.fail(e, err.Error(), now)
+	// A topic send's recipients each get their own message (personal
+	// links), built as it is sent; any other email is built once.
+	personal := s.personal(e)
+	var raw []byte
+	if !personal {
+		l.builds <- struct{}{}
+		raw, err = s.message(ctx, e, now, retry)
+		<-l.builds
+		if err != nil {
+			var perm permanentError
+			if errors.As(err, &perm) {
+				return 0, s.fail(e, err.Error(), now)
+			}
+			return 0, err
 		}
-		return 0, err
 	}
 
 	err = s.writes.Do(ctx, func(tx *store.Tx) error {
@@ -168,19 +174,32 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 	}
 	started := time.Now()
-	res, sendErr := s.transport.Send(ctx, env, raw)
-	took := time.Since(started)
-	if sendErr != nil && ctx.Err() != nil {
-		// Cancelled mid-transaction (shutdown or job timeout): nothing is
-		// known about the recipients; the queue runs the job again.
-		return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, sendErr)
-	}
 	results := map[string]outbound.RcptResult{}
-	if res != nil {
-		for _, rr := range res.Rcpts {
-			results[rr.Rcpt] = rr
+	var sendErr error
+	var failed map[string]error // personal: each recipient's own transaction error
+	if personal {
+		if results, failed, err = s.sendEach(ctx, e, env, now, l); err != nil {
+			var perm permanentError
+			if errors.As(err, &perm) {
+				return 0, s.fail(e, err.Error(), now)
+			}
+			return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, err)
+		}
+	} else {
+		var res *outbound.Result
+		res, sendErr = s.transport.Send(ctx, env, raw)
+		if sendErr != nil && ctx.Err() != nil {
+			// Cancelled mid-transaction (shutdown or job timeout): nothing is
+			// known about the recipients; the queue runs the job again.
+			return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, sendErr)
+		}
+		if res != nil {
+			for _, rr := range res.Rcpts {
+				results[rr.Rcpt] = rr
+			}
 		}
 	}
+	took := time.Since(started)
 	byDomain := map[string][]outbound.RcptResult{}
 	for _, i := range owed {
 		r := &rcpts[i]
@@ -191,7 +210,11 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		if !ok {
 			// No per-recipient answer: the whole send failed before any
 			// server spoke (or the envelope was refused locally).
-			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(sendErr), Temporary: outbound.IsTemporary(sendErr), Stage: outbound.StageConnect}
+			err := sendErr
+			if personal {
+				err = failed[r.Email]
+			}
+			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(err), Temporary: outbound.IsTemporary(err), Stage: outbound.StageConnect}
 		}
 		d := domainOfAddr(r.Email)
 		byDomain[d] = append(byDomain[d], rr)

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"html/template"
 	"net/http"
+	"strings"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/topics"
@@ -32,6 +34,7 @@ a{color:#1d4ed8}
 <body><main>
 <h1>{{.Title}}</h1>
 {{if .Note}}<p class="note" role="status">{{.Note}}</p>{{end}}
+{{if .From}}<p>{{.From}}</p>{{end}}
 {{if .Text}}<p>{{.Text}}</p>{{end}}
 {{if .Prefs}}<form method="post">
 <input type="hidden" name="action" value="save">
@@ -43,17 +46,31 @@ a{color:#1d4ed8}
 <form method="post"><input type="hidden" name="action" value="unsubscribe_all">
 <button type="submit" class="secondary">Unsubscribe from all</button></form>
 {{end}}
-{{if .OneClick}}<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">
-<button type="submit">Unsubscribe</button></form>{{end}}
+{{if .OneClick}}<form method="post" data-scope="link"><input type="hidden" name="List-Unsubscribe" value="One-Click">
+<button type="submit">{{.OneClick}}</button></form>{{end}}
+{{if .Everything}}<form method="post" data-scope="everything"><input type="hidden" name="action" value="everything">
+<button type="submit" class="secondary">{{.Everything}}</button></form>{{end}}
 {{if .Manage}}<p><a href="{{.Manage}}">Manage all email preferences</a></p>{{end}}
 </main></body></html>
 `))
 
 type topicView struct {
 	Title, Text, Note string
+	Sender            string // whom the reader is leaving: the workspace's name
+	From              string // the sentence that names the sender
 	Prefs             []topics.Preference
-	OneClick          bool
+	OneClick          string // label of the button that does what the link says ("" for none)
+	Everything        string // label of "everything from this sender" ("" for none)
 	Manage            string // link to the preference page
+}
+
+// senderName is whom a hosted page names as the sender: the workspace's
+// name (there is no display name apart from it).
+func (h *handler) senderName(ctx context.Context, workspaceID string) string {
+	if w, err := h.d.Workspaces.Workspace(ctx, workspaceID); err == nil && strings.TrimSpace(w.Name) != "" {
+		return w.Name
+	}
+	return "this sender"
 }
 
 func renderTopicPage(w http.ResponseWriter, status int, v topicView) {
@@ -82,8 +99,10 @@ func readForm(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm() // a body that does not parse is an empty form
 }
 
-func (h *handler) showPreferences(w http.ResponseWriter, p topics.Page, note string) {
-	v := topicView{Title: "Email preferences", Note: note, Prefs: p.Preferences,
+func (h *handler) showPreferences(w http.ResponseWriter, r *http.Request, p topics.Page, note string) {
+	sender := h.senderName(r.Context(), p.WorkspaceID)
+	v := topicView{Title: "Email preferences", Note: note, Prefs: p.Preferences, Sender: sender,
+		From: "You are choosing which mail you receive from " + sender + ".",
 		Text: "Choose what " + p.Email + " receives."}
 	if len(p.Preferences) == 0 {
 		v.Text = "There is nothing to choose for " + p.Email + " at the moment."
@@ -97,7 +116,7 @@ func (h *handler) preferencePage(w http.ResponseWriter, r *http.Request) {
 		h.topicPageError(w, err)
 		return
 	}
-	h.showPreferences(w, p, "")
+	h.showPreferences(w, r, p, "")
 }
 
 func (h *handler) preferenceSubmit(w http.ResponseWriter, r *http.Request) {
@@ -116,16 +135,23 @@ func (h *handler) preferenceSubmit(w http.ResponseWriter, r *http.Request) {
 		h.topicPageError(w, err)
 		return
 	}
-	h.showPreferences(w, p, note)
+	h.showPreferences(w, r, p, note)
 }
 
-func (h *handler) unsubscribeView(p topics.Page) topicView {
-	what := "all of these emails"
+// unsubscribeView is the page of a one-click link: a topic's link offers
+// "only this topic" (the one-click form, as a mailbox provider posts it)
+// and "everything from this sender"; a link without a topic offers the one.
+func (h *handler) unsubscribeView(r *http.Request, p topics.Page) topicView {
+	sender := h.senderName(r.Context(), p.WorkspaceID)
+	v := topicView{Title: "Unsubscribe", Sender: sender, From: "You are unsubscribing from mail sent by " + sender + ".",
+		Text:     "Stop sending all email from " + sender + " to " + p.Email + "?",
+		OneClick: "Unsubscribe from everything from " + sender,
+		Manage:   h.d.Services.Topics.PreferenceURL(p.WorkspaceID, p.Email, h.d.Clock.Now().Add(topics.LinkTTL))}
 	if p.Topic != nil {
-		what = p.Topic.Name
+		v.Text = "Stop sending " + p.Topic.Name + " to " + p.Email + ", or everything from " + sender + "?"
+		v.OneClick, v.Everything = "Only "+p.Topic.Name, "Everything from "+sender
 	}
-	return topicView{Title: "Unsubscribe", Text: "Stop sending " + what + " to " + p.Email + "?", OneClick: true,
-		Manage: h.d.Services.Topics.PreferenceURL(p.WorkspaceID, p.Email, h.d.Clock.Now().Add(topics.LinkTTL))}
+	return v
 }
 
 func (h *handler) unsubscribePage(w http.ResponseWriter, r *http.Request) {
@@ -134,24 +160,36 @@ func (h *handler) unsubscribePage(w http.ResponseWriter, r *http.Request) {
 		h.topicPageError(w, err)
 		return
 	}
-	renderTopicPage(w, http.StatusOK, h.unsubscribeView(p))
+	renderTopicPage(w, http.StatusOK, h.unsubscribeView(r, p))
 }
 
 // unsubscribeOneClick is RFC 8058's POST (body List-Unsubscribe=One-Click,
-// sent by the mailbox provider) and the page's own button: it unsubscribes
-// and answers 200, with no cookie and no further step.
+// sent by the mailbox provider) and the page's buttons: it unsubscribes
+// from what the link names (its topic, or everything), or from everything
+// for the page's action=everything, and answers 200, with no cookie and no
+// further step.
 func (h *handler) unsubscribeOneClick(w http.ResponseWriter, r *http.Request) {
 	readForm(w, r)
-	p, err := h.d.Services.Topics.OneClick(r.Context(), r.PathValue("token"), topics.SourceOneClick)
+	everything := r.PostForm.Get("action") == "everything"
+	var p topics.Page
+	var err error
+	if everything {
+		p, err = h.d.Services.Topics.UnsubscribeEverything(r.Context(), r.PathValue("token"))
+	} else {
+		p, err = h.d.Services.Topics.OneClick(r.Context(), r.PathValue("token"), topics.SourceOneClick)
+	}
 	if err != nil {
 		h.topicPageError(w, err)
 		return
 	}
-	v := h.unsubscribeView(p)
-	v.Title, v.OneClick, v.Text = "Unsubscribed", false, ""
-	v.Note = "You will no longer receive all of these emails at " + p.Email + "."
-	if p.Topic != nil {
-		v.Note = "You will no longer receive " + p.Topic.Name + " at " + p.Email + "."
+	v := h.unsubscribeView(r, p)
+	v.Title, v.OneClick, v.Text = "Unsubscribed", "", ""
+	v.Note = "You will no longer receive any email from " + v.Sender + " at " + p.Email + "."
+	if p.Topic != nil && !everything {
+		// The reader may still leave everything from the sender.
+		v.Note = "You will no longer receive " + p.Topic.Name + " from " + v.Sender + " at " + p.Email + "."
+	} else {
+		v.Everything = ""
 	}
 	renderTopicPage(w, http.StatusOK, v)
 }

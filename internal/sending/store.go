@@ -586,6 +586,7 @@ type Outgoing struct {
 	TestMode                   bool
 	MessageID                  string
 	TemplateID                 string // for analytics
+	TopicID                    string // a topic send: each recipient gets its own links
 	Track                      int    // tracking.TrackOpens | TrackClicks
 	CreatedAt                  time.Time
 }
@@ -598,10 +599,10 @@ func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, e
 	var testMode int
 	var created int64
 	err := q.QueryRow(ctx, `SELECT e.id, e.workspace_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to, e.subject,
-		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, `+tracking.FlagsColumn+`, e.created_at
+		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, `+tracking.FlagsColumn+`, e.created_at
 		FROM emails e`+bodyJoin+` WHERE e.id = ?`, id).
 		Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
-			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.Track, &created)
+			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.TopicID, &o.Track, &created)
 	if err != nil {
 		return nil, err
 	}

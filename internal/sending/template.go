@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/render"
 )
 
 // withTemplate renders the published version of the send's template into
@@ -25,6 +26,13 @@ func (s *Service) withTemplate(ctx context.Context, workspaceID string, r *Reque
 		if err := dec.Decode(&vars); err != nil {
 			return apierr.BadRequest("invalid_template", "template has variables that cannot be read.")
 		}
+	}
+	if v.Topic != "" {
+		// Personal links are filled per recipient at delivery.
+		if vars == nil {
+			vars = map[string]any{}
+		}
+		vars[render.UnsubscribeURL], vars[render.PreferencesURL] = UnsubscribeURLMark, PreferencesURLMark
 	}
 	out, err := s.templates.ForSend(ctx, workspaceID, v.TemplateID, vars)
 	if err != nil {

@@ -15,6 +15,15 @@ import (
 // an id shorter still).
 const MaxTopicRef = 100
 
+// Until delivery, a topic send's body holds these marks where a template
+// says {{ unsubscribe_url }} and {{ preferences_url }}: the delivery engine
+// gives each recipient its own message with its own links in their place
+// (docs/decisions.md, "Topic sends to several recipients").
+const (
+	UnsubscribeURLMark = "{{unsubscribe_url}}"
+	PreferencesURLMark = "{{preferences_url}}"
+)
+
 // unsubscribeHeaders are written by the service on a send with a topic;
 // such a send may not carry its own.
 var unsubscribeHeaders = []string{"list-unsubscribe", "list-unsubscribe-post"}
@@ -53,7 +62,8 @@ type Topics interface {
 
 // withTopic checks the send's topic and adds its unsubscribe headers. Like
 // the template, it runs after the idempotency fingerprint, which covers the
-// topic as sent. The link names the first recipient.
+// topic as sent. The stored header names the first recipient; delivery
+// writes each recipient's own in its message.
 func (s *Service) withTopic(ctx context.Context, workspaceID string, v *Validated) error {
 	if s.topics == nil {
 		return apierr.New(apierr.StatusNotFound, "topic_not_found", "No topic %q on this workspace.", clip(v.Topic))

@@ -99,6 +99,22 @@ func (s *Service) OneClick(ctx context.Context, token, source string) (Page, err
 	return s.page(ctx, purposeUnsubscribe, token)
 }
 
+// UnsubscribeEverything is the unsubscribe page's "everything from this
+// sender": whatever topic the link names, the address is switched off
+// every topic and its memberships are unsubscribed, as "unsubscribe from
+// all" does. A mailbox provider's one-click never comes here.
+func (s *Service) UnsubscribeEverything(ctx context.Context, token string) (Page, error) {
+	l, err := s.open(purposeUnsubscribe, token)
+	if err != nil {
+		return Page{}, err
+	}
+	l.TopicID = ""
+	if err := s.unsubscribe(ctx, l, SourceUnsubscribePage); err != nil {
+		return Page{}, err
+	}
+	return s.page(ctx, purposeUnsubscribe, token)
+}
+
 func (s *Service) unsubscribe(ctx context.Context, l Link, source string) error {
 	if l.TopicID == "" {
 		_, err := s.SetPreference(ctx, l.WorkspaceID, l.Email, "", false, source)

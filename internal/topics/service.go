@@ -365,8 +365,8 @@ func (s *Service) unsubscribeContact(ctx context.Context, workspaceID, email str
 // it off (or never opted in to a topic that is off by default) 422
 // topic_opt_out, and nothing is sent. It answers the topic's id and the
 // headers the message carries: List-Unsubscribe (the one-click link and
-// the mailto, for the first recipient) and List-Unsubscribe-Post (RFC
-// 8058). A required topic cannot be switched off, so its mail carries no
+// the mailto, for the first recipient: delivery writes each recipient's
+// own in a message of its own) and List-Unsubscribe-Post (RFC 8058). A required topic cannot be switched off, so its mail carries no
 // unsubscribe headers.
 func (s *Service) ForSend(ctx context.Context, workspaceID, ref string, recipients []string) (string, map[string]string, error) {
 	t, emails, err := s.optedIn(ctx, s.db, workspaceID, ref, recipients)

@@ -23,10 +23,11 @@ const (
 
 // Sources of a preference row.
 const (
-	SourceAPI            = "api"
-	SourcePreferencePage = "preference_page"
-	SourceOneClick       = "one_click"
-	SourceMailto         = "mailto"
+	SourceAPI             = "api"
+	SourcePreferencePage  = "preference_page"
+	SourceOneClick        = "one_click"
+	SourceUnsubscribePage = "unsubscribe_page" // the page's "everything from this sender"
+	SourceMailto          = "mailto"
 )
 
 // Topic is one opt-out category.

@@ -155,8 +155,7 @@ func addFooter(out render.Output, l Links) render.Output {
 			f += ` · <a href="` + html.EscapeString(l.Preferences) + `">Email preferences</a>`
 		}
 		f += `</div>`
-		lower := strings.ToLower(out.HTML)
-		if i := strings.LastIndex(lower, "</body>"); i >= 0 {
+		if i := lastBodyClose(out.HTML); i >= 0 {
 			out.HTML = out.HTML[:i] + f + out.HTML[i:]
 		} else {
 			out.HTML += f
@@ -170,4 +169,15 @@ func addFooter(out render.Output, l Links) render.Output {
 		out.Text += t + "\n"
 	}
 	return out
+}
+
+// lastBodyClose is the index of the last "</body>" in any case, or -1,
+// without a lowered copy of the body for each recipient.
+func lastBodyClose(h string) int {
+	for i := strings.LastIndex(h, "</"); i >= 0; i = strings.LastIndex(h[:i], "</") {
+		if len(h)-i >= 7 && strings.EqualFold(h[i:i+7], "</body>") {
+			return i
+		}
+	}
+	return -1
 }

@@ -25,6 +25,7 @@ type StoredAttachment struct {
 	Filename    string `json:"filename"`
 	ContentType string `json:"content_type"`
 	Content     []byte `json:"content"`
+	ContentID   string `json:"content_id,omitempty"`
 }
 
 // emailRow is one row of the emails table. Address lists hold formatted
@@ -313,7 +314,7 @@ func outboundMessage(from Address, to, cc, bcc, replyTo []Address, subject, html
 		MessageID: messageID, Date: date,
 	}
 	for _, a := range atts {
-		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: a.Content})
+		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: a.Content, ContentID: a.ContentID})
 	}
 	return m
 }

@@ -1,13 +1,7 @@
 package sending
 
 import (
-	"context"
-	"errors"
 	"strings"
-	"time"
-
-	"mailroom/internal/outbound"
-	"mailroom/internal/store"
 )
 
 // maxMessageID bounds a client's Message-ID (RFC 5322 sets no limit; this
@@ -49,22 +43,4 @@ func dotAtom(s string) bool {
 		return false
 	}
 	return true
-}
-
-// claimMessageID records a client's Message-ID for email in the accepting
-// transaction and reports whether it is new to the workspace: not claimed
-// by another email, and not the Message-ID Mailroom gave one of its emails.
-func claimMessageID(ctx context.Context, tx *store.Tx, ws, messageID, emailID string, now time.Time) (bool, error) {
-	if id, ok := outbound.EmailIDOf(messageID); ok {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM emails WHERE id = ? AND workspace_id = ?`, id, ws).Scan(&one)
-		if err == nil {
-			return false, nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return false, err
-		}
-	}
-	return store.Changed(tx.Exec(ctx, `INSERT INTO email_message_ids (workspace_id, message_id, email_id, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (workspace_id, message_id) DO NOTHING`, ws, messageID, emailID, store.Millis(now)))
 }

@@ -3,10 +3,13 @@ package outbound
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/emersion/go-message"
 )
 
 // pyRead parses raw with Python's email package (policy=default, which
@@ -174,4 +177,50 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestInlineImages: an attachment with a Content-ID that the html shows as
+// cid: goes in multipart/related beside the alternative, inline with its
+// Content-ID (the message's top part when there are no files); one the
+// html does not show, or any without html, is an attachment.
+func TestInlineImages(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\nfake")
+	m := sampleMessage()
+	m.HTML = `<p>Hi <img src="cid:logo@acme.example"></p>`
+	m.Attachments = []Attachment{
+		{Filename: "logo.png", Data: png, ContentID: "logo@acme.example"},
+		{Filename: "unused.png", Data: png, ContentID: "unused@acme.example"},
+	}
+	raw, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := message.Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree []string
+	r.Walk(func(path []int, e *message.Entity, err error) error {
+		ct, _, _ := e.Header.ContentType()
+		disp, _, _ := e.Header.ContentDisposition()
+		tree = append(tree, fmt.Sprint(path, ct, " ", disp, " ", e.Header.Get("Content-ID")))
+		return err
+	})
+	want := []string{"[]multipart/mixed  ", "[0]multipart/related  ", "[0 0]multipart/alternative  ", "[0 0 0]text/plain inline ",
+		"[0 0 1]text/html inline ", "[0 1]image/png inline <logo@acme.example>", "[1]image/png attachment "}
+	if strings.Join(tree, "|") != strings.Join(want, "|") {
+		t.Fatalf("tree\n%s\nwant\n%s", strings.Join(tree, "\n"), strings.Join(want, "\n"))
+	}
+	m.Attachments = m.Attachments[:1]
+	if raw, err = Build(m); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := message.Read(bytes.NewReader(raw)); !strings.HasPrefix(h.Header.Get("Content-Type"), "multipart/related") {
+		t.Fatalf("top part %q", h.Header.Get("Content-Type"))
+	}
+	_, files, _, defects := pyRead(t, raw)
+	if len(defects) > 0 || len(files) != 1 || files[0] != "logo.png" {
+		t.Fatalf("python: files %v defects %v", files, defects)
+	}
 }

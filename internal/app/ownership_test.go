@@ -33,6 +33,7 @@ var owners = map[string]string{
 	"threads":              "inbound",
 	"emails":               "sending",
 	"idempotency_keys":     "sending",
+	"email_message_ids":    "sending",
 	"outbound_messages":    "delivery",
 	"events":               "events",
 	"suppressions":         "suppressions",

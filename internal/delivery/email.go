@@ -71,6 +71,7 @@ type storedAttachment struct {
 	ContentType   string `json:"content_type"`
 	ContentBase64 string `json:"content_base64"`
 	Content       []byte `json:"content"`
+	ContentID     string `json:"content_id,omitempty"` // an inline image the html shows with cid:
 }
 
 // email is the row the deliver job works from.
@@ -157,8 +158,14 @@ func (e *email) fromDomain() string {
 	return ""
 }
 
-// messageID is the one given at acceptance (outbound.MessageIDFor).
-func (e *email) messageID() string { return outbound.MessageIDFor(e.ID, e.fromDomain()) }
+// messageID is the one given at acceptance: outbound.MessageIDFor, or the
+// client's own that a submission kept.
+func (e *email) messageID() string {
+	if e.MessageID != "" {
+		return e.MessageID
+	}
+	return outbound.MessageIDFor(e.ID, e.fromDomain())
+}
 
 // mailClass is the Feedback-ID's mail type: marketing when the message
 // carries unsubscribe headers (broadcasts, topic sends), else
@@ -197,7 +204,7 @@ func (e *email) build(now time.Time, senderID string) (*outbound.Message, error)
 				return nil, fmt.Errorf("attachment %d: %w", i, err)
 			}
 		}
-		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: data})
+		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: data, ContentID: a.ContentID})
 	}
 	return &m, nil
 }

@@ -49,6 +49,7 @@ type Compose struct {
 	SendAt           string
 
 	asMailbox string // a forward goes out from the forwarded message's mailbox
+	text      string // the text part when the body as written is not it (an inline forward's escaped headers)
 }
 
 // Sent is the outcome of a compose: sent now (200) with the stored sent
@@ -116,6 +117,9 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	html, text, err := s.renderer.Render(req.Body)
 	if err != nil {
 		return nil, apierr.InvalidRequest("body could not be rendered: %s.", err)
+	}
+	if req.text != "" {
+		text = plainText(req.text)
 	}
 	from := mbx.Address
 	if mbx.Name != "" {

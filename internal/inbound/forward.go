@@ -92,11 +92,15 @@ func (s *Service) Forward(ctx context.Context, rd Reader, c sending.Caller, id s
 		}
 		return s.Send(ctx, rd, c, req)
 	}
-	var b strings.Builder
+	// b is the markdown body (the quoted headers escaped, so an address's
+	// <> is not read as html), t the text part (the same, unescaped).
+	var b, t strings.Builder
 	if strings.TrimSpace(body) != "" {
 		b.WriteString(body + "\n\n")
+		t.WriteString(body + "\n\n")
 	}
 	b.WriteString("---------- Forwarded message ----------\n\n")
+	t.WriteString("---------- Forwarded message ----------\n\n")
 	from := orig.FromAddr
 	if from == "" {
 		from = orig.From
@@ -107,14 +111,17 @@ func (s *Service) Forward(ctx context.Context, rd Reader, c sending.Caller, id s
 	for _, f := range [][2]string{{"From", from}, {"Date", orig.Date}, {"Subject", orig.Subject}, {"To", strings.Join(orig.To, ", ")}, {"Cc", strings.Join(orig.Cc, ", ")}} {
 		if f[1] != "" {
 			b.WriteString(f[0] + ": " + escapeMarkdown(f[1]) + "  \n")
+			t.WriteString(f[0] + ": " + f[1] + "\n")
 		}
 	}
 	b.WriteString("\n")
+	t.WriteString("\n")
 	text := searchBody(orig) // the text part, or the html as text
 	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
 		b.WriteString("> " + line + "\n")
+		t.WriteString("> " + line + "\n")
 	}
-	req.Body = b.String()
+	req.Body, req.text = b.String(), t.String()
 	return s.Send(ctx, rd, c, req)
 }
 

@@ -1,10 +1,16 @@
 package inbound_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
+	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/scenario"
+	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
 )
 
@@ -55,4 +61,64 @@ func TestReplyAllAndForward(t *testing.T) {
 			Body: map[string]any{"to": []any{"delivered@mailroom.test"}, "mode": "sideways"}},
 		sc{Name: "forward needs to", Method: "POST", Path: "/v1/messages/{orig}/forward", Status: 400, Code: "invalid_request", Body: map[string]any{}},
 	)
+}
+
+// TestInlineForwardTextPart: the text part of an inline forward quotes the
+// original's headers as they are, without the markdown escapes its html
+// source needs (no `\<addr\>`); the delivered message, read by Python's
+// email parser, shows them so, and its html part the address too.
+func TestInlineForwardTextPart(t *testing.T) {
+	dns := dnstest.Start(t)
+	sink := smtpsink.Start(t)
+	dns.AddMX("example.com", "mx.rcpt.example", 10) // the owner's address, which the sandbox mailbox reaches
+	a, inbox := startSMTP(t, testapp.WithMX(dns, sink))
+	raw := "From: Ann Example <ann_smith@rcpt.example>\r\nTo: " + inbox + "\r\nSubject: Plans *soon*\r\n" +
+		"Date: Tue, 24 Nov 2026 10:00:00 +0000\r\nMessage-ID: <p2@rcpt.example>\r\n\r\nLet us meet on Friday.\r\n"
+	if err := send(t, a.SMTPAddr(), "ann_smith@rcpt.example", []string{inbox}, raw); err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Messages []struct{ ID string } `json:"messages"`
+	}
+	a.Do("GET", "/v1/messages", nil).Decode(t, &list)
+	if r := a.Do("POST", "/v1/messages/"+list.Messages[0].ID+"/forward", map[string]any{"to": []string{"owner@example.com"}, "body": "FYI"}); r.Status != 200 {
+		t.Fatalf("forward: %d %s", r.Status, r.Body)
+	}
+	msgs := sink.WaitFor(1, 15*time.Second)
+	if len(msgs) != 1 {
+		t.Fatalf("sink got %d messages", len(msgs))
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	cmd := exec.Command(py, "-c", `import email, json, sys
+from email import policy
+m = email.message_from_bytes(sys.stdin.buffer.read(), policy=policy.default)
+print(json.dumps({"text": m.get_body(("plain",)).get_content(), "html": m.get_body(("html",)).get_content(),
+    "defects": [type(d).__name__ for p in m.walk() for d in p.defects]}))`)
+	cmd.Stdin = bytes.NewReader(msgs[0].Data)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3: %v %s", err, out)
+	}
+	var got struct {
+		Text, HTML string
+		Defects    []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("python3 said %s", out)
+	}
+	got.Text = strings.ReplaceAll(got.Text, "\r\n", "\n")
+	for _, want := range []string{"FYI", "From: Ann Example <ann_smith@rcpt.example>\n", "Subject: Plans *soon*\n", "> Let us meet on Friday."} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("text part lacks %q:\n%s", want, got.Text)
+		}
+	}
+	if strings.Contains(got.Text, `\`) || len(got.Defects) > 0 {
+		t.Errorf("text part has an escape, or defects %v:\n%s", got.Defects, got.Text)
+	}
+	if !strings.Contains(got.HTML, "Ann Example &lt;ann_smith@rcpt.example&gt;") || !strings.Contains(got.HTML, "Plans *soon*") {
+		t.Errorf("html part:\n%s", got.HTML)
+	}
 }

@@ -33,11 +33,17 @@ func newBodyRenderer() *bodyRenderer {
 // Render returns the html and text parts of body: the text part is the
 // body as written (markdown reads as text), with CRLF and CR made LF.
 func (r *bodyRenderer) Render(body string) (htmlPart, textPart string, err error) {
-	text := strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n")
-	text = strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "\uFFFD")
+	text := plainText(body)
 	var b bytes.Buffer
 	if err := r.md.Convert([]byte(text), &b); err != nil {
 		return "", "", err
 	}
 	return r.policy.Sanitize(b.String()), text, nil
+}
+
+// plainText is body as a text part: CRLF and CR made LF, NUL dropped,
+// invalid UTF-8 replaced.
+func plainText(body string) string {
+	text := strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n")
+	return strings.ToValidUTF8(strings.ReplaceAll(text, "\x00", ""), "\uFFFD")
 }

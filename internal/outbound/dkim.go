@@ -27,10 +27,12 @@ var overSigned = []string{"From", "Subject", "Date", "To", "Message-ID", "Reply-
 
 // signedWhenPresent are covered as often as they appear: the unsubscribe
 // headers (RFC 8058 section 4 requires List-Unsubscribe and
-// List-Unsubscribe-Post to be signed), Gmail's Feedback-ID, the addressing
-// fields and the MIME fields, so a relay cannot swap the body structure.
+// List-Unsubscribe-Post to be signed) and the other list fields (RFC 2369,
+// RFC 2919), Gmail's Feedback-ID, the Sender and the MIME fields, so a
+// relay cannot swap the body structure.
 var signedWhenPresent = []string{
 	"Sender", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id",
+	"List-Help", "List-Subscribe", "List-Post", "List-Owner", "List-Archive",
 	"Feedback-ID", "MIME-Version", "Content-Type", "Content-Transfer-Encoding",
 	"In-Reply-To", "References",
 }

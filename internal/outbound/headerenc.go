@@ -17,10 +17,12 @@ const lineLimit = 76
 // words are joined by CRLF SP so that no line, the first one included
 // (which carries "Key: "), is longer than lineLimit. A value that is
 // printable ASCII is returned unchanged (the header writer folds it at
-// spaces). Q encoding is used unless the text is mostly non-ASCII, where B
+// spaces) unless a word of it is too long for any line: the writer would
+// split it with a space, so it is encoded instead (the space between two
+// encoded words is not part of the text, RFC 2047 §6.2). Q encoding is used unless the text is mostly non-ASCII, where B
 // is shorter.
 func encodedWords(key, value string) string {
-	if !needsEncoding(value) {
+	if !needsEncoding(value) && !longWord(value, 998-len(key)-4) {
 		return value
 	}
 	useB := nonASCII(value)*3 > len(value)
@@ -116,6 +118,20 @@ func needsEncoding(s string) bool {
 	return strings.Contains(s, "=?")
 }
 
+// longWord reports whether s has a run of more than max characters
+// without a space or tab.
+func longWord(s string, max int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			run = 0
+		} else if run++; run > max {
+			return true
+		}
+	}
+	return false
+}
+
 func nonASCII(s string) int {
 	n := 0
 	for i := 0; i < len(s); i++ {
@@ -194,23 +210,27 @@ func attachmentParams(value string, params map[string]string, param, filename st
 	if !needsEncoding(filename) && !strings.ContainsAny(filename, "\"\\") && len(filename) < 60 {
 		return base + ";\r\n " + param + "=\"" + filename + "\""
 	}
-	enc := pctEncode(filename)
 	const room = lineLimit - 16 // " name*12*=" plus ';' and margin
 	var b strings.Builder
 	b.WriteString(base)
-	for i := 0; enc != ""; i++ {
-		prefix := ""
-		if i == 0 {
-			prefix = "utf-8''"
-		}
-		n := min(len(enc), room-len(prefix))
-		// Never split a %XX triplet.
-		if j := strings.LastIndexByte(enc[:n], '%'); j >= 0 && j > n-3 && n < len(enc) {
-			n = j
-		}
-		b.WriteString(";\r\n " + param + "*" + itoa(i) + "*=" + prefix + enc[:n])
-		enc = enc[n:]
+	// Split between characters, never inside one: Python's reader decodes
+	// each continuation on its own and reports a split character as a defect.
+	prefix, chunk, n := "utf-8''", "", 0
+	flush := func() {
+		b.WriteString(";\r\n " + param + "*" + itoa(n) + "*=" + prefix + chunk)
+		prefix, chunk = "", ""
+		n++
 	}
+	for rest := filename; rest != ""; {
+		_, w := utf8.DecodeRuneInString(rest)
+		enc := pctEncode(rest[:w])
+		rest = rest[w:]
+		if chunk != "" && len(prefix)+len(chunk)+len(enc) > room {
+			flush()
+		}
+		chunk += enc
+	}
+	flush()
 	return b.String()
 }
 

@@ -72,6 +72,9 @@ func HTMLToText(src string) string {
 						t.pendingSpace = true
 						t.word([]byte("<"+href+">"), false)
 					}
+					// Punctuation right after the link stays attached ("link <href>.",
+					// not "link <href> ."); a word still gets its space.
+					t.pendingSpace, t.afterLink = false, true
 				}
 			}
 		}
@@ -85,6 +88,7 @@ type textWriter struct {
 	trailingNL   int  // newlines at the end of b
 	pendingSpace bool // a space separates the next word from the previous
 	linkText     []byte
+	afterLink    bool // a link just ended: a word (not punctuation) after it needs a space
 }
 
 // text writes the words of s (the tokenizer's buffer, read in place);
@@ -138,6 +142,11 @@ func (t *textWriter) text(s []byte, inLink bool) {
 var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
 
 func (t *textWriter) word(w []byte, inLink bool) {
+	if t.afterLink {
+		t.afterLink = false
+		r, _ := utf8.DecodeRune(w)
+		t.pendingSpace = t.pendingSpace || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
 	if t.pendingSpace && t.b.Len() > 0 && t.trailingNL == 0 {
 		t.b.WriteByte(' ')
 	}

@@ -32,6 +32,9 @@ type Attachment struct {
 	// empty.
 	ContentType string
 	Data        []byte
+	// ContentID makes it an inline image of the HTML (which shows it as
+	// cid:<ContentID>): it goes in a multipart/related beside the HTML.
+	ContentID string
 }
 
 // Message is everything Build needs to produce an RFC 5322 message.
@@ -111,7 +114,8 @@ func NewMessageID(domain string) string {
 
 // Build assembles m into wire bytes with CRLF line endings: text/plain alone,
 // multipart/alternative when there is HTML (a plain part is derived from the
-// HTML when Text is empty), wrapped in multipart/mixed when there are
+// HTML when Text is empty), in multipart/related with the inline images
+// when there are any (RFC 2387), wrapped in multipart/mixed when there are
 // attachments.
 func Build(m *Message) ([]byte, error) {
 	if err := validate(m); err != nil {
@@ -127,6 +131,12 @@ func Build(m *Message) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(m.HTML) + 2*len(text) + 1024 + attachmentsSize(m.Attachments))
+	if inline, files := splitInline(m); len(inline) > 0 {
+		if err := buildRelated(&buf, h, text, m.HTML, inline, files); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
 	if len(m.Attachments) == 0 {
 		if m.HTML == "" {
 			w, err := mail.CreateSingleInlineWriter(&buf, withTextType(h, text))
@@ -249,7 +259,7 @@ func validate(m *Message) error {
 		}
 	}
 	for _, a := range m.Attachments {
-		check = append(check, a.Filename, a.ContentType)
+		check = append(check, a.Filename, a.ContentType, a.ContentID)
 	}
 	for _, s := range check {
 		if strings.ContainsAny(s, "\r\n") {
@@ -362,6 +372,23 @@ func writeAlternatives(iw *mail.InlineWriter, text, html string) error {
 }
 
 func writeAttachment(mw *mail.Writer, a Attachment) error {
+	h, err := partHeader(a, "attachment")
+	if err != nil {
+		return err
+	}
+	w, err := mw.CreateAttachment(mail.AttachmentHeader{Header: h})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(a.Data); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// partHeader is the header of a file's part: its type (sniffed when not
+// given) and name, disposition (attachment or inline), transfer encoding.
+func partHeader(a Attachment, disposition string) (message.Header, error) {
 	ct := a.ContentType
 	if ct == "" {
 		ct = mime.TypeByExtension(strings.ToLower(path.Ext(a.Filename)))
@@ -371,33 +398,27 @@ func writeAttachment(mw *mail.Writer, a Attachment) error {
 	}
 	typ, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return fmt.Errorf("outbound: attachment %q: content type %q: %w", a.Filename, ct, err)
+		return message.Header{}, fmt.Errorf("outbound: attachment %q: content type %q: %w", a.Filename, ct, err)
 	}
-	var ah mail.AttachmentHeader
+	var ah message.Header
 	delete(params, "name")
 	setField(&ah, "Content-Type", attachmentParams(typ, params, "name", a.Filename))
 	if a.Filename != "" {
-		setField(&ah, "Content-Disposition", attachmentParams("attachment", nil, "filename", a.Filename))
+		setField(&ah, "Content-Disposition", attachmentParams(disposition, nil, "filename", a.Filename))
 	} else {
-		ah.Set("Content-Disposition", "attachment")
+		ah.Set("Content-Disposition", disposition)
 	}
+	cte := "base64"
 	if strings.HasPrefix(typ, "message/") {
 		// RFC 2046 §5.2.1: a message/rfc822 part is never base64 (readers
 		// take it for garbage): 7bit when it is, else 8bit.
-		cte := "7bit"
+		cte = "7bit"
 		if !sevenBit(strings.ReplaceAll(string(a.Data), "\r\n", "\n")) {
 			cte = "8bit"
 		}
-		ah.Set("Content-Transfer-Encoding", cte)
 	}
-	w, err := mw.CreateAttachment(ah)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(a.Data); err != nil {
-		return err
-	}
-	return w.Close()
+	ah.Set("Content-Transfer-Encoding", cte)
+	return ah, nil
 }
 
 func writeClose(w io.WriteCloser, s string) error {

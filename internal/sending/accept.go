@@ -57,6 +57,8 @@ type booking struct {
 	key     string                                                     // idempotency key reserved in memory ("" if none)
 	ticket  *policy.Ticket                                             // what the policy counted, undone if not booked
 	inTx    func(ctx context.Context, tx *store.Tx, out Outcome) error // SendOptions.InTx
+	// ownMessageID is the client's valid Message-ID, claimed in the commit.
+	ownMessageID string
 
 	// Set inside the transaction (possibly twice; see writeOp).
 	outcome Outcome
@@ -75,6 +77,10 @@ type SendOptions struct {
 	// shared batch rolled back, then alone), so it must only set state it
 	// fully overwrites.
 	InTx func(ctx context.Context, tx *store.Tx, out Outcome) error
+	// MessageID is the client's own Message-ID (SMTP submission): the
+	// email keeps it when it is a valid msg-id new to the workspace, else
+	// gets one minted as any send does (docs/decisions.md).
+	MessageID string
 }
 
 // Send books one email from a raw JSON send request.
@@ -84,7 +90,7 @@ func (s *Service) Send(ctx context.Context, c Caller, raw []byte) (Outcome, erro
 
 // SendWith is Send with options from outside the body.
 func (s *Service) SendWith(ctx context.Context, c Caller, raw []byte, o SendOptions) (Outcome, error) {
-	res, err := s.book(ctx, c, []json.RawMessage{raw}, []string{o.IdempotencyKey}, false, o.InTx)
+	res, err := s.book(ctx, c, []json.RawMessage{raw}, []string{o.IdempotencyKey}, false, o)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -118,7 +124,7 @@ func (s *Service) SendBatchWith(ctx context.Context, c Caller, raws []json.RawMe
 			keys[i] = o.IdempotencyKey + "/" + strconv.Itoa(i)
 		}
 	}
-	return s.book(ctx, c, raws, keys, true, nil)
+	return s.book(ctx, c, raws, keys, true, SendOptions{})
 }
 
 // workspaceInfo is what policy needs from the workspace row.
@@ -140,7 +146,8 @@ func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, err
 // was booked.
 // keys[i] is entry i's idempotency key from outside its body, or "";
 // batch says the keys were derived from a batch's key.
-func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, keys []string, batch bool, inTx func(context.Context, *store.Tx, Outcome) error) ([]Result, error) {
+// o's InTx and MessageID apply to every entry (callers give them for one).
+func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, keys []string, batch bool, o SendOptions) ([]Result, error) {
 	out := make([]Result, len(raws))
 	now := s.clock.Now().UTC()
 	var ws *workspaceInfo
@@ -158,7 +165,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			out[i].Err = wsErr
 			continue
 		}
-		b, replay, err := s.prepare(ctx, c, ws, raw, keys[i], batch, now)
+		b, replay, err := s.prepare(ctx, c, ws, raw, keys[i], batch, o.MessageID, now)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -167,7 +174,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			out[i].Outcome = *replay
 			continue
 		}
-		b.inTx = inTx
+		b.inTx = o.InTx
 		bookings[i] = b
 	}
 	waits := make([]<-chan error, len(raws))
@@ -246,7 +253,9 @@ func (s *Service) confirmKey(ctx context.Context, c Caller, bookings []*booking,
 // outcome for a known idempotency key, or a booking ready to commit.
 // headerKey is the idempotency key from outside the body ("" for none); in
 // a batch (derived) an entry's own key takes precedence over it.
-func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, headerKey string, batch bool, now time.Time) (*booking, *Outcome, error) {
+// ownID is the client's Message-ID, kept when valid (and, in the commit,
+// new to the workspace).
+func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, headerKey string, batch bool, ownID string, now time.Time) (*booking, *Outcome, error) {
 	req, err := DecodeRequest(raw)
 	if err != nil {
 		return nil, nil, err
@@ -297,6 +306,9 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 	if err != nil {
 		release()
 		return nil, nil, err
+	}
+	if validMessageID(ownID) {
+		row.MessageID, b.ownMessageID = ownID, ownID
 	}
 	if err := checkSize(v, row, now); err != nil {
 		release()
@@ -434,6 +446,11 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 			}
 		}
 		e := b.row
+		if b.ownMessageID != "" {
+			if err := s.ownMessageID(ctx, tx, b); err != nil {
+				return err
+			}
+		}
 		out := Outcome{HTTPStatus: apierr.StatusOK, ID: e.ID, Status: StatusQueued}
 		if e.Status == StatusScheduled {
 			out.HTTPStatus, out.Status, out.ScheduledAt = apierr.StatusAccepted, StatusScheduled, *e.ScheduledAt
@@ -478,6 +495,26 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		b.outcome = out
 		return nil
 	}
+}
+
+// ownMessageID keeps the client's Message-ID on the booking when the
+// workspace has not used it, else mints one (a run may follow a rolled-back
+// one, so each run starts from the client's).
+func (s *Service) ownMessageID(ctx context.Context, tx *store.Tx, b *booking) error {
+	e := b.row
+	id := b.ownMessageID
+	fresh, err := claimMessageID(ctx, tx, e.WorkspaceID, id, e.ID, e.CreatedAt)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		id = outbound.MessageIDFor(e.ID, domainOf(b.v.From.Email))
+	}
+	if e.MessageID != id {
+		e.MessageID = id
+		b.args, b.body = e.insertArgs()
+	}
+	return nil
 }
 
 // enqueueWork hands a queued email to what carries it forward: the delivery
@@ -525,7 +562,7 @@ func (s *Service) newRow(c Caller, v *Validated, now time.Time) (*emailRow, erro
 		e.Recipients = append(e.Recipients, strings.ToLower(r.Email))
 	}
 	for _, a := range v.Attachments {
-		e.Attachments = append(e.Attachments, StoredAttachment{Filename: a.Filename, ContentType: a.ContentType, Content: a.Content})
+		e.Attachments = append(e.Attachments, StoredAttachment{Filename: a.Filename, ContentType: a.ContentType, Content: a.Content, ContentID: a.ContentID})
 	}
 	if v.SendAt != nil {
 		t := v.SendAt.UTC()

@@ -22,6 +22,7 @@ type AttachmentIn struct {
 	Filename      string
 	ContentBase64 string
 	ContentType   string
+	ContentID     string // content_id: an inline image the html shows as cid:<id>
 }
 
 // Attachment is a decoded attachment ready for MIME assembly.
@@ -29,6 +30,7 @@ type Attachment struct {
 	Filename    string
 	ContentType string // always set; guessed from the extension when omitted
 	Content     []byte
+	ContentID   string // "" for an attachment; else an inline image (multipart/related)
 }
 
 // DecodeAttachments checks and decodes the caller's attachments. It returns
@@ -100,7 +102,11 @@ func decodeAttachment(i int, a AttachmentIn) (Attachment, error) {
 		}
 		ct = formatted
 	}
-	return Attachment{Filename: name, ContentType: ct, Content: content}, nil
+	cid := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(a.ContentID), "<"), ">")
+	if a.ContentID != "" && !validContentID(cid) {
+		return Attachment{}, attErr(i, "content_id must be 1 to 250 printable ASCII characters without spaces, <, > or quotes")
+	}
+	return Attachment{Filename: name, ContentType: ct, Content: content, ContentID: cid}, nil
 }
 
 // base64Length counts the characters that carry data, so that line breaks
@@ -186,4 +192,18 @@ func contentTypeFor(filename string) string {
 
 func attErr(i int, format string, args ...any) error {
 	return apierr.BadRequest("invalid_attachment", "attachments[%d]: %s.", i, fmt.Sprintf(format, args...))
+}
+
+// validContentID reports whether id can be written as a Content-ID
+// (RFC 2392: <id> in a header, cid:id in the html) as it is.
+func validContentID(id string) bool {
+	if id == "" || len(id) > 250 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c > '~' || strings.IndexByte(`<>"\()`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -46,6 +46,10 @@ func TestDecodeAttachments(t *testing.T) {
 		{name: "bad content type", in: AttachmentIn{Filename: "a.txt", ContentBase64: std, ContentType: "pdf"}, code: "invalid_attachment"},
 		{name: "content type with newline", in: AttachmentIn{Filename: "a.txt", ContentBase64: std, ContentType: "text/plain\r\nX: y"}, code: "invalid_attachment"},
 		{name: "multipart content type", in: AttachmentIn{Filename: "a.txt", ContentBase64: std, ContentType: "multipart/mixed; boundary=x"}, code: "invalid_attachment"},
+		{name: "content id", in: AttachmentIn{Filename: "logo.png", ContentBase64: std, ContentID: "<logo.1@acme.example>"}, wantType: "image/png"},
+		{name: "content id with a space", in: AttachmentIn{Filename: "logo.png", ContentBase64: std, ContentID: "logo 1"}, code: "invalid_attachment"},
+		{name: "content id with CRLF", in: AttachmentIn{Filename: "logo.png", ContentBase64: std, ContentID: "a\r\nX: y"}, code: "invalid_attachment"},
+		{name: "blank content id", in: AttachmentIn{Filename: "logo.png", ContentBase64: std, ContentID: " <> "}, code: "invalid_attachment"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +66,9 @@ func TestDecodeAttachments(t *testing.T) {
 			}
 			if !bytes.Equal(got[0].Content, payload) || got[0].ContentType != tt.wantType {
 				t.Fatalf("got %q %q, want %q %q", got[0].Content, got[0].ContentType, payload, tt.wantType)
+			}
+			if tt.in.ContentID != "" && got[0].ContentID != "logo.1@acme.example" {
+				t.Fatalf("content id %q", got[0].ContentID)
 			}
 			if total != base64Length(tt.in.ContentBase64) {
 				t.Fatalf("total %d", total)

@@ -278,6 +278,9 @@ func (d *decoder) attachments(name string) []AttachmentIn {
 		} else if s := sub.str("contentType"); s != nil { // the Resend Node SDK's spelling
 			a.ContentType = *s
 		}
+		if s := sub.str("content_id"); s != nil { // Resend's inline image
+			a.ContentID = *s
+		}
 		if sub.err != nil {
 			e, _ := apierr.As(sub.err)
 			d.fail("%s[%d].%s", name, i, e.Message)
@@ -593,6 +596,7 @@ func (v *Validated) Fingerprint() string {
 		Filename    string `json:"f"`
 		ContentType string `json:"t"`
 		SHA256      string `json:"h"`
+		ContentID   string `json:"c,omitempty"` // omitted when empty: earlier fingerprints stay valid
 	}
 	type canon struct {
 		From        string            `json:"from"`
@@ -626,7 +630,7 @@ func (v *Validated) Fingerprint() string {
 	}
 	for _, a := range v.Attachments {
 		sum := sha256.Sum256(a.Content)
-		c.Attachments = append(c.Attachments, att{a.Filename, a.ContentType, hex.EncodeToString(sum[:])})
+		c.Attachments = append(c.Attachments, att{a.Filename, a.ContentType, hex.EncodeToString(sum[:]), a.ContentID})
 	}
 	b, _ := json.Marshal(c) // plain strings and maps: cannot fail
 	sum := sha256.Sum256(b)

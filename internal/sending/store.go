@@ -25,6 +25,7 @@ type StoredAttachment struct {
 	Filename    string `json:"filename"`
 	ContentType string `json:"content_type"`
 	Content     []byte `json:"content"`
+	ContentID   string `json:"content_id,omitempty"`
 }
 
 // emailRow is one row of the emails table. Address lists hold formatted
@@ -313,7 +314,7 @@ func outboundMessage(from Address, to, cc, bcc, replyTo []Address, subject, html
 		MessageID: messageID, Date: date,
 	}
 	for _, a := range atts {
-		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: a.Content})
+		m.Attachments = append(m.Attachments, outbound.Attachment{Filename: a.Filename, ContentType: a.ContentType, Data: a.Content, ContentID: a.ContentID})
 	}
 	return m
 }
@@ -700,4 +701,22 @@ func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int)
 		return 0, err
 	}
 	return int64(len(apart) + len(inline)), nil
+}
+
+// claimMessageID records a client's Message-ID for email in the accepting
+// transaction and reports whether it is new to the workspace: not claimed
+// by another email, and not the Message-ID Mailroom gave one of its emails.
+func claimMessageID(ctx context.Context, tx *store.Tx, ws, messageID, emailID string, now time.Time) (bool, error) {
+	if id, ok := outbound.EmailIDOf(messageID); ok {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM emails WHERE id = ? AND workspace_id = ?`, id, ws).Scan(&one)
+		if err == nil {
+			return false, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+	}
+	return store.Changed(tx.Exec(ctx, `INSERT INTO email_message_ids (workspace_id, message_id, email_id, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (workspace_id, message_id) DO NOTHING`, ws, messageID, emailID, store.Millis(now)))
 }

@@ -15,6 +15,7 @@ const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	HeaderTags           = "X-Mailroom-Tags"    // "key=value, key2=value2"
 	HeaderSendAt         = "X-Mailroom-Send-At" // as send_at: RFC 3339 or "in 10 min"
+	HeaderTopic          = "X-Mailroom-Topic"   // as topic: a topic key or id (one-click unsubscribe)
 )
 
 // sendRequest is the JSON send request a submitted message stands for; the
@@ -32,24 +33,35 @@ type sendRequest struct {
 	Attachments []attachment      `json:"attachments,omitempty"`
 	Tags        map[string]string `json:"tags,omitempty"`
 	SendAt      *string           `json:"send_at,omitempty"`
+	Topic       *string           `json:"topic,omitempty"`
 }
 
 type attachment struct {
 	Filename      string `json:"filename"`
 	ContentBase64 string `json:"content_base64"`
 	ContentType   string `json:"content_type,omitempty"`
+	ContentID     string `json:"content_id,omitempty"`
 }
 
 // passOn reports whether a header of the message is kept on the email:
-// threading headers and the sender's own X- headers. Everything else is the
-// service's to write (From, To, Date, Message-ID, MIME, DKIM...), and Bcc is
-// never read from a header: blind copies are the envelope's RCPTs.
+// threading headers, the list headers (RFC 2369, RFC 2919, RFC 8058; the
+// signature covers them) and the sender's own X- headers. Everything else
+// is the service's to write (From, To, Date, MIME, DKIM...; the
+// Message-ID is kept apart, see buildRequest), and Bcc is never read from
+// a header: blind copies are the envelope's RCPTs.
 func passOn(name string) bool {
 	switch name {
 	case "in-reply-to", "references":
 		return true
 	}
-	return strings.HasPrefix(name, "x-") && !strings.HasPrefix(name, "x-mailroom-")
+	return strings.HasPrefix(name, "list-") ||
+		strings.HasPrefix(name, "x-") && !strings.HasPrefix(name, "x-mailroom-")
+}
+
+// fromTopic reports whether a header is one a topic writes: a message
+// naming a topic carries the topic's unsubscribe headers, not its own.
+func fromTopic(name string) bool {
+	return name == "list-unsubscribe" || name == "list-unsubscribe-post"
 }
 
 // buildRequest turns a submitted message and its envelope into a send
@@ -104,8 +116,13 @@ func buildRequest(raw []byte, mailFrom string, rcpts []string) ([]byte, sending.
 			}
 		}
 	}
+	topic, hasTopic := p.Headers[strings.ToLower(HeaderTopic)]
+	if hasTopic {
+		topic = strings.TrimSpace(unfold(topic))
+		req.Topic = &topic
+	}
 	for name, v := range p.Headers {
-		if passOn(name) {
+		if passOn(name) && !(hasTopic && fromTopic(name)) {
 			if req.Headers == nil {
 				req.Headers = map[string]string{}
 			}
@@ -123,11 +140,16 @@ func buildRequest(raw []byte, mailFrom string, rcpts []string) ([]byte, sending.
 		req.SendAt = &v
 	}
 	opts.IdempotencyKey = p.Headers[strings.ToLower(HeaderIdempotencyKey)]
+	// The client's Message-ID threads its own copies; the sending service
+	// keeps it when valid and new to the workspace.
+	opts.MessageID = strings.TrimSpace(unfold(p.Headers["message-id"]))
 	for _, pt := range p.Parts {
-		req.Attachments = append(req.Attachments, attachment{
-			Filename: pt.Filename, ContentType: pt.ContentType,
-			ContentBase64: base64.StdEncoding.EncodeToString(pt.Data),
-		})
+		a := attachment{Filename: pt.Filename, ContentType: pt.ContentType,
+			ContentBase64: base64.StdEncoding.EncodeToString(pt.Data)}
+		if pt.Inline { // an image the html shows as cid:: it stays inline
+			a.ContentID = pt.ContentID
+		}
+		req.Attachments = append(req.Attachments, a)
 	}
 	if req.HTML == nil && req.Text == nil && len(req.Attachments) > 0 {
 		empty := "" // an attachment-only message: the body is an empty text part

@@ -1,0 +1,46 @@
+package sending
+
+import (
+	"strings"
+)
+
+// maxMessageID bounds a client's Message-ID (RFC 5322 sets no limit; this
+// keeps the header on one line).
+const maxMessageID = 250
+
+// validMessageID reports whether s is an RFC 5322 §3.6.4 msg-id:
+// "<" dot-atom-text "@" (dot-atom-text / "[" dtext "]") ">", no spaces,
+// no comments, no obsolete forms.
+func validMessageID(s string) bool {
+	if len(s) < 5 || len(s) > maxMessageID || s[0] != '<' || s[len(s)-1] != '>' {
+		return false
+	}
+	left, right, ok := strings.Cut(s[1:len(s)-1], "@")
+	if !ok || !dotAtom(left) {
+		return false
+	}
+	if strings.HasPrefix(right, "[") && strings.HasSuffix(right, "]") && len(right) > 2 {
+		for i := 1; i < len(right)-1; i++ {
+			if c := right[i]; c < 33 || c > 126 || c == '[' || c == ']' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	return dotAtom(right)
+}
+
+// dotAtom is RFC 5322 §3.2.3 dot-atom-text: atext runs joined by single dots.
+func dotAtom(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}

@@ -117,7 +117,7 @@ func (a *App) wireDelivery(w *wiring) error {
 	in := smtpin.New(smtpin.Options{
 		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, VERP: verp, Routers: routers, Log: a.Log.With("component", "smtpin"),
 		MaxBytes: int64(cfg.SMTPMaxBytes), MaxRecipients: cfg.SMTPMaxRecipients, Timeout: cfg.SMTPTimeout, TLS: smtpTLS,
-		Caps: smtpCaps(cfg),
+		Caps: smtpCaps(cfg), DiskFull: a.disk.Full,
 	})
 	a.delivery = deliveryParts{service: svc, smtp: in, verp: verp}
 	a.background = append(a.background, svc, in)

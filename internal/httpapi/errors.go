@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/store"
 )
 
 // writeError renders err in the error shape of the request's route
 // (routes.go); rate_limited is flat everywhere, as the spec says. Errors
 // that are not *apierr.Error are internal faults: logged with the request id
-// and answered 500 internal_error without detail.
+// and answered 500 internal_error without detail, except a database out of
+// space (507 storage_full) or out of reach (503 service_unavailable).
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	// A key a send took on trust (workspaces.AuthenticateForSend) is read
 	// again before anything but a 401 tells its holder about the request.
@@ -29,7 +31,16 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	e, ok := apierr.As(err)
-	if !ok {
+	switch {
+	case ok:
+	case store.IsDiskFull(err):
+		// The database refused the write for lack of space: temporary.
+		slog.WarnContext(r.Context(), "storage full", "err", err, "request_id", requestID(r), "path", r.URL.Path)
+		e = apierr.StorageFull()
+	case store.IsUnavailable(err):
+		slog.WarnContext(r.Context(), "database unavailable", "err", err, "request_id", requestID(r), "path", r.URL.Path)
+		e = apierr.Unavailable()
+	default:
 		slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r), "path", r.URL.Path)
 		e = apierr.Internal()
 		e = e.WithNext("Quote x-request-id " + requestID(r) + " to support.")

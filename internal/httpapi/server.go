@@ -34,8 +34,8 @@ type Deps struct {
 	// Storage, when it answers an error (apierr.StorageFull), refuses the
 	// /v1 requests that would write (POST, PUT, PATCH); reads and deletes
 	// go on. Nil: never.
-	Storage func() error
-	Services       Services
+	Storage  func() error
+	Services Services
 	// Pages, when set, registers the dashboard's routes on the root mux
 	// (internal/dashboard), beside the API's.
 	Pages interface{ Register(mux *http.ServeMux) }

@@ -82,6 +82,9 @@ func (a *App) wireDelivery(w *wiring) error {
 		},
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy, Meter: a.Meter,
+		// Outcome writes end their tries before the queue would rescue the
+		// job (its timeout is the other half).
+		OutcomeRetryFor: cfg.JobRescueAfter / 2,
 	})
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})

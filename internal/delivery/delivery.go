@@ -95,6 +95,11 @@ type Config struct {
 	// Sources chooses each message's source address (a workspace's
 	// dedicated IP, internal/policy); nil sends from the node's own.
 	Sources Sources
+	// OutcomeRetryFor is how long an attempt's outcome write is tried again
+	// when it fails (a full disk, a database restarting) before the job is
+	// left to run again; default 2 minutes. It must end before the queue
+	// rescues the job (app gives half of MAILROOM_JOB_RESCUE_AFTER).
+	OutcomeRetryFor time.Duration
 }
 
 // Sources is what delivery asks the policy area before a transaction: the
@@ -139,6 +144,8 @@ type Service struct {
 	backoff        *backoff // receiving domains held back (per-destination shaping)
 	holds          *prometheus.CounterVec
 	links          *tracking.Links
+	// outcomeRetryFor bounds the tries of one outcome write (record).
+	outcomeRetryFor time.Duration
 	// transactional and marketing are the two lanes' bounds.
 	transactional, marketing lane
 }
@@ -168,10 +175,13 @@ func New(cfg Config) *Service {
 	if cfg.Retry == nil {
 		cfg.Retry = DefaultRetrySchedule()
 	}
+	if cfg.OutcomeRetryFor <= 0 {
+		cfg.OutcomeRetryFor = 2 * time.Minute
+	}
 	s := &Service{
 		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
-		backoff: newBackoff(),
+		backoff: newBackoff(), outcomeRetryFor: cfg.OutcomeRetryFor,
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_delivery_destination_holds_total",
 			Help: "Times a receiving domain was held back, by reason (rate_limit, policy).",

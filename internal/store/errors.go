@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
 	"strings"
 	"syscall"
 
@@ -79,7 +80,7 @@ func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, syscall.ECONNREFUSED) ||
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return true
 	}
@@ -92,6 +93,11 @@ func IsUnavailable(err error) bool {
 		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 	}
 	s := err.Error()
-	return strings.Contains(s, "sql: database is closed") || strings.Contains(s, "failed to connect to") ||
-		strings.Contains(s, "SQLSTATE 57P0") || strings.Contains(s, "SQLSTATE 08") || strings.Contains(s, "connection refused")
+	for _, m := range []string{"sql: database is closed", "failed to connect to", "SQLSTATE 57P0", "SQLSTATE 08", "connection refused",
+		"failed to receive message", "failed to write", "conn closed", "unexpected EOF"} { // pgconn's words for a connection lost mid-statement
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }

@@ -124,7 +124,7 @@ func execSQL(t *testing.T, a *testapp.App, q string) {
 // answers 507 storage_full with Retry-After, not 500; once space returns
 // the same send is accepted.
 func TestDatabaseDiskFullAnswers507(t *testing.T) {
-	a := testapp.Start(t)
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_SUBMISSION_ADDR", "127.0.0.1:0"))
 	fault, heal := faultSQL(testdb.IsPostgres(), true, "")
 	execSQL(t, a, fault)
 	sandbox := "onboarding@" + a.Env["MAILROOM_SERVICE_DOMAIN"]
@@ -132,6 +132,20 @@ func TestDatabaseDiskFullAnswers507(t *testing.T) {
 	r := a.Do("POST", "/v1/emails", send)
 	if r.Status != 507 || r.ErrCode() != "storage_full" || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("send on a full database: %d %s", r.Status, r.Body)
+	}
+	// Submission answers the message 452 4.3.1, as the guard would.
+	c, err := smtp.Dial(a.SubmissionAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Auth(sasl.NewPlainClient("", "apikey", a.Key)); err != nil {
+		t.Fatal(err)
+	}
+	err = c.SendMail(sandbox, []string{"owner@example.com"}, strings.NewReader("From: "+sandbox+"\r\nTo: owner@example.com\r\nSubject: s\r\n\r\nt\r\n"))
+	var se *smtp.SMTPError
+	if !errors.As(err, &se) || se.Code != 452 || se.EnhancedCode != (smtp.EnhancedCode{4, 3, 1}) {
+		t.Fatalf("submission on a full database: %v, want 452 4.3.1", err)
 	}
 	execSQL(t, a, heal)
 	if r := a.Do("POST", "/v1/emails", send); r.Status != 200 {

@@ -33,6 +33,7 @@ import (
 	"mailroom/internal/msglimit"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtplimit"
+	"mailroom/internal/store"
 )
 
 // Handler receives the reports. verpID is the email id from a bounce
@@ -323,6 +324,9 @@ func (ss *session) Data(r io.Reader) error {
 		}
 		if err != nil {
 			ss.s.opts.Log.Warn("could not store a message; asked the sender to retry", "err", err)
+			if store.IsDiskFull(err) {
+				return errStorageFull
+			}
 			return errTryLater
 		}
 	}

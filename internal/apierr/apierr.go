@@ -24,6 +24,8 @@ const (
 	StatusRequestEntityTooLarge = 413
 	StatusUnprocessableEntity   = 422
 	StatusInternalServerError   = 500
+	StatusServiceUnavailable    = 503
+	StatusInsufficientStorage   = 507
 )
 
 // Error is a client-visible failure with the spec's code.
@@ -138,4 +140,18 @@ func Forbidden(code, format string, args ...any) *Error {
 // TooLarge is a 413 with a given code.
 func TooLarge(code, format string, args ...any) *Error {
 	return New(StatusRequestEntityTooLarge, code, format, args...)
+}
+
+// StorageFull is the 507 of a node whose disk is (nearly) full: nothing was
+// done, and the same request may succeed once space is freed.
+func StorageFull() *Error {
+	return New(StatusInsufficientStorage, "storage_full", "The server is out of storage space; nothing was done.").
+		WithNext("Retry after Retry-After seconds; the operator has been told in the logs.").WithRetryAfter(30)
+}
+
+// Unavailable is the 503 of a node that cannot reach its database: nothing
+// was done, and the same request may succeed shortly.
+func Unavailable() *Error {
+	return New(StatusServiceUnavailable, "service_unavailable", "The service is temporarily unavailable (its database cannot be reached); nothing was done.").
+		WithNext("Retry after Retry-After seconds with the same idempotency_key.").WithRetryAfter(10)
 }

@@ -21,6 +21,8 @@ func TestStatusesAreHTTPs(t *testing.T) {
 		{apierr.StatusRequestEntityTooLarge, http.StatusRequestEntityTooLarge},
 		{apierr.StatusUnprocessableEntity, http.StatusUnprocessableEntity},
 		{apierr.StatusInternalServerError, http.StatusInternalServerError},
+		{apierr.StatusServiceUnavailable, http.StatusServiceUnavailable},
+		{apierr.StatusInsufficientStorage, http.StatusInsufficientStorage},
 	} {
 		if c.got != c.want {
 			t.Errorf("status %d, net/http says %d (%s)", c.got, c.want, http.StatusText(c.want))
@@ -35,6 +37,8 @@ func TestStatusesAreHTTPs(t *testing.T) {
 		{apierr.Forbidden("sending_locked", "x"), http.StatusForbidden},
 		{apierr.TooLarge("message_too_large", "x"), http.StatusRequestEntityTooLarge},
 		{apierr.NotFound("domain"), http.StatusNotFound},
+		{apierr.StorageFull(), http.StatusInsufficientStorage},
+		{apierr.Unavailable(), http.StatusServiceUnavailable},
 	} {
 		if c.err.Status != c.want {
 			t.Errorf("%s: status %d, want %d", c.err.Code, c.err.Status, c.want)

@@ -24,6 +24,7 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/config"
+	"mailroom/internal/diskguard"
 	"mailroom/internal/httpapi"
 	"mailroom/internal/jobs"
 	"mailroom/internal/libcrypto"
@@ -72,6 +73,9 @@ type App struct {
 	metricsSrv *sideServer
 	node       *node
 	lock       *store.Lock
+	// disk refuses new work while the database's disk is nearly full
+	// (nil on PostgreSQL).
+	disk *diskguard.Guard
 
 	httpSrv  *http.Server
 	httpLn   net.Listener
@@ -124,10 +128,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 			return nil, err
 		}
 	}
+	disk := newDiskGuard(cfg, o.Logger)
 	db, err := Open(ctx, cfg)
 	if err != nil {
 		lock.Release()
-		return nil, err
+		return nil, openError(disk, err)
 	}
 	built := false
 	defer func() {
@@ -139,8 +144,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err := checkSecretKey(ctx, db, cfg, key); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry(), lock: lock}
+	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry(), lock: lock, disk: disk}
 	a.node = newNode(db, cfg.NodeTimeout, lock != nil, o.Logger.With("component", "node"))
+	if disk != nil {
+		a.background = append(a.background, disk)
+	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(buildInfo())
 	// The mail counters (accepted, sent, delivered, ...) move with the
@@ -199,6 +207,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		LogRequests:    true,
 		Registry:       a.Registry,
 		Ready:          a.ready,
+		Storage:        disk.Err,
 		Services:       a.services,
 		// No token: loopback only on the API listener (docs/decisions.md).
 		Metrics:          httpapi.MetricsAccess{Token: cfg.MetricsToken, LoopbackOnly: cfg.MetricsToken == ""},

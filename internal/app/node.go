@@ -205,12 +205,17 @@ func checkSecretKey(ctx context.Context, db *store.DB, cfg *config.Config, key s
 // ready answers /readyz: the database answers and still holds this node's
 // secret key fingerprint.
 func (a *App) ready(ctx context.Context) error {
-	if err := a.DB.Ping(ctx); err != nil {
-		return err
+	if a.disk.Full() {
+		return errors.New(a.disk.Short())
 	}
-	stored, err := a.DB.Setting(ctx, secretFingerprintSetting)
+	err := a.DB.Ping(ctx)
+	var stored string
+	if err == nil {
+		stored, err = a.DB.Setting(ctx, secretFingerprintSetting)
+	}
 	if err != nil {
-		return fmt.Errorf("reading the secret key fingerprint: %w", err)
+		a.Log.WarnContext(ctx, "not ready: the database does not answer", "err", err)
+		return errDatabaseUnreachable
 	}
 	if mine := secretFingerprint(a.Config.SecretKey); !hmac.Equal([]byte(stored), []byte(mine)) {
 		return fmt.Errorf("%w (fingerprint %.12s, this node's %.12s)", ErrSecretKeyMismatch, stored, mine)

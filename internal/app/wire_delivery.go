@@ -90,6 +90,9 @@ func (a *App) wireDelivery(w *wiring) error {
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy, Meter: a.Meter,
 		OptOut: optOut,
+		// Outcome writes end their tries before the queue would rescue the
+		// job (its timeout is the other half).
+		OutcomeRetryFor: cfg.JobRescueAfter / 2,
 	})
 
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
@@ -126,7 +129,7 @@ func (a *App) wireDelivery(w *wiring) error {
 	in := smtpin.New(smtpin.Options{
 		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, VERP: verp, Routers: routers, Log: a.Log.With("component", "smtpin"),
 		MaxBytes: int64(cfg.SMTPMaxBytes), MaxRecipients: cfg.SMTPMaxRecipients, Timeout: cfg.SMTPTimeout, TLS: smtpTLS,
-		Caps: smtpCaps(cfg),
+		Caps: smtpCaps(cfg), DiskFull: a.disk.Full,
 	})
 	a.delivery = deliveryParts{service: svc, smtp: in, verp: verp}
 	a.background = append(a.background, svc, in)

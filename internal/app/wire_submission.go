@@ -27,7 +27,7 @@ func (a *App) wireSubmission(limiter ratelimit.Limiter) error {
 		Addr: cfg.SubmissionAddr, TLSAddr: cfg.SubmissionTLSAddr, TLS: cert, Domain: cfg.HeloName,
 		Sender: a.services.Sending, Keys: a.Workspaces, Limiter: limiter, KeyLimit: cfg.RateLimit,
 		Log: a.Log.With("component", "submission"), Timeout: cfg.SMTPTimeout,
-		Caps: smtpCaps(cfg), Meter: a.Meter,
+		Caps: smtpCaps(cfg), Meter: a.Meter, DiskFull: a.disk.Full,
 	})
 	a.background = append(a.background, a.submission)
 	return nil

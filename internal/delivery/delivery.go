@@ -98,6 +98,11 @@ type Config struct {
 	// OptOut gives each recipient of a topic send its own unsubscribe
 	// links; nil sends a topic send as one message with its stored headers.
 	OptOut OptOut
+	// OutcomeRetryFor is how long an attempt's outcome write is tried again
+	// when it fails (a full disk, a database restarting) before the job is
+	// left to run again; default 2 minutes. It must end before the queue
+	// rescues the job (app gives half of MAILROOM_JOB_RESCUE_AFTER).
+	OutcomeRetryFor time.Duration
 }
 
 // Sources is what delivery asks the policy area before a transaction: the
@@ -143,6 +148,8 @@ type Service struct {
 	holds          *prometheus.CounterVec
 	links          *tracking.Links
 	optOut         OptOut
+	// outcomeRetryFor bounds the tries of one outcome write (record).
+	outcomeRetryFor time.Duration
 	// transactional and marketing are the two lanes' bounds.
 	transactional, marketing lane
 }
@@ -172,10 +179,13 @@ func New(cfg Config) *Service {
 	if cfg.Retry == nil {
 		cfg.Retry = DefaultRetrySchedule()
 	}
+	if cfg.OutcomeRetryFor <= 0 {
+		cfg.OutcomeRetryFor = 2 * time.Minute
+	}
 	s := &Service{
 		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, optOut: cfg.OptOut, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
-		backoff: newBackoff(),
+		backoff: newBackoff(), outcomeRetryFor: cfg.OutcomeRetryFor,
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_delivery_destination_holds_total",
 			Help: "Times a receiving domain was held back, by reason (rate_limit, policy).",

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"mailroom/internal/mailmetrics"
 	"strconv"
 	"time"
@@ -17,7 +18,31 @@ import (
 // record writes one attempt's outcome in one transaction: the merged
 // recipients, the email's status, the events and the suppressions. keep
 // holds the signed message when recipients are still owed a retry.
+//
+// A write that fails is tried again, with backoff, for up to
+// OutcomeRetryFor (issue #39): once a server has answered 250 the outcome
+// must be kept, or the job runs again and sends the message twice. A full
+// disk or a restarting database is the usual cause, and passes.
 func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Time) error {
+	wait, deadline := 100*time.Millisecond, time.Now().Add(s.outcomeRetryFor)
+	for try := 1; ; try++ {
+		err := s.recordOnce(e, changed, keep, now)
+		if err == nil || errors.Is(err, errGone) {
+			return err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			s.log.Error("giving up writing a delivery outcome; the job will run again and may send the message twice",
+				"email_id", e.ID, "tries", try, "err", err)
+			return err
+		}
+		s.log.Warn("writing a delivery outcome failed; trying again", "email_id", e.ID, "try", try, "in", wait.String(), "err", err)
+		time.Sleep(wait)
+		wait = min(2*wait, 10*time.Second)
+	}
+}
+
+// recordOnce is one try of record.
+func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, now time.Time) error {
 	ctx := context.Background()
 	return s.writes.Do(ctx, func(tx *store.Tx) error {
 		status, rcpts, err := lockRecipients(ctx, tx, e)
@@ -143,6 +168,9 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 // overwriting each other.
 func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailStatus, []Recipient, error) {
 	status, raw, err := sending.LockOutcome(ctx, tx, e.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil, errGone // deleted meanwhile
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 
 	"mailroom/internal/apierr"
@@ -77,12 +76,7 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 			out[i] = batchEntry{ID: &id, Status: string(res.Outcome.Status)}
 			continue
 		}
-		e, ok := apierr.As(res.Err)
-		if !ok {
-			slog.ErrorContext(r.Context(), "batch entry failed", "err", res.Err, "index", i, "request_id", requestID(r))
-			e = apierr.Internal()
-		}
-		obj := errorObjectOf(e)
+		obj := errorObjectOf(publicError(r, res.Err))
 		out[i] = batchEntry{Status: string(sending.StatusFailed), Error: &obj}
 	}
 	writeJSON(w, http.StatusMultiStatus, batchJSON{Data: out})

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"mailroom/internal/apierr"
+	"mailroom/internal/store"
 )
 
 // writeError renders err in the error shape of the request's route
 // (routes.go); rate_limited is flat everywhere, as the spec says. Errors
-// that are not *apierr.Error are internal faults: logged with the request id
-// and answered 500 internal_error without detail.
+// that are not *apierr.Error answer as publicError says.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	// A key a send took on trust (workspaces.AuthenticateForSend) is read
 	// again before anything but a 401 tells its holder about the request.
@@ -28,12 +28,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			err = cerr
 		}
 	}
-	e, ok := apierr.As(err)
-	if !ok {
-		slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r), "path", r.URL.Path)
-		e = apierr.Internal()
-		e = e.WithNext("Quote x-request-id " + requestID(r) + " to support.")
-	}
+	e := publicError(r, err)
 	if errors.Is(err, errTooLarge) {
 		e, _ = apierr.As(errTooLarge)
 	}
@@ -49,6 +44,26 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		shape = flat
 	}
 	writeErrorShape(w, e, shape)
+}
+
+// publicError is err as the caller may see it: a service's *apierr.Error,
+// or for any other error, logged, 507 storage_full when the database
+// refused the write for lack of space, 503 service_unavailable when it
+// could not be reached (both temporary), else 500 internal_error.
+func publicError(r *http.Request, err error) *apierr.Error {
+	if e, ok := apierr.As(err); ok {
+		return e
+	}
+	switch {
+	case store.IsDiskFull(err):
+		slog.WarnContext(r.Context(), "storage full", "err", err, "request_id", requestID(r), "path", r.URL.Path)
+		return apierr.StorageFull()
+	case store.IsUnavailable(err):
+		slog.WarnContext(r.Context(), "database unavailable", "err", err, "request_id", requestID(r), "path", r.URL.Path)
+		return apierr.Unavailable()
+	}
+	slog.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r), "path", r.URL.Path)
+	return apierr.Internal().WithNext("Quote x-request-id " + requestID(r) + " to support.")
 }
 
 func writeErrorShape(w http.ResponseWriter, e *apierr.Error, shape errShape) {

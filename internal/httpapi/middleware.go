@@ -209,6 +209,10 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 		if key != nil {
 			r = r.WithContext(context.WithValue(r.Context(), keyAPIKey, key))
 		}
+		if err := h.storage(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -255,4 +259,17 @@ func errBound(mailboxID string) error {
 func errScope(scope string) error {
 	return apierr.New(http.StatusForbidden, "insufficient_scope", "This API key lacks the %s scope.", scope).
 		WithNext("Use a key created with the " + scope + " scope, or without scopes for full access.")
+}
+
+// storage refuses a request that would add work while the disk is nearly
+// full (Deps.Storage); a DELETE frees space, and reads write nothing.
+func (h *handler) storage(r *http.Request) error {
+	if h.d.Storage == nil {
+		return nil
+	}
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		return h.d.Storage()
+	}
+	return nil
 }

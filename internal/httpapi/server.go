@@ -31,7 +31,11 @@ type Deps struct {
 	LogRequests    bool
 	Registry       *prometheus.Registry
 	Ready          func(ctx context.Context) error
-	Services       Services
+	// Storage, when it answers an error (apierr.StorageFull), refuses the
+	// /v1 requests that would write (POST, PUT, PATCH); reads and deletes
+	// go on. Nil: never.
+	Storage  func() error
+	Services Services
 	// Pages, when set, registers the dashboard's routes on the root mux
 	// (internal/dashboard), beside the API's.
 	Pages interface{ Register(mux *http.ServeMux) }

@@ -33,6 +33,7 @@ import (
 	"mailroom/internal/msglimit"
 	"mailroom/internal/outbound"
 	"mailroom/internal/smtplimit"
+	"mailroom/internal/store"
 )
 
 // Handler receives the reports. verpID is the email id from a bounce
@@ -91,6 +92,10 @@ type Options struct {
 	// Caps are the sessions at once, in all and from one client, a
 	// session's lifetime and its commands (smtplimit.Caps, with its defaults).
 	Caps smtplimit.Caps
+	// DiskFull reports that the node's disk is nearly full
+	// (diskguard.Guard.Full): MAIL and RCPT are answered 452 4.3.1 and the
+	// sender tries again later. Nil: never.
+	DiskFull func() bool
 }
 
 // Server is the listener; Start and Stop make it a background part of the
@@ -140,6 +145,8 @@ func New(opts Options) *Server {
 	s.srv = srv
 	return s
 }
+
+func (s *Server) diskFull() bool { return s.opts.DiskFull != nil && s.opts.DiskFull() }
 
 // Start listens and serves in the background.
 func (s *Server) Start(ctx context.Context) error {
@@ -214,16 +221,26 @@ var _ smtp.Session = (*session)(nil)
 
 var errNoSuchUser = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
 
+// errStorageFull is Postfix's answer when its queue's disk is low (RFC
+// 3463 X.3.1, "mail system full"): a temporary refusal.
+var errStorageFull = &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 3, 1}, Message: "Insufficient system storage"}
+
 var errTryLater = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure, try again later"}
 
 // Mail accepts any sender: bounces come from the null sender <>.
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	if ss.s.diskFull() {
+		return errStorageFull
+	}
 	ss.env.MailFrom = from
 	return nil
 }
 
 // Rcpt routes the address: report addresses first, then each router.
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if ss.s.diskFull() {
+		return errStorageFull
+	}
 	if ss.seen == nil {
 		ss.seen = map[string]bool{}
 	}
@@ -307,6 +324,9 @@ func (ss *session) Data(r io.Reader) error {
 		}
 		if err != nil {
 			ss.s.opts.Log.Warn("could not store a message; asked the sender to retry", "err", err)
+			if store.IsDiskFull(err) {
+				return errStorageFull
+			}
 			return errTryLater
 		}
 	}

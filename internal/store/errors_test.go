@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"mailroom/internal/store"
+	"mailroom/internal/testkit/testdb"
 )
 
 // No row is store.ErrNotFound, and only that: a caller still checking
@@ -59,5 +63,40 @@ func TestNoErrNoRowsOutsideStore(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A full disk and an unreachable database are told apart from every other
+// failure, in both dialects' words; a closed pool is unreachable.
+func TestDiskFullAndUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		err               error
+		full, unavailable bool
+	}{
+		{errors.New("database or disk is full (13)"), true, false},
+		{&pgconn.PgError{Code: "53100", Message: "could not extend file"}, true, false},
+		{&pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}, false, true},
+		{&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, false, true},
+		{&pgconn.PgError{Code: "08006", Message: "connection failure"}, false, true},
+		{&pgconn.PgError{Code: "23505", Message: "duplicate key value"}, false, false},
+		{errors.New("UNIQUE constraint failed: emails.id"), false, false},
+		{driver.ErrBadConn, false, true},
+		{nil, false, false},
+	} {
+		if got := store.IsDiskFull(c.err); got != c.full {
+			t.Errorf("IsDiskFull(%v) = %v", c.err, got)
+		}
+		if got := store.IsUnavailable(c.err); got != c.unavailable {
+			t.Errorf("IsUnavailable(%v) = %v", c.err, got)
+		}
+	}
+	db, err := store.Open(context.Background(), testdb.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = db.Exec(context.Background(), `DELETE FROM workspaces`)
+	if !store.IsUnavailable(err) {
+		t.Errorf("a closed pool: %v, not unavailable", err)
 	}
 }

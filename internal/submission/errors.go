@@ -8,6 +8,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/msglimit"
+	"mailroom/internal/store"
 )
 
 // Replies of the submission's own making.
@@ -22,6 +23,8 @@ var (
 		Message: "Must issue a STARTTLS command first"}
 	errBadCredentials = &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8},
 		Message: "Authentication failed: the password must be an API key of this installation with the mail:send scope"}
+	// errStorageFull is Postfix's answer on a low disk (RFC 3463 X.3.1).
+	errStorageFull = &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 3, 1}, Message: "Insufficient system storage"}
 	errTempFailure = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0},
 		Message: "Temporary failure; nothing was accepted, try again"}
 )
@@ -46,6 +49,9 @@ func replyOf(err error) *smtp.SMTPError {
 		return se
 	}
 	e, ok := apierr.As(err)
+	if (ok && e.Code == "storage_full") || store.IsDiskFull(err) {
+		return errStorageFull
+	}
 	if !ok || e.Status >= 500 {
 		return errTempFailure
 	}

@@ -89,6 +89,9 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 		}
 		return errAuthRequired
 	}
+	if ss.s.diskFull() {
+		return errStorageFull
+	}
 	ss.mailFrom = from
 	return nil
 }
@@ -96,6 +99,9 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if ss.secret == "" {
 		return errAuthRequired
+	}
+	if ss.s.diskFull() {
+		return errStorageFull
 	}
 	ss.rcpts = append(ss.rcpts, to)
 	return nil

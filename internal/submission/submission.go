@@ -66,6 +66,9 @@ type Options struct {
 	Caps smtplimit.Caps
 	// Meter counts submitted messages by outcome; nil counts nothing.
 	Meter *mailmetrics.Meter
+	// DiskFull reports that the node's disk is nearly full
+	// (diskguard.Guard.Full): MAIL and RCPT are answered 452 4.3.1. Nil: never.
+	DiskFull func() bool
 }
 
 // Server is the submission listener; Start and Stop make it a background
@@ -78,6 +81,8 @@ type Server struct {
 	lns  []net.Listener
 	done chan struct{}
 }
+
+func (s *Server) diskFull() bool { return s.opts.DiskFull != nil && s.opts.DiskFull() }
 
 // New returns a stopped server.
 func New(opts Options) *Server {

@@ -2,8 +2,10 @@ package broadcasts_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/emersion/go-message/mail"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/testkit/browser"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
 )
@@ -166,4 +169,48 @@ func htmlPart(t *testing.T, raw []byte) string {
 			}
 		}
 	}
+}
+
+// TestBrowserClickCounts (#44 item 3): a person clicking a tracked
+// broadcast link in a real browser, seconds after delivery (inside the
+// scanner window, in headless Chromium whose agent says so), raises the
+// broadcast's click counter within seconds: the click is user-activated
+// (Sec-Fetch-User: ?1), which no scanner's fetch is. A plain fetch of
+// another member's link at the same moment stays a machine click.
+func TestBrowserClickCounts(t *testing.T) {
+	b := browser.Start(t)
+	landing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<p>landed</p>") }))
+	defer landing.Close()
+	sink := smtpsink.Start(t)
+	a := start(t, sink)
+	aud := audience(t, a, 2)
+	html := `<html><body><p>Hi, <a href="` + landing.URL + `/deal">see your deal</a>.</p></body></html>`
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Deals",
+		"html": html, "track_clicks": true}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	links := map[string]string{}
+	for _, m := range sink.WaitFor(2, 20*time.Second) {
+		for _, u := range regexp.MustCompile(`href="([^"]+/t/c/[^"]+)"`).FindAllStringSubmatch(htmlPart(t, m.Data), -1) {
+			links[m.To[0]] = a.URL + strings.TrimPrefix(u[1], a.Config.PublicURL)
+		}
+	}
+	if len(links) != 2 {
+		t.Fatalf("tracked links: %v", links)
+	}
+	// The reader: the message's link on a page, clicked as a person does.
+	reader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<a id="deal" href="%s" style="display:block;font-size:40px">see your deal</a>`, links["m00000@example.net"])
+	}))
+	defer reader.Close()
+	b.Open(t, reader.URL)
+	b.Click(t, "#deal")
+	b.WaitText(t, "landed")
+	if r, err := http.Get(links["m00001@example.net"]); err == nil { // a scanner's fetch
+		r.Body.Close()
+	}
+	var st map[string]any
+	testapp.Eventually(t, 5*time.Second, func() bool {
+		st = mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc, nil), 200)["stats"].(map[string]any)
+		return st["clicks"] == float64(1) && st["machine_clicks"] == float64(1)
+	}, "the browser click never counted")
 }

@@ -10,7 +10,7 @@ import (
 var pixelGIF = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
 func visitOf(r *http.Request) tracking.Visit {
-	return tracking.Visit{Method: r.Method, UserAgent: r.UserAgent()}
+	return tracking.Visit{Method: r.Method, UserAgent: r.UserAgent(), UserActivated: r.Header.Get("Sec-Fetch-User") == "?1"}
 }
 
 // trackClick redirects a tracked link to the URL its token was signed for,

@@ -78,6 +78,10 @@ func New(cfg Config) *Service {
 type Visit struct {
 	Method    string
 	UserAgent string
+	// UserActivated is a browser's word that a person's gesture started
+	// the navigation (Sec-Fetch-User: ?1), which no scanner's fetch
+	// carries: such a click is a person's whatever its timing or agent.
+	UserActivated bool
 }
 
 // Click opens a click token and returns the URL it was signed for; ok is
@@ -109,13 +113,16 @@ var botMarks = []string{"bot", "crawler", "spider", "slurp", "preview", "scanner
 	"barracuda", "proofpoint", "mimecast", "symantec", "trendmicro", "forcepoint", "fireeye", "safelinks",
 	"headlesschrome", "phantomjs", "linkcheck", "validator"}
 
-// Machine reports whether a visit is a machine's: a HEAD request; no user
-// agent; the bare "Mozilla/5.0" of Apple Mail Privacy Protection's proxy;
+// Machine reports whether a visit is a machine's: a HEAD request; else,
+// unless a person's gesture started it (UserActivated), no user agent; the bare "Mozilla/5.0" of Apple Mail Privacy Protection's proxy;
 // a known bot or scanner user agent; or any fetch within the scan window
 // of the message's hand-over (issued). docs/decisions.md has the method.
 func (s *Service) Machine(v Visit, issued time.Time) bool {
 	if v.Method == "HEAD" {
 		return true
+	}
+	if v.UserActivated {
+		return false
 	}
 	ua := strings.TrimSpace(v.UserAgent)
 	if ua == "" || ua == "Mozilla/5.0" {

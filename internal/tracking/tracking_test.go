@@ -99,14 +99,19 @@ func TestMachine(t *testing.T) {
 		issued  time.Time
 		machine bool
 	}{
-		{Visit{"GET", browser}, issued, false},
-		{Visit{"GET", "Mozilla/5.0"}, issued, true}, // Apple MPP
-		{Visit{"GET", ""}, issued, true},
-		{Visit{"HEAD", browser}, issued, true},
-		{Visit{"GET", "Mozilla/5.0 (compatible; bingbot/2.0)"}, issued, true},
-		{Visit{"GET", "Barracuda Sentinel (EE)"}, issued, true},
-		{Visit{"GET", browser}, c.Now().Add(-2 * time.Second), true}, // within seconds of hand-over
-		{Visit{"GET", "Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)"}, issued, false},
+		{Visit{"GET", browser, false}, issued, false},
+		{Visit{"GET", "Mozilla/5.0", false}, issued, true}, // Apple MPP
+		{Visit{"GET", "", false}, issued, true},
+		{Visit{"HEAD", browser, false}, issued, true},
+		{Visit{"GET", "Mozilla/5.0 (compatible; bingbot/2.0)", false}, issued, true},
+		{Visit{"GET", "Barracuda Sentinel (EE)", false}, issued, true},
+		{Visit{"GET", browser, false}, c.Now().Add(-2 * time.Second), true}, // within seconds of hand-over
+		{Visit{"GET", "Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)", false}, issued, false},
+		// A person's click (Sec-Fetch-User: ?1) counts, however soon and in whatever browser.
+		{Visit{"GET", browser, true}, c.Now().Add(-2 * time.Second), false},
+		{Visit{"GET", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36", true}, issued, false},
+		{Visit{"GET", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36", false}, issued, true},
+		{Visit{"HEAD", browser, true}, issued, true},
 	} {
 		if got := s.Machine(tc.v, tc.issued); got != tc.machine {
 			t.Errorf("%+v issued %v: machine %v, want %v", tc.v, tc.issued, got, tc.machine)

@@ -111,6 +111,11 @@ func inspect(ctx context.Context, r Lookuper, rec Record) (string, error) {
 		match = func(s string) bool { return s == rec.Value }
 		relevant = func(string) bool { return true }
 	}
+	// Two SPF records are a permanent error to every receiver (RFC 7208
+	// section 4.5), whatever one of them says.
+	if rec.Record == RecordSPF && countFunc(txts, isSPF) > 1 {
+		return StatusFailed, nil
+	}
 	status := StatusPending
 	for _, s := range txts {
 		if match(s) {
@@ -121,6 +126,16 @@ func inspect(ctx context.Context, r Lookuper, rec Record) (string, error) {
 		}
 	}
 	return status, nil
+}
+
+func countFunc(ss []string, f func(string) bool) int {
+	n := 0
+	for _, s := range ss {
+		if f(s) {
+			n++
+		}
+	}
+	return n
 }
 
 // notFound turns the resolver's not-found into a pending status and passes

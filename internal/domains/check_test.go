@@ -155,6 +155,12 @@ func TestCheckTolerance(t *testing.T) {
 		{"spf without our mechanism",
 			func(n string) { s.AddTXT(n, "v=spf1 ip4:192.0.2.1 -all") },
 			domains.Record{Record: "SPF", Type: "TXT", Value: "v=spf1 ip4:192.0.2.1 a:mx.mailroom.test ~all"}, "failed"},
+		{"two spf records are a permanent error, even when one matches",
+			func(n string) {
+				s.AddTXT(n, "v=spf1 ip4:192.0.2.1 a:mx.mailroom.test ~all")
+				s.AddTXT(n, "v=spf1 include:_spf.other.example -all")
+			},
+			domains.Record{Record: "SPF", Type: "TXT", Value: "v=spf1 ip4:192.0.2.1 a:mx.mailroom.test ~all"}, "failed"},
 		{"spf10 is not spf",
 			func(n string) { s.AddTXT(n, "v=spf10 ip4:192.0.2.1 a:mx.mailroom.test") },
 			domains.Record{Record: "SPF", Type: "TXT", Value: "v=spf1 ip4:192.0.2.1 a:mx.mailroom.test ~all"}, "pending"},

@@ -322,10 +322,8 @@ func domainInUse(n int) error {
 func (s *Service) records(d *Domain, keys []KeySet) []Record {
 	recs := BuildRecords(d.Name, s.cfg.Records, keys, d.token)
 	for i := range recs {
-		if d.Shared {
-			recs[i].Status = StatusVerified
-			continue
-		}
+		// The workspace subdomain's records too are verified only once a
+		// check saw them in DNS (pending until then).
 		if st, ok := d.statuses[statusKey(recs[i])]; ok {
 			recs[i].Status = st
 		}

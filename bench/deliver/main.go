@@ -241,6 +241,10 @@ func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, work
 		time.Sleep(20 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	if p50, p99, err := histogramQuantiles(a, "mailroom_delivery_outcome_unsaved_seconds"); err == nil {
+		fmt.Printf("duplicate window (server's answer to the outcome's commit): p50 %v, p99 %v; at %.0f msgs/s a crash re-sends about %.0f\n",
+			p50, p99, float64(n)/elapsed.Seconds(), float64(n)/elapsed.Seconds()*p99.Seconds())
+	}
 	var delivered int
 	if err := a.DB.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status = 'delivered'`).Scan(&delivered); err != nil {
 		return 0, err
@@ -249,4 +253,30 @@ func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, work
 		return 0, fmt.Errorf("%d of %d delivered, %d at the sink", delivered, n, s.Others.Load()-before)
 	}
 	return float64(n) / elapsed.Seconds(), nil
+}
+
+// histogramQuantiles reads the median and 99th percentile of a histogram
+// from the node's registry (the upper bound of the bucket holding each).
+func histogramQuantiles(a *app.App, name string) (p50, p99 time.Duration, err error) {
+	mfs, err := a.Registry.Gather()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name || len(mf.GetMetric()) == 0 {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		at := func(q float64) time.Duration {
+			want := q * float64(h.GetSampleCount())
+			for _, b := range h.GetBucket() {
+				if float64(b.GetCumulativeCount()) >= want {
+					return time.Duration(b.GetUpperBound() * float64(time.Second))
+				}
+			}
+			return 0
+		}
+		return at(0.5), at(0.99), nil
+	}
+	return 0, 0, fmt.Errorf("no histogram %s", name)
 }

@@ -146,8 +146,12 @@ type Service struct {
 	signers        signerCache
 	backoff        *backoff // receiving domains held back (per-destination shaping)
 	holds          *prometheus.CounterVec
-	links          *tracking.Links
-	optOut         OptOut
+	// unsaved is the duplicate window: from a receiving server's last
+	// answer to the commit of the attempt's outcome (a crash inside it
+	// sends that message again).
+	unsaved prometheus.Histogram
+	links   *tracking.Links
+	optOut  OptOut
 	// outcomeRetryFor bounds the tries of one outcome write (record).
 	outcomeRetryFor time.Duration
 	// transactional and marketing are the two lanes' bounds.
@@ -190,13 +194,18 @@ func New(cfg Config) *Service {
 			Name: "mailroom_delivery_destination_holds_total",
 			Help: "Times a receiving domain was held back, by reason (rate_limit, policy).",
 		}, []string{"reason"}),
+		unsaved: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mailroom_delivery_outcome_unsaved_seconds",
+			Help:    "Time from the receiving server's last answer to the commit of the attempt's outcome: a crash inside it sends the message again.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}),
 		reportsIgnored: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_reports_ignored_total",
 			Help: "Bounce and feedback reports accepted but not believed or about nothing Mailroom sent, by kind (dsn, arf) and reason.",
 		}, []string{"kind", "reason"}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(s.holds, s.reportsIgnored, newHoldCollector(s))
+		cfg.Registry.MustRegister(s.holds, s.unsaved, s.reportsIgnored, newHoldCollector(s))
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64

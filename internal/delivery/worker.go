@@ -199,7 +199,8 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			}
 		}
 	}
-	took := time.Since(started)
+	answered := time.Now()
+	took := answered.Sub(started)
 	byDomain := map[string][]outbound.RcptResult{}
 	for _, i := range owed {
 		r := &rcpts[i]
@@ -254,6 +255,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 		return 0, err
 	}
+	s.unsaved.Observe(time.Since(answered).Seconds())
 	return next, nil
 }
 

@@ -132,6 +132,9 @@ func TestMailLogAndMetrics(t *testing.T) {
 	if _, ok := m[`mailroom_queue_oldest_job_seconds{queue="deliver"}`]; !ok {
 		t.Errorf("no queue age for the deliver lane")
 	}
+	if n := m[`mailroom_delivery_outcome_unsaved_seconds_count`]; n < 2 { // the delivered and the deferred attempt
+		t.Errorf("duplicate window observed %v times, want at least 2", n)
+	}
 
 	attempts := logs.lines("delivery attempt")
 	var delivered, deferred map[string]any

@@ -67,7 +67,8 @@ type Sent struct {
 // booked through the sending service as the reader's mailbox, and (when
 // it goes now) a sent copy stored in the conversation it answers, or a new
 // one. Nothing is held for review (docs/decisions.md).
-func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Compose) (*Sent, error) {
+func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Compose) (sent *Sent, err error) {
+	defer func() { err = refused(err) }()
 	switch {
 	case len(req.To) == 0:
 		return nil, apierr.InvalidRequest("to is required: 1 to %d addresses.", maxComposeTo)
@@ -174,7 +175,7 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	}
 	msg.Snippet = snippet(msg.Text, msg.HTML)
 	now := s.clock.Now()
-	out, err := s.sender.SendWith(ctx, c, raw, sending.SendOptions{InTx: func(ctx context.Context, tx *store.Tx, out sending.Outcome) error {
+	out, err := s.sender.SendWith(ctx, c, raw, sending.SendOptions{CheckAtSendTime: true, InTx: func(ctx context.Context, tx *store.Tx, out sending.Outcome) error {
 		msg.EmailID = out.ID
 		msg.MessageID = strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>")
 		if out.Status == sending.StatusScheduled {
@@ -190,6 +191,20 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: out.ID, Status: string(out.Status)}, nil
 	}
 	return &Sent{HTTPStatus: http.StatusOK, MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
+}
+
+// refused is a receive-side send's refusal as the spec's rows answer it:
+// 422 with the reason's code; authentication, not-found and server errors
+// keep theirs.
+func refused(err error) error {
+	ae, ok := apierr.As(err)
+	if !ok || ae.Status == apierr.StatusUnauthorized || ae.Status == apierr.StatusNotFound || ae.Status == apierr.StatusUnprocessableEntity ||
+		ae.Status >= apierr.StatusInternalServerError {
+		return err
+	}
+	c := *ae
+	c.Status = apierr.StatusUnprocessableEntity
+	return &c
 }
 
 // storeSent stores a sent copy in the conversation it answers (threadID),

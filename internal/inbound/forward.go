@@ -18,7 +18,8 @@ const (
 // ReplyAll is POST /v1/messages/{id}/reply-all: the original sender in To,
 // its other recipients in Cc, the mailbox's own address (and its
 // plus-addresses) dropped, subject "Re: …", threaded as a reply.
-func (s *Service) ReplyAll(ctx context.Context, rd Reader, c sending.Caller, id, body string, atts []ComposeAttachment, trackOpens *bool) (*Sent, error) {
+func (s *Service) ReplyAll(ctx context.Context, rd Reader, c sending.Caller, id, body string, atts []ComposeAttachment, trackOpens *bool) (sent *Sent, err error) {
+	defer func() { err = refused(err) }()
 	scope, err := rd.mailbox()
 	if err != nil {
 		return nil, err
@@ -61,7 +62,8 @@ func (s *Service) ReplyAll(ctx context.Context, rd Reader, c sending.Caller, id,
 // the original under the body; wrapped attaches the received original as
 // message/rfc822. It goes out from the original's mailbox as a new
 // conversation.
-func (s *Service) Forward(ctx context.Context, rd Reader, c sending.Caller, id string, to []string, body, mode string) (*Sent, error) {
+func (s *Service) Forward(ctx context.Context, rd Reader, c sending.Caller, id string, to []string, body, mode string) (sent *Sent, err error) {
+	defer func() { err = refused(err) }()
 	if mode == "" {
 		mode = ForwardInline
 	}

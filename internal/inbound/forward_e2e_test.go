@@ -35,7 +35,7 @@ func TestReplyAllAndForward(t *testing.T) {
 		sc{Name: "addressed without our own address", Method: "GET", Path: "/v1/messages/{reply}", Status: 200,
 			Shape: shape{"subject": "Re: Plans", "to": []any{"delivered+ann@mailroom.test"}, "cc": []any{"delivered+bob@mailroom.test", "delivered+carol@mailroom.test"},
 				"in_reply_to": "p1@mailroom.test", "direction": "sent"}},
-		sc{Name: "reply-all needs a body", Method: "POST", Path: "/v1/messages/{orig}/reply-all", Status: 400, Code: "invalid_request", Body: map[string]any{}},
+		sc{Name: "reply-all needs a body", Method: "POST", Path: "/v1/messages/{orig}/reply-all", Status: 422, Code: "invalid_request", Body: map[string]any{}},
 		sc{Name: "reply-all unknown", Method: "POST", Path: "/v1/messages/msg_nope/reply-all", Status: 404, Code: "not_found", Body: map[string]any{"body": "x"}},
 		sc{Name: "forward inline", Method: "POST", Path: "/v1/messages/{orig}/forward", Status: 200,
 			Body: map[string]any{"to": []any{"delivered+dave@mailroom.test"}, "body": "FYI"}, Shape: shape{"thread_id": scenario.Var("thread")}, Save: map[string]string{"fwd": "id"}},
@@ -57,9 +57,9 @@ func TestReplyAllAndForward(t *testing.T) {
 			Body: map[string]any{"to": []any{"delivered@mailroom.test"}, "mode": "wrapped"}},
 		sc{Name: "a sent message forwards inline", Method: "POST", Path: "/v1/messages/{reply}/forward", Status: 200,
 			Body: map[string]any{"to": []any{"delivered@mailroom.test"}}},
-		sc{Name: "bad mode", Method: "POST", Path: "/v1/messages/{orig}/forward", Status: 400, Code: "invalid_request",
+		sc{Name: "bad mode", Method: "POST", Path: "/v1/messages/{orig}/forward", Status: 422, Code: "invalid_request",
 			Body: map[string]any{"to": []any{"delivered@mailroom.test"}, "mode": "sideways"}},
-		sc{Name: "forward needs to", Method: "POST", Path: "/v1/messages/{orig}/forward", Status: 400, Code: "invalid_request", Body: map[string]any{}},
+		sc{Name: "forward needs to", Method: "POST", Path: "/v1/messages/{orig}/forward", Status: 422, Code: "invalid_request", Body: map[string]any{}},
 	)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,12 +20,13 @@ const (
 	from      = "news@acme.test"    // a verified domain (verified below)
 )
 
-// verified stands in for the domains area: acme.test is verified on every
-// workspace, so sends may reach any recipient.
+// verified stands in for the domains area: acme.test, and the workspace's
+// own subdomain (its mailbox sends receive-side mail), are verified on
+// every workspace, so sends may reach any recipient.
 type verified struct{}
 
 func (verified) SendingStatus(_ context.Context, _, domain string) (string, error) {
-	if domain == "acme.test" {
+	if domain == "acme.test" || strings.HasSuffix(domain, ".mailroom.test") {
 		return "verified", nil
 	}
 	return "", nil
@@ -212,5 +214,33 @@ func TestCountersSharedByNodes(t *testing.T) {
 	want(t, a.Do("POST", "/v1/emails", mail("e@example.org")), 429, "quota_exhausted")
 	if r := a.Do(http.MethodPost, "/v1/emails", mail(delivered)); r.Status != 200 {
 		t.Fatalf("test send refused: %s", r.Body)
+	}
+}
+
+// TestReceiveSideBookingCheckedAtSendTime (#44 item 4): a receive-side
+// send booked with send_at checks only its form at booking, though the
+// day's quota is used up; at its time it is checked, refused, and the
+// booking's outcome says why. A receive-side send going now is refused
+// with 422 and the reason's code, as its row lists.
+func TestReceiveSideBookingCheckedAtSendTime(t *testing.T) {
+	c := clock.NewFake(noon)
+	a := start(t, c, "MAILROOM_DAILY_QUOTA", "1")
+	want(t, a.Do("POST", "/v1/emails", mail("a@example.org")), 200, "") // today's one send
+	booked := want(t, a.Do("POST", "/v1/messages", map[string]any{"to": []string{"b@example.org"}, "subject": "Later", "body": "Hi",
+		"send_at": "2026-11-25T13:00:00Z"}), 202, "")
+	id, _ := booked["scheduled_id"].(string)
+	if id == "" {
+		t.Fatalf("booking: %v", booked)
+	}
+	want(t, a.Do("POST", "/v1/messages", map[string]any{"to": []string{"c@example.org"}, "subject": "Now", "body": "Hi"}), 422, "quota_exhausted")
+
+	c.Set(time.Date(2026, 11, 25, 13, 0, 1, 0, time.UTC))
+	var out map[string]any
+	testapp.Eventually(t, 5*time.Second, func() bool {
+		out = a.Do("GET", "/v1/messages/scheduled/"+id, nil).JSON()
+		return out["status"] == "failed"
+	}, "the booking never reached its outcome: %v", out)
+	if !strings.Contains(fmt.Sprint(out), "quota_exhausted") {
+		t.Errorf("the outcome does not say why: %v", out)
 	}
 }

@@ -81,6 +81,10 @@ type SendOptions struct {
 	// email keeps it when it is a valid msg-id new to the workspace, else
 	// gets one minted as any send does (docs/decisions.md).
 	MessageID string
+	// CheckAtSendTime books a scheduled send after checking only its form:
+	// quotas, pauses and throttles are checked when its time comes (as
+	// suppression always is), as the spec has it for receive-side sends.
+	CheckAtSendTime bool
 }
 
 // Send books one email from a raw JSON send request.
@@ -165,7 +169,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			out[i].Err = wsErr
 			continue
 		}
-		b, replay, err := s.prepare(ctx, c, ws, raw, keys[i], batch, o.MessageID, now)
+		b, replay, err := s.prepare(ctx, c, ws, raw, keys[i], batch, o, now)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -253,9 +257,10 @@ func (s *Service) confirmKey(ctx context.Context, c Caller, bookings []*booking,
 // outcome for a known idempotency key, or a booking ready to commit.
 // headerKey is the idempotency key from outside the body ("" for none); in
 // a batch (derived) an entry's own key takes precedence over it.
-// ownID is the client's Message-ID, kept when valid (and, in the commit,
-// new to the workspace).
-func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, headerKey string, batch bool, ownID string, now time.Time) (*booking, *Outcome, error) {
+// o.MessageID is the client's Message-ID, kept when valid (and, in the
+// commit, new to the workspace).
+func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, headerKey string, batch bool, o SendOptions, now time.Time) (*booking, *Outcome, error) {
+	ownID := o.MessageID
 	req, err := DecodeRequest(raw)
 	if err != nil {
 		return nil, nil, err
@@ -314,7 +319,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		release()
 		return nil, nil, err
 	}
-	if s.pol != nil {
+	if s.pol != nil && !(o.CheckAtSendTime && v.SendAt != nil) {
 		if b.ticket, err = s.pol.Admit(ctx, policySend(c.WorkspaceID, v.From.Email, row, v.SendAt != nil, now)); err != nil {
 			release()
 			return nil, nil, err

@@ -55,3 +55,37 @@ func FuzzTranslateTags(f *testing.F) {
 		}
 	})
 }
+
+// TestDefaultValues: {{ name | default: "text" }} is the value when it is
+// set and the text when it is missing or empty, in every part and with
+// Mailchimp's spelling beside it; any other filter is refused with its line.
+func TestDefaultValues(t *testing.T) {
+	tpl, err := Parse(`Hi {{ first_name | default: "there" }}`, `<p>Hi {{first_name|default:'friend'}}, *|LNAME|* {{{ trigger.plan | default: "<b>free</b>" }}}</p>`, `Hi {{ first_name | default: "there" }}!`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vars                map[string]any
+		subject, html, text string
+	}{
+		{map[string]any{"first_name": "Ada", "last_name": "L", "trigger": map[string]any{"plan": "pro"}}, "Hi Ada", "<p>Hi Ada, L pro</p>", "Hi Ada!"},
+		{map[string]any{"first_name": "", "last_name": "<L>"}, "Hi there", "<p>Hi friend, &lt;L&gt; <b>free</b></p>", "Hi there!"},
+		{map[string]any{"first_name": "<Ann>"}, "Hi <Ann>", "<p>Hi &lt;Ann&gt;,  <b>free</b></p>", "Hi <Ann>!"},
+	} {
+		out, err := tpl.RenderForSend(c.vars)
+		if err != nil || out.Subject != c.subject || out.HTML != c.html || out.Text != c.text {
+			t.Errorf("%v: %+v %v", c.vars, out, err)
+		}
+	}
+	for src, want := range map[string]string{
+		"a\n{{ first_name | upcase }}":      "at line 2 has a filter Mailroom does not have",
+		`{{ first_name | default: there }}`: "has a filter",
+	} {
+		if _, err := Parse("s", src, ""); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q): %v, want %q", src, err, want)
+		}
+	}
+	if _, err := Parse("s", "{{! a | b }} {{ x }} | {{ y }}", ""); err != nil {
+		t.Errorf("a pipe outside a variable tag: %v", err)
+	}
+}

@@ -67,6 +67,9 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 			continue
 		}
 		src, err := translateTags(p.src)
+		if err == nil {
+			src, err = translateDefaults(src)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s", p.name, err)
 		}

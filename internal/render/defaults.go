@@ -18,13 +18,17 @@ var anyPipe = regexp.MustCompile(`\{\{\{?\s*[^!={}\s][^{}\n]*\|[^{}\n]*\}\}`)
 // {{#name}}{{ name }}{{/name}}{{^name}}text{{/name}}: the text is the
 // template's own, written as is. Any other filter is an error naming its
 // line. Both regexps are RE2, linear in the source.
-func translateDefaults(src string) (string, error) {
+// Each use is counted in defaulted (which may be nil).
+func translateDefaults(src string, defaulted map[string]int) (string, error) {
 	if !strings.Contains(src, "|") {
 		return src, nil
 	}
 	out := withDefault.ReplaceAllStringFunc(src, func(m string) string {
 		g := withDefault.FindStringSubmatch(m)
 		name, text := g[2], g[3]+g[4]
+		if defaulted != nil {
+			defaulted[name]++
+		}
 		open, shut := "{{ ", " }}"
 		if g[1] == "{" {
 			open, shut = "{{{ ", " }}}"

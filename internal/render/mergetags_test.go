@@ -39,12 +39,15 @@ func TestMergeTagSpellings(t *testing.T) {
 // FuzzTranslateTags: any source translates in linear time, and what comes
 // out holds no Mailchimp tag.
 func FuzzTranslateTags(f *testing.F) {
-	for _, s := range []string{"*|FNAME|*", "*|UNSUB", "a *|IF:X|* b", "{{{RESEND_UNSUBSCRIBE_URL}}}", "*|*|*|", "|**|", strings.Repeat("*|A|*", 100)} {
+	for _, s := range []string{"*|FNAME|*", `{{ a | default: "b" }}`, "{{{ a|default:'b' }}}", "{{ a | b }}", "*|UNSUB", "a *|IF:X|* b", "{{{RESEND_UNSUBSCRIBE_URL}}}", "*|*|*|", "|**|", strings.Repeat("*|A|*", 100)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		start := time.Now()
 		out, err := translateTags(s)
+		if err == nil {
+			_, _ = translateDefaults(out, map[string]int{})
+		}
 		if d := time.Since(start); d > 100*time.Millisecond && len(s) < 1<<16 {
 			t.Fatalf("%d bytes took %v", len(s), d)
 		}
@@ -72,6 +75,9 @@ func TestDefaultValues(t *testing.T) {
 		{map[string]any{"first_name": "", "last_name": "<L>"}, "Hi there", "<p>Hi friend, &lt;L&gt; <b>free</b></p>", "Hi there!"},
 		{map[string]any{"first_name": "<Ann>"}, "Hi <Ann>", "<p>Hi &lt;Ann&gt;,  <b>free</b></p>", "Hi <Ann>!"},
 	} {
+		if n := tpl.Names(); len(n) != 1 || n[0] != "last_name" {
+			t.Errorf("names %v: a name with a default is not required", n)
+		}
 		out, err := tpl.RenderForSend(c.vars)
 		if err != nil || out.Subject != c.subject || out.HTML != c.html || out.Text != c.text {
 			t.Errorf("%v: %+v %v", c.vars, out, err)
@@ -84,6 +90,9 @@ func TestDefaultValues(t *testing.T) {
 		if _, err := Parse("s", src, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q): %v, want %q", src, err, want)
 		}
+	}
+	if tpl, err := Parse("s", `{{ a | default: "x" }} {{ a }}`, ""); err != nil || len(tpl.Names()) != 1 {
+		t.Errorf("a name also used without a default is required: %v", err)
 	}
 	if _, err := Parse("s", "{{! a | b }} {{ x }} | {{ y }}", ""); err != nil {
 		t.Errorf("a pipe outside a variable tag: %v", err)

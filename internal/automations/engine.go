@@ -18,6 +18,7 @@ import (
 	"mailroom/internal/events"
 	"mailroom/internal/groupcommit"
 	"mailroom/internal/jobs"
+	"mailroom/internal/render"
 	"mailroom/internal/rules"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -441,7 +442,8 @@ func (s *Service) person(ctx context.Context, tx *store.Tx, r Run) (rules.Person
 	return p, nil
 }
 
-// prepareSend renders the send for the contact as it is now and runs it
+// prepareSend renders the send for the contact as it is now, with their
+// own unsubscribe links unless the step is transactional, and runs it
 // through the sending rules. A refusal the run should record (an opt-out,
 // a suppression) is a skip; any other refusal fails the step.
 func (s *Service) prepareSend(ctx context.Context, r Run, st *SendStep) (effect, error) {
@@ -452,14 +454,24 @@ func (s *Service) prepareSend(ctx context.Context, r Run, st *SendStep) (effect,
 	if err != nil {
 		return effect{}, err
 	}
-	vars := map[string]any{}
-	for k, v := range c.Attributes {
-		vars[k] = v
+	// The membership's merge fields over the contact's attributes, as a
+	// broadcast to the audience that started the run would render them.
+	var merge map[string]string
+	if r.AudienceID != "" {
+		m, err := contacts.MemberIn(ctx, s.db, r.AudienceID, r.ContactID)
+		if err != nil && !apierr.Is(err, "not_found") {
+			return effect{}, err
+		}
+		merge = m.Attributes
 	}
-	vars["email"], vars["contact_id"], vars["first_name"], vars["last_name"] = c.Email, c.ID, c.FirstName, c.LastName
+	vars := render.MemberVars(c.Email, c.FirstName, c.LastName, c.ID, c.Attributes, merge)
 	vars["trigger"] = r.TriggerData
+	var links func(topicID string) render.Links
+	if !st.Transactional && s.links != nil {
+		links = func(topicID string) render.Links { return s.links(r.WorkspaceID, topicID, c.Email) }
+	}
 	p, err := s.sending.PrepareAutomated(ctx, sending.Automated{WorkspaceID: r.WorkspaceID, From: st.From, To: c.Email,
-		Template: st.Template, Variables: vars, Subject: st.Subject, Topic: st.Topic,
+		Template: st.Template, Variables: vars, Subject: st.Subject, Topic: st.Topic, Links: links,
 		Tags: map[string]string{"automation_id": r.AutomationID, "run_id": r.ID}})
 	if ae, ok := apierr.As(err); ok {
 		if sending.Skipped(err) {

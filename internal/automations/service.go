@@ -21,6 +21,7 @@ import (
 	"mailroom/internal/contacts"
 	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
+	"mailroom/internal/render"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -66,6 +67,7 @@ type Service struct {
 	hookClient   *http.Client
 	progs        programs
 	commits      *groupcommit.Committer[struct{}]
+	links        func(workspaceID, topicID, email string) render.Links
 }
 
 // Config builds a Service.
@@ -87,12 +89,16 @@ type Config struct {
 	// Box seals the webhook steps' signing secret at rest, as the webhook
 	// endpoints' secrets are; nil keeps it as it is (tests).
 	Box *secretbox.Box
+	// Links are a contact's personal links for a topic ("" = every list),
+	// as broadcasts have them (topics.Service.Links); nil: send steps carry
+	// none.
+	Links func(workspaceID, topicID, email string) render.Links
 }
 
 // New builds the service.
 func New(c Config) *Service {
 	s := &Service{db: c.DB, clock: c.Clock, templates: c.Templates, contacts: c.Contacts, sending: c.Sending, publicURL: c.PublicURL,
-		allowPrivate: c.AllowPrivate, box: c.Box, hookClient: webhooks.NewHTTPClient(c.AllowPrivate), progs: programs{m: map[string]*compiled{}}}
+		allowPrivate: c.AllowPrivate, box: c.Box, links: c.Links, hookClient: webhooks.NewHTTPClient(c.AllowPrivate), progs: programs{m: map[string]*compiled{}}}
 	// One committer: on PostgreSQL two concurrent batches could lock the
 	// same contact and run in opposite orders.
 	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "automations", DB: c.DB, Log: c.Log,

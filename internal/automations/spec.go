@@ -77,10 +77,12 @@ type Step struct {
 	Exit    string
 }
 
-// SendStep sends one email to the run's contact.
+// SendStep sends one email to the run's contact. Unless Transactional, it
+// carries the contact's own unsubscribe links (headers, body, footer).
 type SendStep struct {
 	Template, From, Subject, Topic string
 	TemplateLine, TopicLine        int
+	Transactional                  bool
 }
 
 // WaitStep is a delay or a time of day (UTC).
@@ -758,10 +760,24 @@ func (c *checker) send(f string, p *pair) (*SendStep, bool) {
 				ok = false
 			}
 			s.Topic, s.TopicLine, good = v, q.kline, good && ok
+		case "transactional":
+			v, ok := c.unwrap(g, q.value)
+			b, isBool := v.(*ast.BoolNode)
+			if ok && !isBool {
+				c.add(g, q.kline, "Write transactional: true for a receipt or a password reset (no unsubscribe link), or leave it out.", "expected true or false, found %s", kind(v))
+			}
+			if ok && isBool {
+				s.Transactional = b.Value
+			}
+			good = good && ok && isBool
 		default:
-			c.add(g, q.kline, "Remove it; send takes template, from, subject and topic.", "unknown key %q", q.key)
+			c.add(g, q.kline, "Remove it; send takes template, from, subject, topic and transactional.", "unknown key %q", q.key)
 			good = false
 		}
+	}
+	if s.Transactional && s.Topic != "" {
+		c.add(join(f, "transactional"), p.kline, "Remove topic (a transactional send has no opt-out) or transactional.", "a send under a topic is marketing mail; it cannot be transactional")
+		good = false
 	}
 	for _, req := range []string{"template", "from"} {
 		if !seen[req] {

@@ -41,7 +41,7 @@ func TestParseExample(t *testing.T) {
 	if r := d.Steps[2].If; r.Rule.Field != "attributes.plan" || len(r.Then) != 1 || r.Else[0].Exit != "lost-interest" {
 		t.Fatalf("if %+v", r)
 	}
-	if d.Steps[0].Send.Topic != "product-news" || d.Steps[3].Tag.Remove[0] != "trial" {
+	if d.Steps[0].Send.Topic != "product-news" || d.Steps[0].Send.Transactional || d.Steps[3].Tag.Remove[0] != "trial" {
 		t.Fatalf("steps %+v", d.Steps)
 	}
 }
@@ -96,6 +96,8 @@ func TestParseRefusals(t *testing.T) {
 		{"send missing from", head + "  - send: { template: a }\n", "steps[0].send.from", 4, "from:"},
 		{"send bad from", head + "  - send: { template: a, from: nobody }\n", "steps[0].send.from", 4, "Name <address>"},
 		{"send bad topic", head + "  - send: { template: a, from: a@b.test, topic: \"x y\" }\n", "steps[0].send.topic", 4, "topic's key"},
+		{"transactional not a bool", head + "  - send: { template: a, from: a@b.test, transactional: yes please }\n", "steps[0].send.transactional", 4, "transactional: true"},
+		{"transactional with a topic", head + "  - send: { template: a, from: a@b.test, topic: news, transactional: true }\n", "steps[0].send.transactional", 4, "Remove topic"},
 		{"if unknown op", head + "  - if: { field: tag, op: eq, value: a }\n", "steps[0].if.op", 4, "has, not_has"},
 		{"if unknown field", head + "  - if: { field: plan, op: eq, value: a }\n", "steps[0].if.field", 4, "attributes.<name>"},
 		{"if missing value", head + "  - if: { field: tag, op: has }\n", "steps[0].if.value", 4, "needs a value"},

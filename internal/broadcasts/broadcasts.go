@@ -13,8 +13,6 @@
 package broadcasts
 
 import (
-	"html"
-	"strings"
 	"time"
 
 	"mailroom/internal/render"
@@ -105,79 +103,7 @@ type Recipient struct {
 // builtins are the merge fields every member has.
 var builtins = map[string]bool{"email": true, "first_name": true, "last_name": true, "contact_id": true}
 
-// vars are a member's merge fields: its attributes (membership's over
-// contact's) and the builtins.
-func vars(email, first, last, contactID string, attrs ...map[string]string) map[string]any {
-	v := map[string]any{}
-	for _, a := range attrs {
-		for k, x := range a {
-			v[k] = x
-		}
-	}
-	// Each merge field also answers to its lowercase name, as Mailchimp's
-	// *|COMPANY|* is read ({{ company }}), unless a field has that name.
-	for k, x := range v {
-		if l := strings.ToLower(k); l != k {
-			if _, ok := v[l]; !ok {
-				v[l] = x
-			}
-		}
-	}
-	v["email"], v["contact_id"] = email, contactID
-	// The contact's names, unless empty and a merge field of the same name
-	// is set (an import's first_name lands among the membership's fields).
-	for k, x := range map[string]string{"first_name": first, "last_name": last} {
-		if _, ok := v[k]; !ok || x != "" {
-			v[k] = x
-		}
-	}
-	return v
-}
-
 // body parses the broadcast's own subject and body (no template).
 func (b *Broadcast) body() (*render.Template, error) {
 	return render.Parse(b.Subject, b.HTML, b.Text)
-}
-
-// footerMark tells a footer Mailroom added: a body that already has one
-// gets no second.
-const footerMark = "mailroom-unsubscribe-footer"
-
-// addFooter gives a body that shows no unsubscribe link of its own (the
-// recipient's URL is nowhere in it) a small plain footer with the link and
-// the preference page, in both parts: html before </body> when there is
-// one, else at the end; never inside a tag, never twice.
-func addFooter(out render.Output, l Links) render.Output {
-	if out.HTML != "" && !strings.Contains(out.HTML, l.Unsubscribe) && !strings.Contains(out.HTML, footerMark) {
-		f := `<div class="` + footerMark + `" style="margin-top:24px;font-size:12px;color:#666">` +
-			`You receive this because you subscribed. <a href="` + html.EscapeString(l.Unsubscribe) + `">Unsubscribe</a>`
-		if l.Preferences != "" {
-			f += ` · <a href="` + html.EscapeString(l.Preferences) + `">Email preferences</a>`
-		}
-		f += `</div>`
-		if i := lastBodyClose(out.HTML); i >= 0 {
-			out.HTML = out.HTML[:i] + f + out.HTML[i:]
-		} else {
-			out.HTML += f
-		}
-	}
-	if out.Text != "" && !strings.Contains(out.Text, l.Unsubscribe) {
-		t := "\n\n--\nUnsubscribe: " + l.Unsubscribe
-		if l.Preferences != "" {
-			t += "\nEmail preferences: " + l.Preferences
-		}
-		out.Text += t + "\n"
-	}
-	return out
-}
-
-// lastBodyClose is the index of the last "</body>" in any case, or -1,
-// without a lowered copy of the body for each recipient.
-func lastBodyClose(h string) int {
-	for i := strings.LastIndex(h, "</"); i >= 0; i = strings.LastIndex(h[:i], "</") {
-		if len(h)-i >= 7 && strings.EqualFold(h[i:i+7], "</body>") {
-			return i
-		}
-	}
-	return -1
 }

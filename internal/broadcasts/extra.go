@@ -37,7 +37,7 @@ func (s *Service) Recipients(ctx context.Context, workspaceID, id, status string
 // the audience's first mailable member when email is ""), and the
 // mailable size of the audience.
 func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (map[string]any, int, error) {
-	v := vars(email, "", "", "", nil)
+	v := render.MemberVars(email, "", "", "", nil)
 	if b.AudienceID == "" {
 		return v, 0, nil
 	}
@@ -76,7 +76,7 @@ func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (ma
 }
 
 func personVars(p contacts.Person) map[string]any {
-	return vars(p.Email, p.FirstName, p.LastName, p.ContactID, p.Attributes, p.MemberAttributes)
+	return render.MemberVars(p.Email, p.FirstName, p.LastName, p.ContactID, p.Attributes, p.MemberAttributes)
 }
 
 // Preview renders the broadcast for one member (or the first one).

@@ -9,6 +9,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/jobs"
+	"mailroom/internal/render"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
@@ -170,7 +171,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 		replyTo = []string{b.ReplyTo}
 	}
 	for _, p := range batch {
-		out, headers, err := s.personal(b, r, vars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs), p.Email)
+		out, headers, err := s.personal(b, r, render.MemberVars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs), p.Email)
 		if err != nil {
 			var ae *apierr.Error
 			if !errors.As(err, &ae) {

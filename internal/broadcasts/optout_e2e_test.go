@@ -1,44 +1,14 @@
 package broadcasts_test
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-message"
-
 	"mailroom/internal/testkit/smtpsink"
 )
-
-// parts reads a delivered message's header and its html and text bodies,
-// decoded, with a standard MIME reader.
-func parts(t *testing.T, raw []byte) (message.Header, string, string) {
-	t.Helper()
-	e, err := message.Read(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var html, text string
-	e.Walk(func(_ []int, p *message.Entity, _ error) error {
-		ct, _, _ := p.Header.ContentType()
-		if strings.HasPrefix(ct, "multipart/") {
-			return nil // its parts come next; reading it would consume them
-		}
-		b, _ := io.ReadAll(p.Body)
-		switch ct {
-		case "text/html":
-			html = string(b)
-		case "text/plain":
-			text = string(b)
-		}
-		return nil
-	})
-	return e.Header, html, text
-}
 
 var httpsLink = regexp.MustCompile(`https?://[^\s"<>]+/(?:unsubscribe|preferences)/[A-Za-z0-9_\-.]+`)
 
@@ -66,7 +36,7 @@ func TestOptOutInEveryBody(t *testing.T) {
 	}
 	links := map[string]string{} // recipient -> unsubscribe link in the body
 	for _, m := range msgs {
-		h, html, text := parts(t, m.Data)
+		h, html, text := smtpsink.Parts(t, m.Data)
 		rcpt := m.To[0]
 		found := httpsLink.FindAllString(html, -1)
 		if len(found) != 2 || !strings.Contains(found[0], "/unsubscribe/") || !strings.Contains(found[1], "/preferences/") {
@@ -111,7 +81,7 @@ func TestOptOutInEveryBody(t *testing.T) {
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+id+"/send", nil), 200)
 	msgs = sink.WaitFor(5, 15*time.Second)[3:] // the sink keeps every message: these are the next two (one member left)
 	for _, m := range msgs {
-		h, html, text := parts(t, m.Data)
+		h, html, text := smtpsink.Parts(t, m.Data)
 		link := strings.TrimPrefix(strings.SplitN(h.Get("List-Unsubscribe"), ">", 2)[0], "<")
 		if strings.Count(html, "mailroom-unsubscribe-footer") != 1 || !strings.Contains(html, link) || strings.Count(text, link) != 1 {
 			t.Fatalf("%s: footer missing or twice:\n%s\n%s", m.To[0], html, text)
@@ -122,7 +92,7 @@ func TestOptOutInEveryBody(t *testing.T) {
 	tid := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"name": "t", "audience_id": aud, "from": sandbox, "subject": "T", "html": body}), 201)["id"].(string)
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+tid+"/test", map[string]any{"to": []string{"qa1@example.org", "qa2@example.org"}}), 200)
 	for _, m := range sink.WaitFor(7, 15*time.Second)[5:] {
-		_, html, _ := parts(t, m.Data)
+		_, html, _ := smtpsink.Parts(t, m.Data)
 		for _, l := range httpsLink.FindAllString(html, -1) {
 			for _, member := range links {
 				if l == member {

@@ -41,7 +41,7 @@ func TestFooterSwitchAndProblems(t *testing.T) {
 	}
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+id+"/send", nil), 200)
 	for _, m := range sink.WaitFor(2, 15*time.Second) {
-		h, html, text := parts(t, m.Data)
+		h, html, text := smtpsink.Parts(t, m.Data)
 		link := strings.TrimPrefix(strings.SplitN(h.Get("List-Unsubscribe"), ">", 2)[0], "<")
 		if strings.Contains(html, "mailroom-unsubscribe-footer") || !strings.Contains(html, link) || strings.Count(text, link) != 1 {
 			t.Fatalf("%s: want the body's own link and no footer:\n%s\n%s", m.To[0], html, text)

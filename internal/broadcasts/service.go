@@ -65,7 +65,7 @@ type Config struct {
 }
 
 // Links are one recipient's personal links (topics.MailLinks).
-type Links struct{ Unsubscribe, Preferences, ListUnsubscribe string }
+type Links = render.Links
 
 // Service serves broadcasts and runs their fan-out.
 type Service struct {
@@ -541,8 +541,8 @@ func (s *Service) showsUnsubscribe(ctx context.Context, b Broadcast) bool {
 	if err != nil {
 		return true
 	}
-	v := vars("member@example.com", "Ada", "Lovelace", "")
-	v[render.UnsubscribeURL], v[render.PreferencesURL] = mark, mark
+	v := render.MemberVars("member@example.com", "Ada", "Lovelace", "")
+	render.Links{Unsubscribe: mark, Preferences: mark}.Put(v)
 	out, err := r.render(v)
 	if err != nil {
 		return true
@@ -648,20 +648,20 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 // {{ unsubscribe_url }} and {{ preferences_url }} in the body, the RFC 8058
 // one-click headers (the topics area's signed links: without a topic they
 // unsubscribe from every list), and the footer when the body shows no
-// unsubscribe link of its own (addFooter). Links are only ever this
+// unsubscribe link of its own (render.AddFooter). Links are only ever this
 // recipient's: each message has one recipient.
 func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string) (render.Output, map[string]string, error) {
 	var l Links
 	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
 		l = s.c.Links(b.WorkspaceID, b.TopicID, email)
-		v[render.UnsubscribeURL], v[render.PreferencesURL] = l.Unsubscribe, l.Preferences
+		l.Put(v)
 	}
 	out, err := r.render(v)
 	if err != nil || l.Unsubscribe == "" {
 		return out, nil, err
 	}
 	if b.Footer {
-		out = addFooter(out, l)
+		out = render.AddFooter(out, l)
 	}
-	return out, map[string]string{"List-Unsubscribe": l.ListUnsubscribe, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}, nil
+	return out, l.Headers(), nil
 }

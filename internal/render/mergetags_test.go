@@ -39,12 +39,15 @@ func TestMergeTagSpellings(t *testing.T) {
 // FuzzTranslateTags: any source translates in linear time, and what comes
 // out holds no Mailchimp tag.
 func FuzzTranslateTags(f *testing.F) {
-	for _, s := range []string{"*|FNAME|*", "*|UNSUB", "a *|IF:X|* b", "{{{RESEND_UNSUBSCRIBE_URL}}}", "*|*|*|", "|**|", strings.Repeat("*|A|*", 100)} {
+	for _, s := range []string{"*|FNAME|*", `{{ a | default: "b" }}`, "{{{ a|default:'b' }}}", "{{ a | b }}", "*|UNSUB", "a *|IF:X|* b", "{{{RESEND_UNSUBSCRIBE_URL}}}", "*|*|*|", "|**|", strings.Repeat("*|A|*", 100)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		start := time.Now()
 		out, err := translateTags(s)
+		if err == nil {
+			_, _ = translateDefaults(out, map[string]int{})
+		}
 		if d := time.Since(start); d > 100*time.Millisecond && len(s) < 1<<16 {
 			t.Fatalf("%d bytes took %v", len(s), d)
 		}
@@ -54,4 +57,44 @@ func FuzzTranslateTags(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDefaultValues: {{ name | default: "text" }} is the value when it is
+// set and the text when it is missing or empty, in every part and with
+// Mailchimp's spelling beside it; any other filter is refused with its line.
+func TestDefaultValues(t *testing.T) {
+	tpl, err := Parse(`Hi {{ first_name | default: "there" }}`, `<p>Hi {{first_name|default:'friend'}}, *|LNAME|* {{{ trigger.plan | default: "<b>free</b>" }}}</p>`, `Hi {{ first_name | default: "there" }}!`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vars                map[string]any
+		subject, html, text string
+	}{
+		{map[string]any{"first_name": "Ada", "last_name": "L", "trigger": map[string]any{"plan": "pro"}}, "Hi Ada", "<p>Hi Ada, L pro</p>", "Hi Ada!"},
+		{map[string]any{"first_name": "", "last_name": "<L>"}, "Hi there", "<p>Hi friend, &lt;L&gt; <b>free</b></p>", "Hi there!"},
+		{map[string]any{"first_name": "<Ann>"}, "Hi <Ann>", "<p>Hi &lt;Ann&gt;,  <b>free</b></p>", "Hi <Ann>!"},
+	} {
+		if n := tpl.Names(); len(n) != 1 || n[0] != "last_name" {
+			t.Errorf("names %v: a name with a default is not required", n)
+		}
+		out, err := tpl.RenderForSend(c.vars)
+		if err != nil || out.Subject != c.subject || out.HTML != c.html || out.Text != c.text {
+			t.Errorf("%v: %+v %v", c.vars, out, err)
+		}
+	}
+	for src, want := range map[string]string{
+		"a\n{{ first_name | upcase }}":      "at line 2 has a filter Mailroom does not have",
+		`{{ first_name | default: there }}`: "has a filter",
+	} {
+		if _, err := Parse("s", src, ""); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q): %v, want %q", src, err, want)
+		}
+	}
+	if tpl, err := Parse("s", `{{ a | default: "x" }} {{ a }}`, ""); err != nil || len(tpl.Names()) != 1 {
+		t.Errorf("a name also used without a default is required: %v", err)
+	}
+	if _, err := Parse("s", "{{! a | b }} {{ x }} | {{ y }}", ""); err != nil {
+		t.Errorf("a pipe outside a variable tag: %v", err)
+	}
 }

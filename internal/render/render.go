@@ -44,6 +44,7 @@ var ErrTooMuchWork = errors.New("render: limit reached")
 type Template struct {
 	subject, html, text *mustache.Template
 	tags                []mustache.Tag // every part's top-level tags
+	defaulted           map[string]int // the uses of each name with | default
 	htmlLen, textLen    int            // source sizes: the output is about as long
 }
 
@@ -53,7 +54,7 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 	if len(subject) > MaxSubjectTemplateBytes {
 		return nil, fmt.Errorf("subject is %d bytes; at most %d are allowed", len(subject), MaxSubjectTemplateBytes)
 	}
-	t := &Template{}
+	t := &Template{defaulted: map[string]int{}}
 	for _, p := range []struct {
 		name string
 		src  string
@@ -67,6 +68,9 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 			continue
 		}
 		src, err := translateTags(p.src)
+		if err == nil {
+			src, err = translateDefaults(src, t.defaulted)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s", p.name, err)
 		}
@@ -93,10 +97,18 @@ func (t *Template) HasText() bool { return t.text != nil }
 
 // Names lists the variable and section names used at the top level of the
 // template (outside sections), first use first: what a caller must give.
+// A name used only with | default is not one.
 func (t *Template) Names() []string {
 	var out []string
 	seen := map[string]bool{}
+	uses := map[string]int{}
 	for _, tag := range t.tags {
+		uses[tag.Name()]++
+	}
+	for _, tag := range t.tags {
+		if d := t.defaulted[tag.Name()]; d > 0 && uses[tag.Name()] == 2*d {
+			continue // each default is a section and an inverted one
+		}
 		if tag.Type() == mustache.Partial {
 			continue
 		}

@@ -3,10 +3,12 @@ package sending
 import (
 	"context"
 	"encoding/json"
+	"maps"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/jobs"
 	"mailroom/internal/policy"
+	"mailroom/internal/render"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
@@ -23,6 +25,11 @@ type Automated struct {
 	Subject     string // "" keeps the template's subject
 	Topic       string // "" for none; set, the email is marketing mail
 	Tags        map[string]string
+	// Links are the recipient's personal links for the send's topic id
+	// ("" = every list); nil for a transactional send. Given, the body's
+	// {{ unsubscribe_url }} and {{ preferences_url }} are them, a body
+	// without the link gets the footer, and the one-click headers are set.
+	Links func(topicID string) render.Links
 }
 
 // Prepared is an automated send validated, rendered and admitted by the
@@ -63,13 +70,18 @@ func (s *Service) PrepareAutomated(ctx context.Context, m Automated) (*Prepared,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.withTemplate(ctx, m.WorkspaceID, req, v); err != nil {
-		return nil, err
-	}
+	// The topic first: the links in the body are for its id.
 	if v.Topic != "" {
 		if err := s.withTopic(ctx, m.WorkspaceID, v); err != nil {
 			return nil, err
 		}
+	}
+	if m.Links == nil {
+		if err := s.withTemplate(ctx, m.WorkspaceID, req, v); err != nil {
+			return nil, err
+		}
+	} else if err := s.withPersonalTemplate(ctx, m, req, v); err != nil {
+		return nil, err
 	}
 	ws, err := s.workspace(ctx, m.WorkspaceID)
 	if err != nil {
@@ -87,7 +99,7 @@ func (s *Service) PrepareAutomated(ctx context.Context, m Automated) (*Prepared,
 		return nil, err
 	}
 	p := &Prepared{row: row, class: ClassTransactional}
-	if v.Topic != "" {
+	if v.Topic != "" || m.Links != nil {
 		p.class = ClassMarketing
 	}
 	if row.TestMode {
@@ -105,6 +117,40 @@ func (s *Service) PrepareAutomated(ctx context.Context, m Automated) (*Prepared,
 		}
 	}
 	return p, nil
+}
+
+// withPersonalTemplate renders the template with the recipient's links
+// (render.Links: the variables, the footer when the body shows no link of
+// its own, the one-click headers, which replace the topic's: same token).
+func (s *Service) withPersonalTemplate(ctx context.Context, m Automated, req *Request, v *Validated) error {
+	l := m.Links(v.TopicID)
+	vars := maps.Clone(m.Variables)
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	l.Put(vars)
+	tpl, err := json.Marshal(vars)
+	if err != nil {
+		return apierr.BadRequest("invalid_template", "template variables cannot be encoded.")
+	}
+	// The email records the step's variables, not the links (a token is
+	// made again from the address whenever it is needed).
+	own := v.TemplateVariables
+	v.TemplateVariables = tpl
+	err = s.withTemplate(ctx, m.WorkspaceID, req, v)
+	v.TemplateVariables = own
+	if err != nil {
+		return err
+	}
+	out := render.AddFooter(render.Output{HTML: v.HTML, Text: v.Text}, l)
+	v.HTML, v.Text = out.HTML, out.Text
+	h := maps.Clone(v.Headers)
+	if h == nil {
+		h = map[string]string{}
+	}
+	maps.Copy(h, l.Headers())
+	v.Headers = h
+	return nil
 }
 
 // Undo gives back what the policy counted for a send that did not commit.

@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"mailroom/internal/testkit/testdb"
 )
 
 // owners maps every table to the one area (package under internal/) that
@@ -66,6 +70,9 @@ var owners = map[string]string{
 	"dashboard_links":      "dashboard",
 	"dashboard_sessions":   "dashboard",
 	"dashboard_imports":    "dashboard",
+	"email_bodies":         "sending",
+	"nodes":                "store", // the cluster's heartbeat rows (store.DB.Beat), the store's own machinery
+	"cluster_settings":     "store",
 }
 
 // crossings are the accesses still made outside the owner, each with why;
@@ -111,6 +118,45 @@ func TestEachTableHasOneOwner(t *testing.T) {
 		if !seen[key] {
 			t.Errorf("crossing %q no longer occurs: remove it from the list", key)
 		}
+	}
+}
+
+// TestOwnersListEveryTable: every table the migrations leave is in the
+// owner map, so a new table cannot escape TestEachTableHasOneOwner by
+// being missing from it. River's and goose's tables and SQLite's FTS5
+// shadow tables are the libraries' own.
+func TestOwnersListEveryTable(t *testing.T) {
+	if testdb.IsPostgres() {
+		t.Skip("the migrations are the same on both; SQLite's catalogue is read")
+	}
+	rows, err := testdb.Open(t).Column(context.Background(), `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, fmt.Sprint(r))
+	}
+	virtual := map[string]bool{}
+	for _, n := range names {
+		if _, ok := owners[n]; ok && strings.HasSuffix(n, "_search") {
+			virtual[n] = true
+		}
+	}
+	for _, n := range names {
+		shadow := false
+		for v := range virtual {
+			shadow = shadow || strings.HasPrefix(n, v+"_")
+		}
+		if shadow || strings.HasPrefix(n, "river_") || n == "goose_db_version" {
+			continue
+		}
+		if _, ok := owners[n]; !ok {
+			t.Errorf("table %s has no owner in the owner map: add it with the one area that writes it", n)
+		}
+	}
+	if len(names) < len(owners) {
+		t.Fatalf("read only %d tables", len(names))
 	}
 }
 

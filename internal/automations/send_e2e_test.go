@@ -18,9 +18,10 @@ var unsubLink = regexp.MustCompile(`https?://[^\s"<>]+/unsubscribe/[A-Za-z0-9_\-
 // user writes it, greets each new member by name (the default when there is
 // none; Mailchimp's *|FNAME|* too), with the audience's merge fields and the
 // trigger's data. Its marketing sends carry the member's own one-click
-// headers and body link (the footer when the body has none), which open
-// the hosted page and unsubscribe that member; a transactional step carries
-// neither. Read back from a real SMTP sink.
+// headers and body link (the footer when the body has none; a topic step
+// the topic's own link), which open the hosted page and unsubscribe that
+// member; a transactional step carries neither. Read back from a real SMTP
+// sink.
 func TestSendSpeaksToThePerson(t *testing.T) {
 	dns := dnstest.Start(t)
 	sink := smtpsink.Start(t)
@@ -31,11 +32,13 @@ func TestSendSpeaksToThePerson(t *testing.T) {
 			"html": `<html><body><p>Hi {{ first_name | default: "there" }}!</p><p><a href="{{ unsubscribe_url }}">Leave</a> · <a href="*|UPDATE_PROFILE|*">Choose</a></p></body></html>`},
 		{"name": "News", "subject": "News", "publish": true,
 			"html": `<p>News for *|FNAME|* at {{ company | default: "your team" }}</p>`, "text": `News for {{ first_name | default: "you" }}`},
+		{"name": "Tips", "subject": "Tips", "publish": true, "text": "A tip"},
 		{"name": "Receipt", "subject": "Receipt for {{ email }}", "publish": true,
 			"html": `<p>Joined {{ trigger.audience_id }}</p>`, "text": `Joined {{ trigger.audience_id }}`},
 	} {
 		must(t, a.Do("POST", "/v1/templates", tpl), 201)
 	}
+	must(t, a.Do("POST", "/v1/topics", map[string]any{"name": "Tips", "key": "tips"}), 201)
 	aud := must(t, a.Do("POST", "/v1/audiences", map[string]any{"name": "News"}), 201)["id"].(string)
 	aut := createAutomation(t, a, `name: Welcome series
 trigger:
@@ -46,6 +49,7 @@ steps:
       template: welcome
       from: Acme <hi@acme.example>
   - send: { template: news, from: hi@acme.example }
+  - send: { template: tips, from: hi@acme.example, topic: tips }
   - send:
       template: receipt
       from: hi@acme.example
@@ -73,13 +77,13 @@ steps:
 	}
 	for _, r := range rs {
 		run := must(t, a.Do("GET", "/v1/automations/"+aut+"/runs/"+r.(map[string]any)["run_id"].(string), nil), 200)
-		if got := stepSummary(run); got != "send:completed send:completed send:completed" {
+		if got := stepSummary(run); got != "send:completed send:completed send:completed send:completed" {
 			t.Fatalf("run %v: %s %v", run["status"], got, run["error"])
 		}
 	}
-	msgs := sink.WaitFor(6, 20*time.Second)
-	if len(msgs) != 6 {
-		t.Fatalf("sink got %d messages, want 6", len(msgs))
+	msgs := sink.WaitFor(8, 20*time.Second)
+	if len(msgs) != 8 {
+		t.Fatalf("sink got %d messages, want 8", len(msgs))
 	}
 	type mail struct{ subject, lu, post, html, text string }
 	got := map[string]mail{} // "ada@rcpt.example Welcome Ada" -> its parts
@@ -104,6 +108,13 @@ steps:
 		}
 		if who.name == "there" && !strings.HasPrefix(n.text, "News for you") {
 			t.Fatalf("%s news text: %s", who.to, n.text)
+		}
+		// Under a topic, the link is the topic's own (its one-click leaves
+		// the topic only), in the header and the text footer alike.
+		tp := got[who.to+" Tips"]
+		tl := strings.TrimPrefix(strings.SplitN(tp.lu, ">", 2)[0], "<")
+		if tl == "" || tl == link || tp.post == "" || !strings.Contains(tp.text, "Unsubscribe: "+tl) {
+			t.Fatalf("%s topic send: %q (the audience's %q)\n%s", who.to, tp.lu, link, tp.text)
 		}
 		r := got[who.to+" Receipt"]
 		if r.lu != "" || r.post != "" || strings.Contains(r.html, "unsubscribe") || strings.Contains(r.text, "Unsubscribe") || !strings.Contains(r.html, "Joined "+aud) {

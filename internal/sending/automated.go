@@ -124,6 +124,9 @@ func (s *Service) PrepareAutomated(ctx context.Context, m Automated) (*Prepared,
 // its own, the one-click headers, which replace the topic's: same token).
 func (s *Service) withPersonalTemplate(ctx context.Context, m Automated, req *Request, v *Validated) error {
 	l := m.Links(v.TopicID)
+	if l.Unsubscribe == "" { // no link can be made: no header, no footer
+		return s.withTemplate(ctx, m.WorkspaceID, req, v)
+	}
 	vars := maps.Clone(m.Variables)
 	if vars == nil {
 		vars = map[string]any{}

@@ -43,7 +43,7 @@ func TestBoundKeySessionStaysInItsMailbox(t *testing.T) {
 	want(t, v.get("/webhooks/"+hook), http.StatusNotFound)
 	want(t, v.post("/webhooks/"+hook+"/test", nil), http.StatusNotFound)
 	p = v.post("/webhooks", url.Values{"url": {"http://127.0.0.1:9/mine"}, "event": {"email.received"}})
-	if p.status != http.StatusSeeOther {
+	if p.status != http.StatusCreated || !strings.Contains(p.body, "whsec_") {
 		t.Fatalf("adding an endpoint answered %d:\n%s", p.status, p.body)
 	}
 	hooks := a.Do("GET", "/v1/webhooks", nil).JSON()["webhooks"].([]any)

@@ -157,6 +157,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Do(t, chromedp.SendKeys(chromedp.CSS("#url"), hook.URL+"/hook"))
 		b.Click(t, "#add-webhook")
 		b.WaitText(t, "The webhook endpoint is created.")
+		// Its signing secret is shown this once.
+		secret := browser.Eval[string](t, b, "document.querySelector('#new-secret').textContent")
+		if !strings.HasPrefix(secret, "whsec_") {
+			t.Fatalf("signing secret shown as %q", secret)
+		}
+		hooks := a.Do("GET", "/v1/webhooks", nil).JSON()["webhooks"].([]any)
+		hookID := hooks[len(hooks)-1].(map[string]any)["id"].(string)
 		// A send now reaches it.
 		r := a.Do("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.test", "to": "delivered@mailroom.test", "subject": "For the hook", "text": "x"})
 		if r.Status != 200 {
@@ -166,8 +173,11 @@ func TestDashboardInBrowser(t *testing.T) {
 			d, _ := a.Do("GET", "/v1/webhooks/deliveries", nil).JSON()["deliveries"].([]any)
 			return len(d) > 0
 		}, "no delivery was recorded")
-		b.Do(t, chromedp.Reload())
+		b.Open(t, a.URL+"/webhooks/"+hookID)
 		b.WaitText(t, "email.delivered")
+		if strings.Contains(b.Text(t), secret) {
+			t.Fatal("the signing secret is shown again")
+		}
 		if got := browser.Eval[string](t, b, "document.querySelector('#deliveries pre').textContent"); got != "thanks <b>from the receiver</b>" {
 			t.Fatalf("the delivery's response is shown as %q", got)
 		}
@@ -180,6 +190,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		b.Click(t, "#send-test")
 		b.WaitText(t, "Test: delivered")
+		b.Click(t, "#rotate-secret")
+		b.WaitText(t, "The previous secret keeps verifying until")
+		if rotated := browser.Eval[string](t, b, "document.querySelector('#new-secret').textContent"); !strings.HasPrefix(rotated, "whsec_") || rotated == secret {
+			t.Fatalf("rotated secret %q (was %q)", rotated, secret)
+		}
 	})
 
 	t.Run("create a key; revoking a key ends its session", func(t *testing.T) {

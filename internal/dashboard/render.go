@@ -149,7 +149,6 @@ var flashes = map[string]string{
 	"revoked":     "The API key is revoked.",
 	"suppressed":  "The address is suppressed.",
 	"removed":     "The suppression is removed.",
-	"webhook":     "The webhook endpoint is created.",
 	"domain":      "The domain is added. Publish its records, then verify.",
 	"saved":       "The automation is saved as a new version.",
 	"replied":     "Your reply is sent.",

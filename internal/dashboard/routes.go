@@ -42,6 +42,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /webhooks", x.page(box, x.addWebhook))
 	mux.Handle("GET /webhooks/{id}", x.page(box, x.webhook))
 	mux.Handle("POST /webhooks/{id}/test", x.page(box, x.testWebhook))
+	mux.Handle("POST /webhooks/{id}/rotate", x.page(box, x.rotateWebhook))
 	mux.Handle("POST /webhooks/{id}/replay/{delivery}", x.page(box, x.replayDelivery))
 	mux.Handle("GET /api-keys", x.page(box, x.apiKeys))
 	mux.Handle("POST /api-keys", x.page(box, x.createKey)) // shows the key once, in the answer

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -41,7 +40,18 @@ func (x *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return err
 	}
-	return redirect(w, r, "/webhooks/"+url.PathEscape(e.ID)+"?ok=webhook")
+	// The signing secret is shown on this answer only, as the API's create.
+	return x.renderWebhook(w, r, s, http.StatusCreated, e, webhookView{Secret: e.Secret, Created: true})
+}
+
+// rotateWebhook makes a new signing secret (the previous one keeps
+// verifying for the rotation's grace window) and shows it once.
+func (x *Dashboard) rotateWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	e, err := x.d.Webhooks.Update(r.Context(), s.key.WorkspaceID, s.key.MailboxID, r.PathValue("id"), webhooks.UpdateParams{RotateSecret: true})
+	if err != nil {
+		return err
+	}
+	return x.renderWebhook(w, r, s, http.StatusOK, e, webhookView{Secret: e.Secret})
 }
 
 // deliveryRows is how many of an endpoint's newest deliveries its page shows.
@@ -52,6 +62,8 @@ type webhookView struct {
 	Deliveries []webhooks.Delivery
 	Result     *webhooks.ManualResult // the test or replay just made
 	Action     string                 // "test" or "replay"
+	Secret     string                 // a signing secret just made: shown on this page only
+	Created    bool                   // the endpoint was just created
 }
 
 func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *session, id string, res *webhooks.ManualResult, action string) error {
@@ -59,11 +71,17 @@ func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 	if err != nil {
 		return err
 	}
+	return x.renderWebhook(w, r, s, http.StatusOK, e, webhookView{Result: res, Action: action})
+}
+
+// renderWebhook shows endpoint e with its newest deliveries and v's extras.
+func (x *Dashboard) renderWebhook(w http.ResponseWriter, r *http.Request, s *session, status int, e *webhooks.Endpoint, v webhookView) error {
 	ds, err := x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, webhooks.DeliveryQuery{WebhookID: e.ID, BoundTo: s.key.MailboxID, Limit: deliveryRows})
 	if err != nil {
 		return err
 	}
-	x.render(w, r, s, http.StatusOK, "webhook", webhookView{Endpoint: e, Deliveries: ds, Result: res, Action: action})
+	v.Endpoint, v.Deliveries = e, ds
+	x.render(w, r, s, status, "webhook", v)
 	return nil
 }
 

@@ -163,7 +163,7 @@ func chosen(r *http.Request, v *mappingView) contacts.ImportMapping {
 	}
 	for _, role := range oneColumnRoles {
 		if cols := by[role]; len(cols) > 1 {
-			v.Problem = "Only one column can be " + roleLabels[role] + ": " + strings.Join(cols, " and ") + " both are. Choose one and make the other a merge field or ignore it."
+			v.Problem = "Only one column can be " + roleLabels[role] + ", not " + strings.Join(cols, " and ") + ". Choose one; make the others merge fields or ignore them."
 			return m
 		}
 	}

@@ -17,7 +17,7 @@ var columnSelect = regexp.MustCompile(`(?s)<select id="role-\d+" name="(role\.\d
 var selectedOption = regexp.MustCompile(`<option value="(\w+)" selected>`)
 
 // proposed reads the mapping page's selects: column → (field, chosen role).
-func proposed(t *testing.T, body string) (map[string]string, map[string]string) {
+func proposed(t testing.TB, body string) (map[string]string, map[string]string) {
 	t.Helper()
 	roles, fields := map[string]string{}, map[string]string{}
 	for _, m := range columnSelect.FindAllStringSubmatch(body, -1) {
@@ -164,6 +164,31 @@ func TestImportMappingSteps(t *testing.T) {
 	// Imported, the file is gone: neither its page nor a second import.
 	want(t, v.get(loc), http.StatusNotFound)
 	want(t, v.post(loc+"/import", mapping()), http.StatusNotFound)
+}
+
+// importFile uploads a file to the audience and, on its mapping page,
+// posts the proposed roles to step ("check": the check's page is the
+// answer) or imports (the import's page is returned).
+func (v *visitor) importFile(aud, filename, content, step string) page {
+	v.t.Helper()
+	p := v.upload("/audiences/"+aud+"/import", filename, content, v.csrf)
+	loc := p.header.Get("Location")
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/audiences/"+aud+"/uploads/") {
+		v.t.Fatalf("upload: %d %s %s", p.status, loc, p.body)
+	}
+	roles, fields := proposed(v.t, v.get(loc).body)
+	f := url.Values{}
+	for col, role := range roles {
+		f.Set(fields[col], role)
+	}
+	if step == "check" {
+		return v.post(loc+"/check", f)
+	}
+	p = v.post(loc+"/import", f)
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/audiences/"+aud+"/imports/imp_") {
+		v.t.Fatalf("import: %d %s %s", p.status, p.header.Get("Location"), p.body)
+	}
+	return p
 }
 
 func strs(v any) []string {

@@ -414,8 +414,6 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 			} else {
 				row.LastName = s
 			}
-			// Also a merge field of that name, as templates and rules read it.
-			row.Attributes[role] = s
 		case "subscribed", "unsubscribed":
 			b, ok := f.boolean()
 			if !ok {
@@ -457,6 +455,13 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 				name = to
 			}
 			row.Attributes[name] = s
+		}
+	}
+	// The names are also merge fields of those names, as templates and
+	// rules read them, over a column that other names the same.
+	for name, v := range map[string]string{"first_name": row.FirstName, "last_name": row.LastName} {
+		if v != "" {
+			row.Attributes[name] = v
 		}
 	}
 	if len(row.Attributes) > MaxAttrsPerCall {

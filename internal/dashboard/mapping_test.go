@@ -164,6 +164,20 @@ func TestImportMappingSteps(t *testing.T) {
 	// Imported, the file is gone: neither its page nor a second import.
 	want(t, v.get(loc), http.StatusNotFound)
 	want(t, v.post(loc+"/import", mapping()), http.StatusNotFound)
+
+	// A file whose address column has a name no exporter uses is not a
+	// dead end: the person says which column it is.
+	p = v.upload("/audiences/"+aud+"/import", "own.csv", "Adresse,Vorname\ndora@example.net,Dora\n", v.csrf)
+	own := p.header.Get("Location")
+	roles, fields = proposed(t, v.get(own).body)
+	if roles["Adresse"] != "attribute" || roles["Vorname"] != "first_name" {
+		t.Fatalf("own.csv proposed %v", roles)
+	}
+	want(t, v.post(own+"/check", url.Values{fields["Adresse"]: {"attribute"}, fields["Vorname"]: {"first_name"}}), http.StatusBadRequest, "Choose the column that holds the email address")
+	want(t, v.post(own+"/check", url.Values{fields["Adresse"]: {"email"}, fields["Vorname"]: {"first_name"}}), http.StatusOK, `<dd id="c-created">1</dd>`)
+	// Under another audience's path the upload is not found.
+	other2 := must("POST", "/v1/audiences", map[string]any{"name": "Other"}, 201)["id"].(string)
+	want(t, v.get(strings.Replace(own, aud, other2, 1)), http.StatusNotFound)
 }
 
 // importFile uploads a file to the audience and, on its mapping page,

@@ -15,6 +15,7 @@ import (
 
 var columnSelect = regexp.MustCompile(`(?s)<select id="role-\d+" name="(role\.\d+)" data-column="([^"]*)">(.*?)</select>`)
 var selectedOption = regexp.MustCompile(`<option value="(\w+)" selected>`)
+var checkedField = regexp.MustCompile(`name="checked" value="([^"]*)"`)
 
 // proposed reads the mapping page's selects: column → (field, chosen role).
 func proposed(t testing.TB, body string) (map[string]string, map[string]string) {
@@ -119,6 +120,12 @@ func TestImportMappingSteps(t *testing.T) {
 	if r, _ := proposed(t, p.body); r["Phone Number"] != "ignore" {
 		t.Fatalf("the check forgot the chosen role: %v", r)
 	}
+	checked := checkedField.FindStringSubmatch(p.body)[1]
+	// Import with other columns than were checked: they are checked, not
+	// imported.
+	changed := form(map[string]string{"Phone Number": "ignore", "NOTES": "ignore"})
+	changed.Set("checked", checked)
+	want(t, v.post(loc+"/import", changed), http.StatusOK, `id="check-changed"`, "nothing was imported")
 	if n := count(); n != 1 {
 		t.Fatalf("the check wrote contacts: %v in the audience", n)
 	}
@@ -132,8 +139,10 @@ func TestImportMappingSteps(t *testing.T) {
 	want(t, other.get(loc), http.StatusNotFound)
 	want(t, other.post(loc+"/import", mapping()), http.StatusNotFound)
 
-	// The import follows the mapping.
-	p = v.post(loc+"/import", mapping())
+	// The import follows the checked mapping.
+	checkedMapping := mapping()
+	checkedMapping.Set("checked", checked)
+	p = v.post(loc+"/import", checkedMapping)
 	job := p.header.Get("Location")
 	if p.status != http.StatusSeeOther || !strings.HasPrefix(job, "/audiences/"+aud+"/imports/imp_") {
 		t.Fatalf("import: %d %s %s", p.status, job, p.body)
@@ -195,9 +204,11 @@ func (v *visitor) importFile(aud, filename, content, step string) page {
 	for col, role := range roles {
 		f.Set(fields[col], role)
 	}
+	p = v.post(loc+"/check", f)
 	if step == "check" {
-		return v.post(loc+"/check", f)
+		return p
 	}
+	f.Set("checked", checkedField.FindStringSubmatch(p.body)[1])
 	p = v.post(loc+"/import", f)
 	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/audiences/"+aud+"/imports/imp_") {
 		v.t.Fatalf("import: %d %s %s", p.status, p.header.Get("Location"), p.body)

@@ -91,6 +91,18 @@ type mappingView struct {
 	Report   *contacts.ImportResult // the check's, nil before one
 	Refused  []contacts.RowError    // the first refused rows of the check
 	More     int                    // refused rows not listed
+	Checked  string                 // the roles the report is for (checkedRoles)
+	Changed  bool                   // Import was pressed with roles other than the checked ones
+}
+
+// checkedRoles is the columns' roles in order: what a check was run with,
+// so that Import imports only what was checked.
+func (v mappingView) checkedRoles() string {
+	roles := make([]string, len(v.Columns))
+	for i, c := range v.Columns {
+		roles[i] = c.Role
+	}
+	return strings.Join(roles, ",")
 }
 
 type columnView struct {
@@ -192,6 +204,11 @@ func (x *Dashboard) checkUpload(w http.ResponseWriter, r *http.Request, s *sessi
 		x.render(w, r, s, http.StatusBadRequest, "mapping", v)
 		return nil
 	}
+	return x.check(w, r, s, v, m)
+}
+
+// check runs the dry run and shows the mapping page with its report.
+func (x *Dashboard) check(w http.ResponseWriter, r *http.Request, s *session, v mappingView, m contacts.ImportMapping) error {
 	rows, err := contacts.ParseCSV(v.Upload.Content, m)
 	if err != nil {
 		return err
@@ -200,7 +217,7 @@ func (x *Dashboard) checkUpload(w http.ResponseWriter, r *http.Request, s *sessi
 	if err != nil {
 		return err
 	}
-	v.Report, v.Refused = &res, res.Errors
+	v.Report, v.Refused, v.Checked = &res, res.Errors, v.checkedRoles()
 	if len(v.Refused) > refusedShown {
 		v.Refused, v.More = v.Refused[:refusedShown], len(v.Refused)-refusedShown
 	}
@@ -208,9 +225,10 @@ func (x *Dashboard) checkUpload(w http.ResponseWriter, r *http.Request, s *sessi
 	return nil
 }
 
-// runUpload imports the file with the chosen mapping: its rows are
+// runUpload imports the file with the checked mapping: its rows are
 // committed with the job that imports them (ImportWorker) and the upload
-// is deleted; the answer is the import's page.
+// is deleted; the answer is the import's page. Roles other than the
+// checked ones are checked instead, not imported.
 func (x *Dashboard) runUpload(w http.ResponseWriter, r *http.Request, s *session) error {
 	v, err := x.uploadOf(r, s)
 	if err != nil {
@@ -220,6 +238,11 @@ func (x *Dashboard) runUpload(w http.ResponseWriter, r *http.Request, s *session
 	if v.Problem != "" {
 		x.render(w, r, s, http.StatusBadRequest, "mapping", v)
 		return nil
+	}
+	if r.PostForm.Get("checked") != v.checkedRoles() {
+		// Changed after the check (or never checked): check what is chosen now.
+		v.Changed = true
+		return x.check(w, r, s, v, m)
 	}
 	rows, err := contacts.ParseCSV(v.Upload.Content, m)
 	if err != nil {

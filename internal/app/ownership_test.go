@@ -65,6 +65,7 @@ var owners = map[string]string{
 	"automation_run_steps": "automations",
 	"dashboard_links":      "dashboard",
 	"dashboard_sessions":   "dashboard",
+	"dashboard_uploads":    "dashboard",
 	"dashboard_imports":    "dashboard",
 }
 

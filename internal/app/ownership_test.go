@@ -69,6 +69,7 @@ var owners = map[string]string{
 	"automation_run_steps": "automations",
 	"dashboard_links":      "dashboard",
 	"dashboard_sessions":   "dashboard",
+	"dashboard_uploads":    "dashboard",
 	"dashboard_imports":    "dashboard",
 	"email_bodies":         "sending",
 	"nodes":                "store", // the cluster's heartbeat rows (store.DB.Beat), the store's own machinery

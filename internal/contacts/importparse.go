@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -29,14 +30,41 @@ func ErrImportTooLarge() error {
 }
 
 // ImportMapping renames and drops columns (CSV) or keys (JSON): the query's
-// mapping.email, mapping.status, mapping.tags, mapping.attr.<column> and
-// mapping.ignore.
+// mapping.email, mapping.status, mapping.tags, mapping.first_name,
+// mapping.last_name, mapping.attr.<column> and mapping.ignore. Roles, the
+// dashboard's choice per column, comes before every other rule.
 type ImportMapping struct {
 	Email  string
 	Status string
 	Tags   string
 	Attr   map[string]string // column → merge attribute name
 	Ignore map[string]bool
+	Roles  map[string]string // column → one of ImportRoles
+}
+
+// ImportRoles are the roles a column can be given: what it fills, or
+// "attribute" (a merge field under AttrNameOf) or "ignore".
+var ImportRoles = []string{"email", "first_name", "last_name", "tags", "status", "subscribed", "unsubscribed", "attribute", "ignore"}
+
+// ProposedRole is the role a column plays without a mapping, by its name
+// (knownColumns): one of ImportRoles.
+func ProposedRole(column string) string {
+	switch r := knownRole(column); r {
+	case "", "attributes": // a CSV column named attributes is a merge field like any other
+		return "attribute"
+	default:
+		return r
+	}
+}
+
+// check refuses a role that is not one of ImportRoles.
+func (m ImportMapping) check() error {
+	for col, r := range m.Roles {
+		if !slices.Contains(ImportRoles, r) {
+			return apierr.InvalidRequest("Column %q cannot be %q: a column is one of %s.", col, r, strings.Join(ImportRoles, ", "))
+		}
+	}
+	return nil
 }
 
 // ImportRow is one row of an import as read, before it meets the database.
@@ -69,37 +97,12 @@ type field struct {
 // commas). The first record names the columns. A malformed file (ragged or
 // unterminated rows, binary) is refused whole, naming the row.
 func ParseCSV(data []byte, m ImportMapping) ([]ImportRow, error) {
-	data = fromUTF16(data)
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		msg := "The CSV file is not UTF-8 text (it holds invalid UTF-8 or NUL bytes)."
-		if looksUTF16(data) {
-			msg = "The CSV file looks like UTF-16 without a byte order mark."
-		}
-		return nil, apierr.InvalidRequest("%s", msg).WithNext("Save the file as CSV UTF-8 (or UTF-16 with its byte order mark).")
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, apierr.InvalidRequest("The CSV file is empty; its first line must name the columns.")
-	}
-	r := csv.NewReader(bytes.NewReader(data))
-	r.Comma = detectComma(data)
-	r.ReuseRecord = true
-	header, err := r.Read()
+	_, r, cols, err := openCSV(data)
 	if err != nil {
-		return nil, csvError(err)
+		return nil, err
 	}
-	cols := make([]string, len(header))
-	seen := map[string]bool{}
-	for i, h := range header {
-		h = strings.TrimSpace(h)
-		if h == "" {
-			return nil, apierr.InvalidRequest("Column %d of the CSV header has no name.", i+1)
-		}
-		if seen[strings.ToLower(h)] {
-			return nil, apierr.InvalidRequest("The CSV header names column %q twice.", h)
-		}
-		seen[strings.ToLower(h)] = true
-		cols[i] = h
+	if err := m.check(); err != nil {
+		return nil, err
 	}
 	// The columns are checked before any row is read: a file without an
 	// address, or with two, is refused whole.
@@ -142,6 +145,88 @@ func ParseCSV(data []byte, m ImportMapping) ([]ImportRow, error) {
 	return rows, nil
 }
 
+// openCSV decodes a file to UTF-8 text (text, what ParseCSV reads again)
+// and reads its header: the reader is at the first data row.
+func openCSV(data []byte) (text []byte, r *csv.Reader, cols []string, err error) {
+	data = fromUTF16(data)
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		msg := "The CSV file is not UTF-8 text (it holds invalid UTF-8 or NUL bytes)."
+		if looksUTF16(data) {
+			msg = "The CSV file looks like UTF-16 without a byte order mark."
+		}
+		return nil, nil, nil, apierr.InvalidRequest("%s", msg).WithNext("Save the file as CSV UTF-8 (or UTF-16 with its byte order mark).")
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, nil, apierr.InvalidRequest("The CSV file is empty; its first line must name the columns.")
+	}
+	r = csv.NewReader(bytes.NewReader(data))
+	r.Comma = detectComma(data)
+	r.ReuseRecord = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, nil, nil, csvError(err)
+	}
+	cols = make([]string, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, nil, nil, apierr.InvalidRequest("Column %d of the CSV header has no name.", i+1)
+		}
+		if seen[strings.ToLower(h)] {
+			return nil, nil, nil, apierr.InvalidRequest("The CSV header names column %q twice.", h)
+		}
+		seen[strings.ToLower(h)] = true
+		cols[i] = h
+	}
+	return data, r, cols, nil
+}
+
+// CSVPreview is a file as the dashboard shows it before importing: its
+// columns, the role each plays without a mapping, and its first rows.
+type CSVPreview struct {
+	Text     []byte // the file as UTF-8 without a BOM: what ParseCSV reads
+	Columns  []string
+	Proposed []string // per column: ProposedRole
+	Rows     [][]string
+	Total    int // data rows in the file
+}
+
+// PreviewCSV reads the whole file as ParseCSV does (the same refusals for
+// a malformed file, a header without rows or too many rows), keeping the
+// first n rows; it does not need an email column (the person picks one).
+func PreviewCSV(data []byte, n int) (CSVPreview, error) {
+	text, r, cols, err := openCSV(data)
+	if err != nil {
+		return CSVPreview{}, err
+	}
+	p := CSVPreview{Text: text, Columns: cols, Proposed: make([]string, len(cols))}
+	for i, c := range cols {
+		p.Proposed[i] = ProposedRole(c)
+	}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return CSVPreview{}, csvError(err)
+		}
+		if p.Total == MaxImportRows {
+			return CSVPreview{}, errTooManyRows()
+		}
+		p.Total++
+		if len(p.Rows) < n {
+			p.Rows = append(p.Rows, slices.Clone(rec))
+		}
+	}
+	if p.Total == 0 {
+		return CSVPreview{}, apierr.InvalidRequest("The CSV file has a header (%s) but no rows; nothing was imported.", quoteList(cols))
+	}
+	return p, nil
+}
+
 // column finds the header column that plays role ("email", "status",
 // "tags"), honouring the mapping.
 func (m ImportMapping) column(cols []string, role string) (string, bool) {
@@ -153,46 +238,57 @@ func (m ImportMapping) column(cols []string, role string) (string, bool) {
 	return "", false
 }
 
-// role is what a column or key is: "email", "status", "subscribed", "tags",
-// "attributes", "ignore", or "" for a merge attribute.
+// role is what a column or key is: "email", "first_name", "last_name",
+// "status", "subscribed", "unsubscribed", "tags", "attributes", "ignore",
+// or "" for a merge attribute. A column named for a role that the mapping
+// gives another column is a merge attribute.
 func (m ImportMapping) role(key string) string {
 	if m.Ignore[key] {
 		return "ignore"
 	}
-	switch key {
-	case m.Email:
-		if m.Email != "" {
-			return "email"
+	if r, ok := m.Roles[key]; ok {
+		if r == "attribute" {
+			return ""
 		}
-	case m.Status:
-		if m.Status != "" {
-			return "status"
-		}
-	case m.Tags:
-		if m.Tags != "" {
-			return "tags"
+		return r
+	}
+	for _, e := range m.explicit() {
+		if e.col != "" && key == e.col {
+			return e.role
 		}
 	}
 	if _, ok := m.Attr[key]; ok {
 		return ""
 	}
-	switch r := knownRole(key); r {
-	case "email":
-		if m.Email == "" {
-			return r
-		}
-	case "status":
-		if m.Status == "" {
-			return r
-		}
-	case "tags":
-		if m.Tags == "" {
-			return r
-		}
-	default:
-		return r
+	r := knownRole(key)
+	if m.claimed(r) {
+		return ""
 	}
-	return ""
+	return r
+}
+
+type explicitRole struct{ col, role string }
+
+func (m ImportMapping) explicit() []explicitRole {
+	return []explicitRole{{m.Email, "email"}, {m.Status, "status"}, {m.Tags, "tags"}}
+}
+
+// claimed says whether the mapping names a column for role.
+func (m ImportMapping) claimed(role string) bool {
+	if role == "" || role == "attributes" {
+		return false
+	}
+	for _, e := range m.explicit() {
+		if e.col != "" && e.role == role {
+			return true
+		}
+	}
+	for _, r := range m.Roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
 }
 
 // detectComma picks ';' when the first line has more semicolons than
@@ -318,8 +414,6 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 			} else {
 				row.LastName = s
 			}
-			// Also a merge field of that name, as templates and rules read it.
-			row.Attributes[role] = s
 		case "subscribed", "unsubscribed":
 			b, ok := f.boolean()
 			if !ok {
@@ -361,6 +455,13 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 				name = to
 			}
 			row.Attributes[name] = s
+		}
+	}
+	// The names are also merge fields of those names, as templates and
+	// rules read them, over a column that other names the same.
+	for name, v := range map[string]string{"first_name": row.FirstName, "last_name": row.LastName} {
+		if v != "" {
+			row.Attributes[name] = v
 		}
 	}
 	if len(row.Attributes) > MaxAttrsPerCall {

@@ -124,3 +124,43 @@ func FuzzSplitTags(f *testing.F) {
 		}
 	})
 }
+
+// TestParseCSVRoles: a column's role chosen in Roles wins over its name;
+// a column named for a role another column was given is a merge field;
+// a role that does not exist is refused.
+func TestParseCSVRoles(t *testing.T) {
+	data := []byte("Email Address,First Name,Nick,TAGS,Phone\na@example.com,Ann,Annie,\"\"\"x\"\",\"\"y\"\"\",555\n")
+	rows, err := ParseCSV(data, ImportMapping{Roles: map[string]string{"Nick": "first_name", "TAGS": "attribute", "Phone": "ignore"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	if r.FirstName != "Annie" || r.Attributes["first_name"] != "Annie" || len(r.Tags) != 0 || r.Attributes["TAGS"] != `"x","y"` {
+		t.Fatalf("row %+v", r)
+	}
+	if _, ok := r.Attributes["Phone"]; ok {
+		t.Fatalf("the ignored column was read: %+v", r)
+	}
+	if _, err := ParseCSV(data, ImportMapping{Roles: map[string]string{"Nick": "nickname"}}); !apierr.Is(err, "invalid_request") || !strings.Contains(err.Error(), `"Nick"`) {
+		t.Fatalf("an unknown role: %v", err)
+	}
+}
+
+// TestPreviewCSV: the preview reads as ParseCSV reads (a UTF-16 file, the
+// same refusals) without needing an email column, and proposes the
+// import's own roles.
+func TestPreviewCSV(t *testing.T) {
+	utf16 := []byte("\xff\xfeA\x00d\x00r\x00,\x00T\x00A\x00G\x00S\x00\n\x00x\x00,\x00y\x00\n\x00")
+	p, err := PreviewCSV(utf16, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(p.Text) != "Adr,TAGS\nx,y\n" || p.Total != 1 || len(p.Rows) != 1 || p.Proposed[0] != "attribute" || p.Proposed[1] != "tags" {
+		t.Fatalf("preview %+v", p)
+	}
+	for _, bad := range []string{"email\n", "email,name\na@x,1\nb@x\n", "email\n" + strings.Repeat("a@x\n", MaxImportRows+1)} {
+		if _, err := PreviewCSV([]byte(bad), 5); err == nil {
+			t.Fatalf("%.40q previewed", bad)
+		}
+	}
+}

@@ -145,23 +145,19 @@ func TestAreaForms(t *testing.T) {
 	if strings.Contains(p.body, `http-equiv="refresh"`) {
 		t.Fatal("a lost import's page keeps reloading")
 	}
-	// A real import: its page redirects, then shows the report.
+	// A real import: the upload's mapping page, then the import's page,
+	// then its report.
 	v.get("/audiences/" + aud)
-	p = v.upload("/audiences/"+aud+"/import", "more.csv", "email,first_name\nbob@example.net,Bob\n", v.csrf)
-	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/audiences/"+aud+"/imports/imp_") {
-		t.Fatalf("upload: %d %s %s", p.status, p.header.Get("Location"), p.body)
-	}
-	job := p.header.Get("Location")
+	job := v.importFile(aud, "more.csv", "email,first_name\nbob@example.net,Bob\n", "").header.Get("Location")
 	testapp.Eventually(t, 10*time.Second, func() bool { return strings.Contains(v.get(job).body, `id="import-report"`) }, "the import never reported")
 	// A check (dry run) reports what would happen and writes nothing.
 	v.get("/audiences/" + aud)
-	p = v.upload("/audiences/"+aud+"/import", "check.csv", "email\ncarl@example.net\nbob@example.net\n", v.csrf, "dry_run", "on")
-	check := p.header.Get("Location")
-	testapp.Eventually(t, 10*time.Second, func() bool { return strings.Contains(v.get(check).body, `id="import-report"`) }, "the check never reported")
-	want(t, v.get(check), http.StatusOK, "Checked: nothing was written", `<dd id="r-created">1</dd>`)
+	p = v.importFile(aud, "check.csv", "email\ncarl@example.net\nbob@example.net\n", "check")
+	want(t, p, http.StatusOK, "Checked: nothing was written yet", `<dd id="c-created">1</dd>`, `<dd id="c-unchanged">1</dd>`)
 	if n := must("GET", "/v1/audiences/"+aud+"/contacts", nil, 200)["contact_count"]; n != float64(2) {
 		t.Fatalf("a check wrote contacts: %v", n)
 	}
+	check := job
 	// An import's page under another audience's path is not found.
 	other := must("POST", "/v1/audiences", map[string]any{"name": "Other"}, 201)["id"].(string)
 	want(t, v.get(strings.Replace(check, aud, other, 1)), http.StatusNotFound)
@@ -170,7 +166,7 @@ func TestAreaForms(t *testing.T) {
 	want(t, v.upload("/audiences/"+aud+"/import", "huge.csv", "email\n"+strings.Repeat("someone@example.net\n", 9<<20/20), v.csrf), http.StatusRequestEntityTooLarge, "Split the file")
 	// A file that is not CSV the import reads is refused at once.
 	v.get("/audiences/" + aud)
-	want(t, v.upload("/audiences/"+aud+"/import", "bad.csv", "name\nno email column\n", v.csrf), http.StatusBadRequest)
+	want(t, v.upload("/audiences/"+aud+"/import", "bad.csv", "email,name\na@example.net\n", v.csrf), http.StatusBadRequest, "line 2")
 
 	// Another workspace: every id answers 404 and nothing changes.
 	_, keyB := a.NewWorkspace("B", "b@example.com")

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/clock"
 	"mailroom/internal/contacts"
-	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/store"
 )
@@ -58,45 +56,6 @@ func (x *Dashboard) createAudience(w http.ResponseWriter, r *http.Request, s *se
 // importStale is how long a running import is believed: one not finished
 // by then (its job failed again and again) shows as stopped.
 const importStale = 15 * time.Minute
-
-// importContacts takes a CSV file from the audience's form, reads it as
-// POST /v1/audiences/{id}/contacts reads a CSV body (same limits, same
-// columns; a file that does not parse is refused here), and commits its
-// rows with the job that imports them (ImportWorker): the answer is the
-// import's page, which reloads itself until the report is there.
-func (x *Dashboard) importContacts(w http.ResponseWriter, r *http.Request, s *session) error {
-	ctx, wsID := r.Context(), s.key.WorkspaceID
-	a, err := x.d.Contacts.Audience(ctx, wsID, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	if r.MultipartForm == nil || len(r.MultipartForm.File["file"]) == 0 {
-		return apierr.InvalidRequest("Choose a CSV file to import.")
-	}
-	fh := r.MultipartForm.File["file"][0]
-	f, err := fh.Open()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, contacts.MaxImportBytes+1))
-	if err != nil {
-		return err
-	}
-	if len(body) > contacts.MaxImportBytes {
-		return contacts.ErrImportTooLarge()
-	}
-	rows, err := contacts.ParseCSV(body, contacts.ImportMapping{Attr: map[string]string{}, Ignore: map[string]bool{}})
-	if err != nil {
-		return err
-	}
-	j := importJob{ID: ids.New("imp"), WorkspaceID: wsID, AudienceID: a.ID, Filename: fh.Filename, Rows: len(rows),
-		DryRun: r.PostForm.Get("dry_run") == "on", Status: importRunning, CreatedAt: x.d.Clock.Now()}
-	if err := insertImport(ctx, x.d.DB, j, rows); err != nil {
-		return err
-	}
-	return redirect(w, r, "/audiences/"+url.PathEscape(a.ID)+"/imports/"+url.PathEscape(j.ID))
-}
 
 // importAttempts is how many times an import failing on the server is
 // tried before it is recorded as failed.

@@ -101,6 +101,11 @@ func TestLaterAreasInBrowser(t *testing.T) {
 		}
 		b.Do(t, chromedp.SetUploadFiles(chromedp.CSS("#import-file"), []string{csv}))
 		b.Click(t, "#import-contacts")
+		// The mapping page proposes the columns' roles; a check, then the import.
+		b.WaitText(t, "First rows")
+		b.Click(t, "#import-check")
+		b.WaitText(t, "Checked: nothing was written yet")
+		b.Click(t, "#import-run")
 		// The import's page: running (a progress bar, reloading itself),
 		// then its report.
 		b.WaitText(t, "Import: readers.csv")

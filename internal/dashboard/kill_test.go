@@ -13,7 +13,7 @@ import (
 	"mailroom/internal/testkit/testapp"
 )
 
-// TestImportSurvivesKill: a CSV upload answered by the dashboard is
+// TestImportSurvivesKill: a CSV import answered by the dashboard is
 // committed with the job that imports it, so `mailroom serve` killed with
 // SIGKILL right after the answer imports every row once it runs again.
 func TestImportSurvivesKill(t *testing.T) {
@@ -34,10 +34,7 @@ func TestImportSurvivesKill(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&csv, "member%d@example.org,M%d\n", i, i)
 	}
-	p := v.upload("/audiences/"+url.PathEscape(aud)+"/import", "members.csv", csv.String(), v.csrf)
-	if p.status != http.StatusSeeOther {
-		t.Fatalf("upload answered %d:\n%s", p.status, p.body)
-	}
+	p := v.importFile(aud, "members.csv", csv.String(), "") // upload, mapping page, import
 	page := p.header.Get("Location")
 	node.Kill()
 	node.Restart()

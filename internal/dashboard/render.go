@@ -140,7 +140,7 @@ var titles = map[string]string{
 	"domains": "Domains", "domain": "Domain", "webhooks": "Webhooks", "webhook": "Webhook",
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
 	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
-	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "automations": "Automations", "automation": "Automation",
+	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "mapping": "Import columns", "automations": "Automations", "automation": "Automation",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a

@@ -62,8 +62,11 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
 	mux.Handle("POST /audiences", x.page(ws, x.createAudience)) // as POST /v1/audiences
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
-	mux.Handle("POST /audiences/{id}/import", x.page(ws, x.importContacts))      // a CSV file, committed with its import job
-	mux.Handle("GET /audiences/{id}/imports/{import}", x.page(ws, x.importPage)) // running (reloads itself), then the report
+	mux.Handle("POST /audiences/{id}/import", x.page(ws, x.importContacts))      // a CSV file, kept for the mapping page
+	mux.Handle("GET /audiences/{id}/uploads/{upload}", x.page(ws, x.uploadPage)) // its columns, their proposed roles, its first rows
+	mux.Handle("POST /audiences/{id}/uploads/{upload}/check", x.page(ws, x.checkUpload))
+	mux.Handle("POST /audiences/{id}/uploads/{upload}/import", x.page(ws, x.runUpload)) // committed with its import job
+	mux.Handle("GET /audiences/{id}/imports/{import}", x.page(ws, x.importPage))        // running (reloads itself), then the report
 	mux.Handle("GET /templates", x.page(ws, x.templates))
 	mux.Handle("GET /templates/new", x.page(ws, x.newTemplate))
 	mux.Handle("POST /templates", x.page(ws, x.createTemplate))       // as POST /v1/templates

@@ -15,7 +15,8 @@ import (
 )
 
 // All of the dashboard's SQL: its tables dashboard_links and
-// dashboard_sessions (migration 00063), and dashboard_imports (00068).
+// dashboard_sessions (migration 00063), dashboard_imports (00068) and
+// dashboard_uploads (00081).
 // Tokens are stored as hashes only.
 
 // hashToken is the stored form of a link's or a cookie's token: 256 random
@@ -101,6 +102,9 @@ func deleteExpired(ctx context.Context, db *store.DB, now time.Time) error {
 	if _, err := db.Exec(ctx, `DELETE FROM dashboard_sessions WHERE expires_at <= ? AND owned_key = 0`, store.Millis(now)); err != nil {
 		return err
 	}
+	if _, err := db.Exec(ctx, `DELETE FROM dashboard_uploads WHERE expires_at <= ?`, store.Millis(now)); err != nil {
+		return err
+	}
 	_, err := db.Exec(ctx, `DELETE FROM dashboard_links WHERE expires_at <= ?`, store.Millis(now.Add(-24*time.Hour)))
 	return err
 }
@@ -123,22 +127,16 @@ const (
 	importFailed  = "failed"
 )
 
-// insertImport commits an import's row, its parsed rows and the job that
-// runs it in one transaction: once the upload is answered, the import is
-// run, on this node or another, after a crash too.
-func insertImport(ctx context.Context, db *store.DB, j importJob, rows []contacts.ImportRow) error {
-	b, err := json.Marshal(rows)
-	if err != nil {
+// addImport commits an import's row, its parsed rows and the job that
+// runs it in tx: once the answer is given, the import is run, on this node
+// or another, after a crash too.
+func addImport(ctx context.Context, tx *store.Tx, j importJob, rowsJSON []byte) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO dashboard_imports (id, workspace_id, audience_id, filename, row_count, dry_run, status, rows_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, b2i(j.DryRun), j.Status, string(rowsJSON), store.Millis(j.CreatedAt)); err != nil {
 		return err
 	}
-	return db.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO dashboard_imports (id, workspace_id, audience_id, filename, row_count, dry_run, status, rows_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, b2i(j.DryRun), j.Status, string(b), store.Millis(j.CreatedAt)); err != nil {
-			return err
-		}
-		tx.AddJob(jobs.DashboardImportArgs{ImportID: j.ID, WorkspaceID: j.WorkspaceID})
-		return nil
-	})
+	tx.AddJob(jobs.DashboardImportArgs{ImportID: j.ID, WorkspaceID: j.WorkspaceID})
+	return nil
 }
 
 // pendingImport reads a running import and its rows; nil when it is not
@@ -210,4 +208,68 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// upload is a dashboard_uploads row (migration 00081): a CSV file kept
+// between the import's steps.
+type upload struct {
+	ID, WorkspaceID, SessionID, AudienceID, Filename string
+	Content                                          []byte
+}
+
+// uploadsKept is how many uploads a session keeps: an older one goes when
+// another is made, so that one session holds at most this many files.
+const uploadsKept = 3
+
+// insertUpload stores u until expires, dropping expired uploads and the
+// session's oldest beyond uploadsKept.
+func insertUpload(ctx context.Context, db *store.DB, u upload, now, expires time.Time) error {
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM dashboard_uploads WHERE expires_at <= ?`, store.Millis(now)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM dashboard_uploads WHERE session_id = ? AND id NOT IN (SELECT id FROM dashboard_uploads WHERE session_id = ? ORDER BY created_at DESC, id LIMIT ?)`,
+			u.SessionID, u.SessionID, uploadsKept-1); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO dashboard_uploads (id, workspace_id, session_id, audience_id, filename, content, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			u.ID, u.WorkspaceID, u.SessionID, u.AudienceID, u.Filename, string(u.Content), store.Millis(now), store.Millis(expires))
+		return err
+	})
+}
+
+// uploadByID reads an unexpired upload of the session in its workspace;
+// nil when there is none (another session's, or gone).
+func uploadByID(ctx context.Context, db *store.DB, workspaceID, sessionID, id string, now time.Time) (*upload, error) {
+	u := &upload{ID: id, WorkspaceID: workspaceID, SessionID: sessionID}
+	var content string
+	err := db.QueryRow(ctx, `SELECT audience_id, filename, content FROM dashboard_uploads WHERE id = ? AND workspace_id = ? AND session_id = ? AND expires_at > ?`,
+		id, workspaceID, sessionID, store.Millis(now)).Scan(&u.AudienceID, &u.Filename, &content)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Content = []byte(content)
+	return u, nil
+}
+
+// insertImportOf starts the import of an upload (insertImport) and deletes
+// the upload in the same transaction: a file is imported once.
+func insertImportOf(ctx context.Context, db *store.DB, j importJob, rows []contacts.ImportRow, uploadID string) error {
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		ok, err := store.Changed(tx.Exec(ctx, `DELETE FROM dashboard_uploads WHERE id = ?`, uploadID))
+		if err != nil {
+			return err
+		}
+		if !ok { // imported meanwhile, by a second click
+			return errNotFound("upload")
+		}
+		return addImport(ctx, tx, j, b)
+	})
 }

@@ -36,7 +36,12 @@ type importRowJSON struct {
 func importMapping(r *http.Request) contacts.ImportMapping {
 	q := r.URL.Query()
 	m := contacts.ImportMapping{Email: q.Get("mapping.email"), Status: q.Get("mapping.status"), Tags: q.Get("mapping.tags"),
-		Attr: map[string]string{}, Ignore: map[string]bool{}}
+		Attr: map[string]string{}, Ignore: map[string]bool{}, Roles: map[string]string{}}
+	for _, role := range []string{"first_name", "last_name"} {
+		if col := q.Get("mapping." + role); col != "" {
+			m.Roles[col] = role
+		}
+	}
 	for k, vs := range q {
 		if col, ok := strings.CutPrefix(k, "mapping.attr."); ok && col != "" && len(vs) > 0 {
 			m.Attr[col] = vs[len(vs)-1]

@@ -199,3 +199,18 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Screenshot saves the whole page (beyond the viewport too) as a PNG at
+// path, for a person to look at what a test saw.
+func (b *Browser) Screenshot(t testing.TB, path string) {
+	t.Helper()
+	ctx, cancel := b.step(t)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("browser: screenshot: %v", err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

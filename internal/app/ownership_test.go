@@ -66,6 +66,7 @@ var owners = map[string]string{
 	"dashboard_links":      "dashboard",
 	"dashboard_sessions":   "dashboard",
 	"dashboard_imports":    "dashboard",
+	"request_logs":         "requestlog",
 }
 
 // crossings are the accesses still made outside the owner, each with why;

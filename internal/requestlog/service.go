@@ -3,7 +3,6 @@ package requestlog
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ type filter struct {
 	limit              int
 }
 
-var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions}
+var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
 // check turns q into a filter, or says what is wrong with it.
 func (s *Service) check(q Query) (filter, error) {

@@ -9,18 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
 )
 
 // TestRecordDropsWhenFull: a full buffer drops and counts, without waiting
 // on the writer; once started, the writer inserts what was queued.
 func TestRecordDropsWhenFull(t *testing.T) {
-	db, err := store.Open(context.Background(), testdb.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.Open(t)
 	reg := prometheus.NewRegistry()
 	w := NewWriter(db, reg, slog.New(slog.DiscardHandler))
 	start := time.Now()

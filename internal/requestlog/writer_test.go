@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"mailroom/internal/ids"
 	"mailroom/internal/testkit/testdb"
 )
 
@@ -32,7 +33,7 @@ func TestRecordDropsWhenFull(t *testing.T) {
 	if err := w.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := list(context.Background(), db, "ws_full", filter{from: "log_", to: "log_~", limit: Buffer + 10})
+	rows, err := list(context.Background(), db, "ws_full", filter{from: ids.Floor(idPrefix, start), to: ids.Floor(idPrefix, start.Add(time.Second)), limit: Buffer + 10})
 	if err != nil || len(rows) != Buffer {
 		t.Fatalf("%d rows written, want %d (%v)", len(rows), Buffer, err)
 	}

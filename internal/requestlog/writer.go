@@ -16,8 +16,13 @@ import (
 // (mailroom_request_log_dropped_total) rather than slow a request.
 const Buffer = 8192
 
-// maxBatch is the most rows one transaction inserts.
-const maxBatch = 512
+// A transaction inserts what gathered over flushEvery, or maxBatch rows:
+// a handful of transactions a second under load, so the log's commits do
+// not crowd the sends' on SQLite's one writer.
+const (
+	maxBatch   = 512
+	flushEvery = 100 * time.Millisecond
+)
 
 // Writer takes entries from the request path and inserts them in batches
 // on its own goroutine: Record never blocks and never touches the
@@ -73,17 +78,15 @@ func (w *Writer) Stop(ctx context.Context) error {
 	return nil
 }
 
-// run inserts whatever has gathered each time: one row alone when calls are
-// rare, hundreds per transaction under load (they gather while the last
-// insert runs), which is what keeps the log cheap beside the sends.
+// run inserts, from the first entry on, what gathers over flushEvery (or
+// maxBatch entries) in one transaction.
 func (w *Writer) run() {
 	defer close(w.done)
 	batch := make([]Entry, 0, maxBatch)
 	for {
 		select {
 		case e := <-w.ch:
-			batch = append(batch[:0], e)
-			batch = w.gather(batch)
+			batch = w.fill(append(batch[:0], e))
 			w.write(batch)
 		case <-w.quit:
 			for {
@@ -95,6 +98,23 @@ func (w *Writer) run() {
 			}
 		}
 	}
+}
+
+// fill adds to batch what arrives within flushEvery, up to maxBatch.
+func (w *Writer) fill(batch []Entry) []Entry {
+	t := time.NewTimer(flushEvery)
+	defer t.Stop()
+	for len(batch) < maxBatch {
+		select {
+		case e := <-w.ch:
+			batch = append(batch, e)
+		case <-t.C:
+			return batch
+		case <-w.quit:
+			return batch
+		}
+	}
+	return batch
 }
 
 // gather adds to batch what is queued, up to maxBatch, without waiting.

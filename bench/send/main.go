@@ -62,9 +62,10 @@ type options struct {
 	skipLite      bool
 	cpuProfile    string
 	real          bool
-	policy        bool // -policy: measure each database with the sending policy off and on
-	policyOn      bool // this measurement's node runs every policy (set per measurement)
-	policyOnFirst bool // -policy-on-first: the order on, off, off, on
+	policy        bool   // -policy: measure each database with the sending policy off and on
+	policyOn      bool   // this measurement's node runs every policy (set per measurement)
+	policyOnFirst bool   // -policy-on-first: the order on, off, off, on
+	requestLog    string // -request-log: on (the node's default) or both
 }
 
 // to is the recipient of the measured sends.
@@ -86,12 +87,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&o.real, "real", false, "send to a real recipient (the workspace owner, whom the sandbox sender may reach) instead of delivered@: each email gets its delivery job in the accepting commit, as a user's sends do; the relay is a closed loopback port and one delivery worker runs, so deliveries fail and wait for their retry, off the measurement")
 	fs.BoolVar(&o.policy, "policy", false, "measure each database four times, the sending policy off, on, on, off (a fresh database each): every policy on with quotas too high to fire (internal/policy), against every rule off; use with -real, since test addresses skip the counters")
 	fs.BoolVar(&o.policyOnFirst, "policy-on-first", false, "with -policy, measure in the order on, off, off, on (a position in the order has its own cost: the second measurement ran heaviest)")
+	fs.StringVar(&o.requestLog, "request-log", "on", "on: the nodes keep the request log (the default); both: instead of the usual measurements, two nodes per database, the log on and off, loaded in alternating slices for -d each, then the storage per logged request and the on/off ratio")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measurements, load each node alone for -d more and write a CPU profile of that to this file (one file per database, the name suffixed with it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.slice <= 0 || o.slice > o.duration {
 		o.slice = o.duration
+	}
+	if o.requestLog != "on" && o.requestLog != "both" {
+		return fmt.Errorf("-request-log is on or both, not %q", o.requestLog)
+	}
+	if o.requestLog == "both" {
+		return runRequestLog(ctx, o, out)
 	}
 
 	ceiling, stop, err := startCeiling()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mailroom/internal/events"
 	"mailroom/internal/mailmetrics"
+	"mailroom/internal/requestlog"
 	"mailroom/internal/retention"
 	"net"
 	"net/http"
@@ -67,6 +68,7 @@ type App struct {
 	delivery   deliveryParts
 	submission *submission.Server
 	retention  *retention.Worker
+	requestLog *requestlog.Writer // nil when MAILROOM_RETAIN_REQUEST_LOGS is 0
 	// dashboardSrv is the dashboard's own listener (MAILROOM_DASHBOARD_ADDR).
 	dashboardSrv *sideServer
 	// metricsSrv is /metrics' own listener (MAILROOM_METRICS_ADDR).
@@ -162,7 +164,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
 	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
-	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations, a.wireDashboard, a.wireRetention} {
+	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations, a.wireRequestLog, a.wireDashboard, a.wireRetention} {
 		if err := wire(w); err != nil {
 			return nil, err
 		}
@@ -212,6 +214,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		// No token: loopback only on the API listener (docs/decisions.md).
 		Metrics:          httpapi.MetricsAccess{Token: cfg.MetricsToken, LoopbackOnly: cfg.MetricsToken == ""},
 		MetricsElsewhere: cfg.MetricsAddr != "",
+	}
+	if a.requestLog != nil {
+		deps.RequestLog = a.requestLog
 	}
 	if a.metricsSrv = a.newMetricsServer(); a.metricsSrv != nil {
 		a.background = append(a.background, a.metricsSrv)

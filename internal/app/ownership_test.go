@@ -74,6 +74,7 @@ var owners = map[string]string{
 	"email_bodies":         "sending",
 	"nodes":                "store", // the cluster's heartbeat rows (store.DB.Beat), the store's own machinery
 	"cluster_settings":     "store",
+	"request_logs":         "requestlog",
 }
 
 // crossings are the accesses still made outside the owner, each with why;
@@ -199,7 +200,7 @@ func TestEachAreaKeepsItsSQLInOneFile(t *testing.T) {
 // TestServicesDoNotImportHTTP: services hold the rules and answer apierr
 // errors; only the webhook client, which makes HTTP requests, uses net/http.
 func TestServicesDoNotImportHTTP(t *testing.T) {
-	services := []string{"sending", "domains", "webhooks", "workspaces", "suppressions", "delivery", "events", "templates", "render", "contacts", "rules", "segments", "broadcasts"}
+	services := []string{"sending", "domains", "webhooks", "workspaces", "suppressions", "delivery", "events", "templates", "render", "contacts", "rules", "segments", "broadcasts", "requestlog"}
 	eachFile(t, func(pkg, rel string, f *ast.File) {
 		if !slices.Contains(services, pkg) || rel == "webhooks/client.go" {
 			return

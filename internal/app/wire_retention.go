@@ -7,12 +7,13 @@ import (
 
 	"mailroom/internal/events"
 	"mailroom/internal/inbound"
+	"mailroom/internal/requestlog"
 	"mailroom/internal/retention"
 	"mailroom/internal/sending"
 )
 
-// wireRetention registers the hourly purge of bodies, events and raw
-// received messages past their MAILROOM_RETAIN_* settings.
+// wireRetention registers the hourly purge of bodies, events, raw
+// received messages and the request log past their MAILROOM_RETAIN_* settings.
 func (a *App) wireRetention(w *wiring) error {
 	r := a.Config.Retention
 	a.retention = &retention.Worker{DB: a.DB, Clock: a.Clock, Meter: a.Meter, Log: a.Log.With("component", "retention"),
@@ -20,6 +21,7 @@ func (a *App) wireRetention(w *wiring) error {
 			{Name: "bodies", Keep: r.Bodies, Purge: sending.PurgeBodies},
 			{Name: "events", Keep: r.Events, Purge: events.Purge},
 			{Name: "received", Keep: r.Received, Purge: inbound.PurgeRaw},
+			{Name: "request_logs", Keep: r.RequestLogs, Purge: requestlog.Purge},
 		}}
 	river.AddWorker(w.workers, a.retention)
 	w.periodic = append(w.periodic, retention.Periodic())

@@ -26,6 +26,9 @@ type Retention struct {
 	// WebhookLogs: webhook delivery attempts (MAILROOM_RETAIN_WEBHOOK_LOGS;
 	// default 30d, at least 1d).
 	WebhookLogs time.Duration
+	// RequestLogs: the request log of API calls (MAILROOM_RETAIN_REQUEST_LOGS;
+	// default 30d, at least 1d; 0 keeps no request log at all).
+	RequestLogs time.Duration
 }
 
 // loadRetention reads the Retention, with the problems in words.
@@ -45,6 +48,7 @@ func loadRetention(get func(k, def string) string) (Retention, []error) {
 		Events:      days("MAILROOM_RETAIN_EVENTS", "90d", 7*24*time.Hour),
 		Received:    days("MAILROOM_RETAIN_RECEIVED", "0", time.Hour),
 		WebhookLogs: days("MAILROOM_RETAIN_WEBHOOK_LOGS", "30d", 24*time.Hour),
+		RequestLogs: days("MAILROOM_RETAIN_REQUEST_LOGS", "30d", 24*time.Hour),
 	}
 	if r.WebhookLogs == 0 {
 		r.WebhookLogs = 30 * 24 * time.Hour

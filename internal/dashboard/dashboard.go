@@ -27,6 +27,7 @@ import (
 	"mailroom/internal/inbound"
 	"mailroom/internal/policy"
 	"mailroom/internal/ratelimit"
+	"mailroom/internal/requestlog"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/segments"
 	"mailroom/internal/sending"
@@ -71,6 +72,7 @@ type Deps struct {
 	Templates    *templates.Service
 	Broadcasts   *broadcasts.Service
 	Automations  *automations.Service
+	RequestLogs  *requestlog.Service
 }
 
 // Dashboard serves the pages.

@@ -88,4 +88,6 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /automations", x.page(ws, x.automations))
 	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
 	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML
+	mux.Handle("GET /logs", x.page(ws, x.requestLogs))                 // the request log, as GET /v1/logs
+	mux.Handle("GET /logs/{id}", x.page(ws, x.requestLog))
 }

@@ -32,6 +32,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errTooLarge) {
 		e, _ = apierr.As(errTooLarge)
 	}
+	noteError(r, e.Code)
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 		if e.Status == http.StatusTooManyRequests { // the spec: on a 429 it is always 0

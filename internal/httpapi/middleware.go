@@ -16,6 +16,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/ids"
 	"mailroom/internal/ratelimit"
+	"mailroom/internal/requestlog"
 	"mailroom/internal/workspaces"
 )
 
@@ -32,6 +33,15 @@ const (
 type routeInfo struct {
 	pattern string // "" when no route matched
 	shape   errShape
+	key     *workspaces.Key // the authenticated key, for the request log
+	errCode string          // the error answered, for the request log
+}
+
+// noteError records the error code answered to r, for the request log.
+func noteError(r *http.Request, code string) {
+	if ri, ok := r.Context().Value(keyRoute).(*routeInfo); ok {
+		ri.errCode = code
+	}
 }
 
 // routeShape is the error shape of the request's route (nested when none).
@@ -60,6 +70,7 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	bytes  int64 // the body's size, for the request log
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -74,6 +85,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.bytes += int64(len(b))
 	return w.ResponseWriter.Write(b)
 }
 
@@ -141,6 +153,9 @@ func (h *handler) outer(next http.Handler) http.Handler {
 					slog.String("method", r.Method), slog.String("route", route), slog.Int("status", sw.status),
 					slog.Duration("duration", d), slog.String("request_id", rid))
 			}
+			if ri.key != nil && h.d.RequestLog != nil {
+				h.logRequest(r, ri, sw, rid, start, d)
+			}
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -168,6 +183,11 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 			}
 		} else if r.URL.Path != "/v1/openapi.json" {
 			authErr = workspaces.ErrBadKey
+		}
+		if key != nil {
+			if ri, ok := r.Context().Value(keyRoute).(*routeInfo); ok {
+				ri.key = key
+			}
 		}
 		if authErr != nil && !apierr.Is(authErr, "unauthorized") {
 			writeError(w, r, authErr)
@@ -198,6 +218,7 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 			w.Header().Set("RateLimit-Remaining", "0")
 			w.Header().Set("X-RateLimit-Remaining", "0")
 			// The spec answers rate_limited flat on every route.
+			noteError(r, "rate_limited")
 			writeErrorShape(w, apierr.New(http.StatusTooManyRequests, "rate_limited",
 				"Rate limit of %d requests per minute exceeded.", res.Limit).WithNext("Wait Retry-After seconds, then retry."), flat)
 			return
@@ -214,6 +235,17 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// logRequest hands the call to the request log (internal/requestlog),
+// which queues it without waiting: the answer is already written.
+func (h *handler) logRequest(r *http.Request, ri *routeInfo, sw *statusWriter, rid string, start time.Time, d time.Duration) {
+	h.d.RequestLog.Record(requestlog.Entry{
+		WorkspaceID: ri.key.WorkspaceID, APIKeyID: ri.key.ID, Method: r.Method,
+		Path: requestlog.Redact(r.URL.Path, r.URL.RawQuery), Status: sw.status, ErrorCode: ri.errCode,
+		UserAgent: r.Header.Get("User-Agent"), RequestID: rid, Duration: d, RequestBytes: max(r.ContentLength, 0),
+		ResponseBytes: sw.bytes, ContentType: r.Header.Get("Content-Type"), At: start,
 	})
 }
 

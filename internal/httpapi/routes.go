@@ -11,6 +11,7 @@ import (
 	"mailroom/internal/domains"
 	"mailroom/internal/inbound"
 	"mailroom/internal/policy"
+	"mailroom/internal/requestlog"
 	"mailroom/internal/segments"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
@@ -37,6 +38,7 @@ type Services struct {
 	Broadcasts   *broadcasts.Service
 	Inbound      *inbound.Service
 	Automations  *automations.Service
+	RequestLogs  *requestlog.Service
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -241,6 +243,11 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/automations/{id}/runs", ws, nested, h.listAutomationRuns)
 	t.handle("GET /v1/automations/{id}/runs/{runId}", ws, nested, h.getAutomationRun)
 	t.handle("DELETE /v1/automations/{id}/runs/{runId}", ws, nested, h.cancelAutomationRun) // a waiting run
+
+	// The request log of the workspace's calls (the Resend SDKs' logs.*);
+	// workspace scope: it shows every key's calls.
+	t.handle("GET /v1/logs", ws, nested, h.listRequestLogs) // ?status=4xx&method=&path=&since=&until=
+	t.handle("GET /v1/logs/{id}", ws, nested, h.getRequestLog)
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -15,6 +15,7 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/ratelimit"
+	"mailroom/internal/requestlog"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/workspaces"
 )
@@ -36,6 +37,9 @@ type Deps struct {
 	// go on. Nil: never.
 	Storage  func() error
 	Services Services
+	// RequestLog, when set, is handed every /v1 call made with a key, after
+	// its answer (internal/requestlog.Writer); nil keeps no log.
+	RequestLog interface{ Record(requestlog.Entry) }
 	// Pages, when set, registers the dashboard's routes on the root mux
 	// (internal/dashboard), beside the API's.
 	Pages interface{ Register(mux *http.ServeMux) }

@@ -19,15 +19,28 @@ var enc = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(bas
 // later sort later, so database indexes on them grow at their right edge
 // instead of touching a random page per insert (which dominated the cost of
 // a commit on SQLite).
-func New(prefix string) string {
+func New(prefix string) string { return At(prefix, time.Now()) }
+
+// At is New with the time prefix of t: a row written after the fact (the
+// request log's batches) keeps the order of when it happened.
+func At(prefix string, t time.Time) string { return mint(prefix, t, true) }
+
+// Floor is the smallest id of prefix minted at t or later, and no greater
+// than any of them: with ids compared as strings, id >= Floor(p, t) selects
+// those minted from t on.
+func Floor(prefix string, t time.Time) string { return mint(prefix, t, false) }
+
+func mint(prefix string, t time.Time, random bool) string {
 	var b [16]byte
-	ms := uint64(time.Now().UnixMilli())
+	ms := uint64(max(t.UnixMilli(), 0))
 	for i := 5; i >= 0; i-- {
 		b[i] = byte(ms)
 		ms >>= 8
 	}
-	if _, err := rand.Read(b[6:]); err != nil {
-		panic("ids: crypto/rand failed: " + err.Error())
+	if random {
+		if _, err := rand.Read(b[6:]); err != nil {
+			panic("ids: crypto/rand failed: " + err.Error())
+		}
 	}
 	// One allocation: the id is built in a buffer on the stack (prefixes
 	// are a few letters) and copied into its string once.

@@ -101,7 +101,7 @@ func New(reg prometheus.Registerer) *Meter {
 	for _, o := range []string{"delivered", "failed", "gave_up"} {
 		m.webhooks.WithLabelValues(o)
 	}
-	for _, k := range []string{"bodies", "events", "received", "webhook_logs"} {
+	for _, k := range []string{"bodies", "events", "received", "webhook_logs", "request_logs"} {
 		m.purged.WithLabelValues(k)
 	}
 	m.submitted.WithLabelValues("accepted")

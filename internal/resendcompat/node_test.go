@@ -160,7 +160,6 @@ var nodeUnsupported = unsupported(
 	notYet("duplicating or stopping an automation", "automations.duplicate", "automations.stop"),
 	notYet("reading one run: the SDK's calls meet no run until a trigger (POST /v1/automations/{id}/trigger) starts one", "automations.runs.get"),
 	notYet("custom events feeding automations", "events.create", "events.list", "events.get", "events.update", "events.send", "events.remove"),
-	notYet("the request log", "logs.list", "logs.get"),
 	notYet("inboxes over mailboxes and threads", "inboxes.create", "inboxes.list", "inboxes.get", "inboxes.update", "inboxes.remove",
 		"inboxes.threads.list", "inboxes.threads.search", "inboxes.threads.get", "inboxes.threads.update", "inboxes.threads.remove",
 		"inboxes.threads.emails.list", "inboxes.threads.emails.get", "inboxes.threads.emails.reply", "inboxes.threads.emails.forward"),

@@ -1,7 +1,8 @@
 // Package retention runs the hourly purge of what operators keep for a
-// while only (issue #42): email bodies, events and raw received messages
-// past their settings (config.Retention). Each area deletes its own rows
-// (sending.PurgeBodies, events.Purge, inbound.PurgeRaw); this package only
+// while only (issue #42): email bodies, events, raw received messages and
+// the request log past their settings (config.Retention). Each area deletes
+// its own rows (sending.PurgeBodies, events.Purge, inbound.PurgeRaw,
+// requestlog.Purge); this package only
 // schedules them, in slices, and counts what went. Webhook delivery logs
 // are purged by the webhooks area's own housekeeping.
 package retention

@@ -197,8 +197,8 @@ const calls = [
   ["events.send", () => resend.events.send({ event: `user.created.${uniq}`, email: to })],
   ["events.remove", () => resend.events.remove(s.event ?? "none")],
 
-  ["logs.list", () => resend.logs.list(), isList, (d) => (s.log = d.data?.[0]?.id)],
-  ["logs.get", () => resend.logs.get(s.log ?? "none"), hasId],
+  ["logs.list", () => resend.logs.list({ limit: 5 }), (d) => isList(d) && d.data.length > 0 && typeof d.data[0].response_status === "number", (d) => (s.log = d.data?.[0]?.id)],
+  ["logs.get", () => resend.logs.get(s.log ?? "none"), (d) => hasId(d) && d.object === "log" && typeof d.endpoint === "string"],
 
   ["inboxes.create", () => resend.inboxes.create({ emailAddress: `box-${uniq}@mailroom.test` }), hasId, (d) => (s.inbox = d.id)],
   ["inboxes.list", () => resend.inboxes.list(), isList],

@@ -33,9 +33,9 @@ func AddFooter(out Output, l Links) Output {
 		f := `<div class="` + FooterMark + `" style="margin-top:24px;font-size:12px;color:#666">` +
 			`You receive this because you subscribed. <a href="` + html.EscapeString(l.Unsubscribe) + `">Unsubscribe</a>`
 		if l.Preferences != "" {
-			f += ` · <a href="` + html.EscapeString(l.Preferences) + `">Email preferences</a>`
+			f += ` | <a href="` + html.EscapeString(l.Preferences) + `">Email preferences</a>`
 		}
-		f += `</div>`
+		f += `</div>` // ASCII only: a body that was 7bit stays 7bit, not quoted-printable
 		if i := lastBodyClose(out.HTML); i >= 0 {
 			out.HTML = out.HTML[:i] + f + out.HTML[i:]
 		} else {

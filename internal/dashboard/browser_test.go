@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +196,37 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.WaitText(t, "The previous secret keeps verifying until")
 		if rotated := browser.Eval[string](t, b, "document.querySelector('#new-secret').textContent"); !strings.HasPrefix(rotated, "whsec_") || rotated == secret {
 			t.Fatalf("rotated secret %q (was %q)", rotated, secret)
+		}
+	})
+
+	t.Run("layout holds at every width", func(t *testing.T) {
+		// Pills and buttons are never broken inside a word, nothing is wider
+		// than the window, and from 1280 px the navigation is one row.
+		defer b.Do(t, chromedp.EmulateViewport(browser.PhoneWidth, browser.PhoneHeight, chromedp.EmulateMobile, chromedp.EmulateTouch))
+		for _, w := range []int64{390, 768, 1280, 1920} {
+			b.Do(t, chromedp.EmulateViewport(w, 900))
+			for _, page := range []string{"/", "/emails", "/webhooks", "/api-keys", "/domains", "/audiences"} {
+				b.Open(t, a.URL+page)
+				b.WaitText(t, "Sign out")
+				if sw := browser.Eval[int64](t, b, "document.documentElement.scrollWidth"); sw > w+1 {
+					t.Errorf("%s at %dpx is %dpx wide", page, w, sw)
+				}
+				broken := browser.Eval[[]string](t, b, `[...document.querySelectorAll('.badge, button, .button')].filter(e => e.offsetParent && e.getClientRects().length > 1).map(e => e.textContent.trim())`)
+				if len(broken) > 0 {
+					t.Errorf("%s at %dpx breaks inside %q", page, w, broken)
+				}
+				if page == "/emails" && w == 1280 {
+					b.Screenshot(t, filepath.Join(os.TempDir(), "dashboard-emails-1280.png"))
+				}
+				if w >= 1280 {
+					if rows := browser.Eval[int64](t, b, `new Set([...document.querySelectorAll('.top nav a')].map(a => a.offsetTop)).size`); rows != 1 {
+						t.Errorf("%s at %dpx: the navigation has %d rows", page, w, rows)
+					}
+					if hidden := browser.Eval[int64](t, b, `(n => n.scrollWidth - n.clientWidth)(document.querySelector('.top nav'))`); hidden > 0 {
+						t.Errorf("%s at %dpx: %dpx of the navigation is scrolled out of sight", page, w, hidden)
+					}
+				}
+			}
 		}
 	})
 

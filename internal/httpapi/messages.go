@@ -195,6 +195,7 @@ type searchHitJSON struct {
 
 type searchResult struct {
 	Hits []searchHitJSON `json:"hits"`
+	listMeta
 }
 
 func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
@@ -202,12 +203,13 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hits, err := h.d.Services.Inbound.Search(r.Context(), reader(r), r.URL.Query().Get("q"), pg.Limit)
+	hits, err := h.d.Services.Inbound.Search(r.Context(), reader(r), r.URL.Query().Get("q"), pg.Limit+1)
 	if err != nil {
 		return err
 	}
-	out := searchResult{Hits: make([]searchHitJSON, 0, len(hits))}
-	for _, x := range hits {
+	meta, n := ranked(len(hits), pg.Limit)
+	out := searchResult{Hits: make([]searchHitJSON, 0, n), listMeta: meta}
+	for _, x := range hits[:n] {
 		hj := searchHitJSON{MessageID: x.MessageID, ThreadID: x.ThreadID, Mailbox: x.Mailbox, Direction: x.Direction, From: x.From,
 			Subject: x.Subject, Excerpt: x.Excerpt, Score: x.Score, Unread: x.Unread, Archived: x.Archived, ReceivedAt: ts(x.ReceivedAt)}
 		if x.FromName != "" {

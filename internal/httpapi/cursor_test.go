@@ -133,7 +133,9 @@ func TestAutomationRunsPaged(t *testing.T) {
 		for page := 0; ; page++ {
 			r := a.Do("GET", path, nil)
 			var out struct {
-				Runs       []struct{ RunID string `json:"run_id"` }
+				Runs []struct {
+					RunID string `json:"run_id"`
+				}
 				HasMore    bool    `json:"has_more"`
 				NextCursor *string `json:"next_cursor"`
 			}

@@ -16,7 +16,7 @@ import (
 func caller(r *http.Request) sending.Caller { return sending.CallerFor(apiKey(r)) }
 
 func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxSendBody)
+	body, err := readSendBody(w, r, maxSendBody, false)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ type batchJSON struct {
 }
 
 func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxBatchBody)
+	body, err := readSendBody(w, r, maxBatchBody, true)
 	if err != nil {
 		return err
 	}

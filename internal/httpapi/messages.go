@@ -244,7 +244,7 @@ type sentJSON struct {
 }
 
 func (h *handler) composeMessage(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxSendBody) // attachments travel in the body
+	body, err := readSendBody(w, r, maxSendBody, false) // attachments travel in the body
 	if err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ func writeSent(w http.ResponseWriter, out *inbound.Sent) {
 }
 
 func (h *handler) replyAll(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxSendBody)
+	body, err := readSendBody(w, r, maxSendBody, false)
 	if err != nil {
 		return err
 	}

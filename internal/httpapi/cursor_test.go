@@ -82,7 +82,7 @@ func TestWholeCollectionLists(t *testing.T) {
 		t.Fatal("no cursor from /v1/emails")
 	}
 	for _, p := range []string{"/v1/api-keys", "/v1/domains", "/v1/webhooks", "/v1/audiences", "/v1/segments", "/v1/templates",
-		"/v1/templates/" + tpl + "/versions", "/v1/topics", "/v1/automations", "/v1/automations/" + auto + "/versions"} {
+		"/v1/templates/" + tpl + "/versions", "/v1/topics", "/v1/automations", "/v1/automations/" + auto + "/versions", "/v1/mailboxes", "/v1/ips"} {
 		r := a.Do("GET", p, nil)
 		if m := r.JSON(); r.Status != 200 || m["has_more"] != false || m["next_cursor"] != nil || !hasKey(m, "next_cursor") {
 			t.Errorf("%s: %d %.300s", p, r.Status, r.Body)

@@ -62,6 +62,7 @@ type ipListJSON struct {
 	IPs           []ipJSON         `json:"ips"`
 	Residency     string           `json:"residency"`
 	SharedPools   []sharedPoolJSON `json:"shared_pools"`
+	listMeta
 }
 
 type ipDeletedJSON struct {
@@ -77,6 +78,9 @@ func (h *handler) ipOut(ctx context.Context, x policy.IP) (ipJSON, error) {
 }
 
 func (h *handler) listIPs(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	list, err := h.d.Services.Policy.ListIPs(r.Context(), apiKey(r).WorkspaceID)
 	if err != nil {
 		return err

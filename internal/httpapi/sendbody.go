@@ -39,8 +39,8 @@ func readSendBody(w http.ResponseWriter, r *http.Request, max int64, batch bool)
 
 // attachmentsOver reads a JSON body, at most ceiling bytes of it, keeping
 // nothing but counts, and says whether the content_base64 strings of one
-// "attachments" array total more than limit characters (whitespace
-// escapes not counted). Once they do it reads on without looking, so that a client
+// "attachments" array total more than limit characters (whitespace escapes
+// not counted). Once they do it reads on without looking, so that a client
 // still sending hears the answer rather than a reset. It is a scanner, not
 // a parser: a body that is not JSON simply finds no attachments.
 func attachmentsOver(body io.Reader, limit, ceiling int64) bool {

@@ -160,13 +160,21 @@ func (s *Service) triggerContact(ctx context.Context, workspaceID string, in Tri
 	return c, err
 }
 
-// Runs lists an automation's runs, newest first, optionally of one status.
-func (s *Service) Runs(ctx context.Context, workspaceID, ref, status string, limit int) ([]Run, error) {
+// Position is a place in the newest-first list of runs: the last run read's
+// created_at (unix milliseconds) and id.
+type Position struct {
+	At int64
+	ID string
+}
+
+// Runs lists an automation's runs, newest first, optionally of one status,
+// those older than before when it is set.
+func (s *Service) Runs(ctx context.Context, workspaceID, ref, status string, before *Position, limit int) ([]Run, error) {
 	a, err := s.Get(ctx, workspaceID, ref)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := listRuns(ctx, s.db, workspaceID, a.ID, status, limit)
+	rs, err := listRuns(ctx, s.db, workspaceID, a.ID, status, before, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -199,7 +199,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, src []byte) (A
 		return Automation{}, err
 	}
 	now := s.clock.Now()
-	a := Automation{ID: ids.New("aut"), WorkspaceID: workspaceID, Name: def.Name, Trigger: def.Trigger.Event,
+	a := Automation{ID: ids.New("auto"), WorkspaceID: workspaceID, Name: def.Name, Trigger: def.Trigger.Event,
 		TriggerTag: def.Trigger.Tag, TriggerAudienceID: def.Trigger.AudienceID, Enabled: true, Version: 1,
 		YAML: string(src), CreatedAt: now, UpdatedAt: now, SigningSecret: webhooks.NewSecret()}
 	base := templates.Slugify(def.Name)

@@ -233,13 +233,18 @@ func updateRun(ctx context.Context, tx *store.Tx, r Run) error {
 }
 
 // listRuns reads an automation's runs, newest first.
-func listRuns(ctx context.Context, q store.Querier, workspaceID, automationID, status string, limit int) ([]Run, error) {
+func listRuns(ctx context.Context, q store.Querier, workspaceID, automationID, status string, before *Position, limit int) ([]Run, error) {
+	where, args := `automation_id = ? AND workspace_id = ?`, []any{automationID, workspaceID}
 	if status != "" {
-		return store.QueryAll(ctx, q, scanRun, `SELECT `+runColumns+` FROM automation_runs
-			WHERE automation_id = ? AND workspace_id = ? AND status = ? ORDER BY created_at DESC, id DESC LIMIT ?`, automationID, workspaceID, status, limit)
+		where += ` AND status = ?`
+		args = append(args, status)
+	}
+	if before != nil {
+		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, before.At, before.At, before.ID)
 	}
 	return store.QueryAll(ctx, q, scanRun, `SELECT `+runColumns+` FROM automation_runs
-		WHERE automation_id = ? AND workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, automationID, workspaceID, limit)
+		WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)...)
 }
 
 // --- steps

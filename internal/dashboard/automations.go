@@ -44,7 +44,7 @@ func (x *Dashboard) showAutomation(w http.ResponseWriter, r *http.Request, s *se
 	if err != nil {
 		return err
 	}
-	runs, err := x.d.Automations.Runs(r.Context(), s.key.WorkspaceID, a.ID, "", listRows)
+	runs, err := x.d.Automations.Runs(r.Context(), s.key.WorkspaceID, a.ID, "", nil, listRows)
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ func tsPtr(t *time.Time) *string {
 }
 
 func (h *handler) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	keys, err := h.d.Workspaces.ListKeys(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID)
 	if err != nil {
 		return err

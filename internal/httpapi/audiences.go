@@ -78,6 +78,9 @@ func audienceFullOut(a contacts.Audience) audienceFullJSON {
 
 // The audience list is the whole collection: has_more false, next_cursor null.
 func (h *handler) listAudiences(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	as, err := h.d.Services.Contacts.Audiences(r.Context(), apiKey(r).WorkspaceID)
 	if err != nil {
 		return err

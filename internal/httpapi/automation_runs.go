@@ -8,6 +8,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/automations"
+	"mailroom/internal/store"
 )
 
 type triggerRequest struct {
@@ -51,6 +52,7 @@ type runJSON struct {
 
 type runListJSON struct {
 	Runs []runJSON `json:"runs"`
+	listMeta
 }
 
 // maxIdempotencyKey bounds a trigger's key (as the send API's keys).
@@ -123,12 +125,17 @@ func (h *handler) listAutomationRuns(w http.ResponseWriter, r *http.Request) err
 	if status != "" && !slices.Contains(automations.RunStatuses, status) {
 		return apierr.InvalidRequest("status must be one of %s.", strings.Join(automations.RunStatuses, ", "))
 	}
-	rs, err := h.d.Services.Automations.Runs(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), status, pg.Limit)
+	var before *automations.Position
+	if pg.After != nil {
+		before = &automations.Position{At: pg.After.At, ID: pg.After.ID}
+	}
+	rs, err := h.d.Services.Automations.Runs(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), status, before, pg.Limit+1)
 	if err != nil {
 		return err
 	}
-	out := runListJSON{Runs: make([]runJSON, 0, len(rs))}
-	for _, run := range rs {
+	meta, n := h.pager.meta(pg, len(rs), func(i int) Cursor { return Cursor{At: store.Millis(rs[i].CreatedAt), ID: rs[i].ID} })
+	out := runListJSON{Runs: make([]runJSON, 0, n), listMeta: meta}
+	for _, run := range rs[:n] {
 		out.Runs = append(out.Runs, runOut(run))
 	}
 	writeJSON(w, http.StatusOK, out)

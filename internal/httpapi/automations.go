@@ -60,6 +60,7 @@ type automationDetailJSON struct {
 
 type automationListJSON struct {
 	Automations []automationJSON `json:"automations"`
+	listMeta
 }
 
 type automationVersionJSON struct {
@@ -73,6 +74,7 @@ type automationVersionsJSON struct {
 	AutomationID string                  `json:"automation_id"`
 	Version      int                     `json:"version"`
 	Versions     []automationVersionJSON `json:"versions"`
+	listMeta
 }
 
 func automationOut(a automations.Automation) automationJSON {
@@ -149,6 +151,9 @@ func (h *handler) createAutomation(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *handler) listAutomations(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	as, err := h.d.Services.Automations.List(r.Context(), apiKey(r).WorkspaceID)
 	if err != nil {
 		return err
@@ -263,6 +268,9 @@ func (h *handler) deleteAutomation(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *handler) listAutomationVersions(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	a, vs, err := h.d.Services.Automations.Versions(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ func TestAutomationRoutes(t *testing.T) {
 	s.Run(t,
 		// Create from raw YAML: answered as written, version 1, enabled.
 		sc{Name: "create raw yaml", Method: "POST", Path: "/v1/automations", Body: onboarding, Header: map[string]string{"Content-Type": "application/yaml"},
-			Status: 201, Shape: shape{"id": scenario.Prefix("aut_"), "name": "Trial onboarding", "slug": "trial-onboarding", "trigger": "tag.added",
+			Status: 201, Shape: shape{"id": scenario.Prefix("auto_"), "name": "Trial onboarding", "slug": "trial-onboarding", "trigger": "tag.added",
 				"enabled": true, "version": 1, "yaml": onboarding, "last_error": nil, "trigger_url": nil,
 				"graph": shape{"nodes": scenario.Len(7), "edges": []any{
 					shape{"from": "trigger", "to": "s1"}, shape{"from": "s1", "to": "s2"}, shape{"from": "s2", "to": "s3"},
@@ -97,7 +97,7 @@ func TestAutomationRoutes(t *testing.T) {
 
 		// Reads.
 		sc{Name: "list", Method: "GET", Path: "/v1/automations", Status: 200,
-			Shape: shape{"automations": scenario.Each(shape{"id": scenario.Prefix("aut_"), "version": 1, "last_error": nil, "yaml": scenario.Absent})},
+			Shape: shape{"automations": scenario.Each(shape{"id": scenario.Prefix("auto_"), "version": 1, "last_error": nil, "yaml": scenario.Absent})},
 			Check: func(t testing.TB, r *testapp.Response) {
 				if n := len(r.JSON()["automations"].([]any)); n != 4 {
 					t.Errorf("%d automations", n)
@@ -175,6 +175,46 @@ func TestAutomationHostileYAMLBounded(t *testing.T) {
 		}
 		if el := time.Since(start); el > 5*time.Second {
 			t.Errorf("body %d took %v", i, el)
+		}
+	}
+}
+
+// TestAutomationIDs: automations are handed out as auto_, as the contract
+// names them; an automation made before, whose id is aut_, is still found
+// by it on every route that takes an id.
+func TestAutomationIDs(t *testing.T) {
+	a := testapp.Start(t)
+	r := a.Do("POST", "/v1/automations", map[string]any{"yaml": apiFlow})
+	id, _ := r.JSON()["id"].(string)
+	if r.Status != 201 || !strings.HasPrefix(id, "auto_") {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	// The same row as an older node minted it.
+	old := "aut_" + strings.TrimPrefix(id, "auto_")
+	for _, table := range []string{"automations", "automation_versions"} {
+		col := map[string]string{"automations": "id", "automation_versions": "automation_id"}[table]
+		if _, err := a.DB.Exec(t.Context(), `UPDATE `+table+` SET `+col+` = ? WHERE `+col+` = ?`, old, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{"GET", "/v1/automations/" + old, nil, 200},
+		{"GET", "/v1/automations/" + old + ".yaml", nil, 200},
+		{"GET", "/v1/automations/" + old + "/versions", nil, 200},
+		{"PATCH", "/v1/automations/" + old, map[string]any{"enabled": true}, 200},
+		{"POST", "/v1/automations/" + old + "/trigger", map[string]any{"email": "x@example.com", "idempotency_key": "k"}, 202},
+		{"GET", "/v1/automations/" + old + "/runs", nil, 200},
+		{"GET", "/v1/automations/" + id, nil, 404},
+		{"DELETE", "/v1/automations/" + old, nil, 200},
+	} {
+		if r := a.Do(c.method, c.path, c.body); r.Status != c.status {
+			t.Errorf("%s %s: %d %s", c.method, c.path, r.Status, r.Body)
+		} else if c.status == 200 && c.method == "GET" && strings.HasSuffix(c.path, old) && r.JSON()["id"] != old {
+			t.Errorf("%s: id %v", c.path, r.JSON()["id"])
 		}
 	}
 }

@@ -27,32 +27,38 @@ var errTooLarge = apierr.New(http.StatusRequestEntityTooLarge, "request_too_larg
 // readBody reads a JSON body up to max bytes, refusing form encodings and
 // other non-JSON content types.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body, _, err := readUpTo(r, max)
+	return body, err
+}
+
+// readUpTo is readBody that, refusing a body over max with errTooLarge,
+// also answers what it read of it: nothing when the declared length was
+// over, the first max+1 bytes of a body of unknown length (the rest is
+// still in r.Body).
+func readUpTo(r *http.Request, max int64) (body, read []byte, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-			return nil, apierr.InvalidRequest("Content-Type %q is not accepted; send application/json.", ct)
+			return nil, nil, apierr.InvalidRequest("Content-Type %q is not accepted; send application/json.", ct)
 		}
 	}
-	var body []byte
-	var err error
 	if n := r.ContentLength; n > max {
-		return nil, errTooLarge
+		return nil, nil, errTooLarge
 	} else if n >= 0 {
 		// The length is known: one buffer of that size, where ReadAll grew
 		// one from 512 bytes. net/http ends the body at the length.
 		body = make([]byte, n)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		body, err = io.ReadAll(io.LimitReader(r.Body, max+1))
+		if err == nil && int64(len(body)) > max {
+			return nil, body, errTooLarge
+		}
 	}
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, errTooLarge
-		}
-		return nil, bodyError(err)
+		return nil, nil, bodyError(err)
 	}
-	return body, nil
+	return body, nil, nil
 }
 
 // bodyError is the answer to a body that could not be read: the limit's

@@ -46,6 +46,9 @@ func domainOut(d *domains.Domain) domainJSON {
 }
 
 func (h *handler) listDomains(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	ds, err := h.d.Services.Domains.List(r.Context(), apiKey(r).WorkspaceID)
 	if err != nil {
 		return err

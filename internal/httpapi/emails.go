@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/events"
+	"mailroom/internal/inbound"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
@@ -14,7 +15,7 @@ import (
 func caller(r *http.Request) sending.Caller { return sending.CallerFor(apiKey(r)) }
 
 func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxSendBody)
+	body, err := readSendBody(w, r, maxSendBody, false)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ type batchJSON struct {
 }
 
 func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxBatchBody)
+	body, err := readSendBody(w, r, maxBatchBody, true)
 	if err != nil {
 		return err
 	}
@@ -174,17 +175,18 @@ func (h *handler) rescheduleEmail(w http.ResponseWriter, r *http.Request) error 
 	if req.SendAt == nil {
 		return apierr.InvalidRequest("send_at is required: the new time, e.g. \"in 10 min\" or an RFC 3339 timestamp.")
 	}
-	s, err := h.d.Services.Sending.Reschedule(r.Context(), caller(r), r.PathValue("id"), *req.SendAt)
+	// A receive-side booking's sch_ id names its email too.
+	s, err := h.d.Services.Sending.Reschedule(r.Context(), caller(r), inbound.BookedEmail(r.PathValue("id")), *req.SendAt)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rescheduledJSON{ID: s.ID, Status: string(s.Status), ScheduledAt: ts(s.ScheduledAt)})
+	writeJSON(w, http.StatusOK, rescheduledJSON{ID: r.PathValue("id"), Status: string(s.Status), ScheduledAt: ts(s.ScheduledAt)})
 	return nil
 }
 
 func (h *handler) cancelEmail(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	if _, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), id); err != nil {
+	if _, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), inbound.BookedEmail(id)); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, cancelledJSON{ID: id, Status: string(sending.StatusCancelled)})
@@ -199,7 +201,7 @@ func (h *handler) cancelScheduled(w http.ResponseWriter, r *http.Request) error 
 	if _, err := h.booked(r, id); err != nil {
 		return err // a bound key cancels its mailbox's bookings only
 	}
-	status, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), id)
+	status, err := h.d.Services.Sending.Cancel(r.Context(), caller(r), inbound.BookedEmail(id))
 	if e, ok := apierr.As(err); ok && e.Code == "too_late_to_cancel" {
 		obj := errorObjectOf(e)
 		obj.extra = nil // the outcome goes beside the error, not inside

@@ -30,8 +30,12 @@ type warmupJSON struct {
 	Day       int    `json:"day"`
 }
 
+// reverseDNSJSON is the spec's expected PTR, actual PTR and forward
+// confirmation: actual is the first PTR name as answered (null with none),
+// actual_all every one, since an IP with several is worth seeing whole.
 type reverseDNSJSON struct {
-	Actual           []string `json:"actual"`
+	Actual           *string  `json:"actual"`
+	ActualAll        []string `json:"actual_all"`
 	Expected         string   `json:"expected"`
 	ForwardConfirmed bool     `json:"forward_confirmed"`
 }
@@ -58,6 +62,7 @@ type ipListJSON struct {
 	IPs           []ipJSON         `json:"ips"`
 	Residency     string           `json:"residency"`
 	SharedPools   []sharedPoolJSON `json:"shared_pools"`
+	listMeta
 }
 
 type ipDeletedJSON struct {
@@ -73,6 +78,9 @@ func (h *handler) ipOut(ctx context.Context, x policy.IP) (ipJSON, error) {
 }
 
 func (h *handler) listIPs(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	list, err := h.d.Services.Policy.ListIPs(r.Context(), apiKey(r).WorkspaceID)
 	if err != nil {
 		return err
@@ -133,7 +141,10 @@ func (h *handler) getIP(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rd := h.d.Services.Policy.CheckReverseDNS(r.Context(), x.IP)
-	out.ReverseDNS = &reverseDNSJSON{Expected: rd.Expected, Actual: rd.Actual, ForwardConfirmed: rd.ForwardConfirmed}
+	out.ReverseDNS = &reverseDNSJSON{Expected: rd.Expected, ActualAll: rd.Actual, ForwardConfirmed: rd.ForwardConfirmed}
+	if len(rd.Actual) > 0 {
+		out.ReverseDNS.Actual = &rd.Actual[0]
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

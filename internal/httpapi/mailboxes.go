@@ -18,6 +18,7 @@ type mailboxJSON struct {
 
 type mailboxList struct {
 	Mailboxes []mailboxJSON `json:"mailboxes"`
+	listMeta
 }
 
 type createMailboxRequest struct {
@@ -46,6 +47,9 @@ func mailboxOut(m *inbound.Mailbox) mailboxJSON {
 }
 
 func (h *handler) listMailboxes(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	k := apiKey(r)
 	ms, err := h.d.Services.Inbound.Mailboxes(r.Context(), k.WorkspaceID, k.MailboxID)
 	if err != nil {

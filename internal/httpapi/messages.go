@@ -195,6 +195,7 @@ type searchHitJSON struct {
 
 type searchResult struct {
 	Hits []searchHitJSON `json:"hits"`
+	listMeta
 }
 
 func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
@@ -202,12 +203,13 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	hits, err := h.d.Services.Inbound.Search(r.Context(), reader(r), r.URL.Query().Get("q"), pg.Limit)
+	hits, err := h.d.Services.Inbound.Search(r.Context(), reader(r), r.URL.Query().Get("q"), pg.Limit+1)
 	if err != nil {
 		return err
 	}
-	out := searchResult{Hits: make([]searchHitJSON, 0, len(hits))}
-	for _, x := range hits {
+	meta, n := ranked(len(hits), pg.Limit)
+	out := searchResult{Hits: make([]searchHitJSON, 0, n), listMeta: meta}
+	for _, x := range hits[:n] {
 		hj := searchHitJSON{MessageID: x.MessageID, ThreadID: x.ThreadID, Mailbox: x.Mailbox, Direction: x.Direction, From: x.From,
 			Subject: x.Subject, Excerpt: x.Excerpt, Score: x.Score, Unread: x.Unread, Archived: x.Archived, ReceivedAt: ts(x.ReceivedAt)}
 		if x.FromName != "" {
@@ -242,7 +244,7 @@ type sentJSON struct {
 }
 
 func (h *handler) composeMessage(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxSendBody) // attachments travel in the body
+	body, err := readSendBody(w, r, maxSendBody, false) // attachments travel in the body
 	if err != nil {
 		return err
 	}
@@ -285,7 +287,7 @@ func writeSent(w http.ResponseWriter, out *inbound.Sent) {
 }
 
 func (h *handler) replyAll(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, maxSendBody)
+	body, err := readSendBody(w, r, maxSendBody, false)
 	if err != nil {
 		return err
 	}
@@ -349,7 +351,7 @@ func optional(s string) *string {
 
 func bookingOut(b *inbound.Booking) scheduledJSON {
 	at, created := ts(b.SendAt), ts(b.CreatedAt)
-	out := scheduledJSON{ScheduledID: b.ScheduledID, EmailID: b.ScheduledID, Status: b.Status, SendAt: &at, From: b.Mailbox, To: b.To, Cc: b.Cc,
+	out := scheduledJSON{ScheduledID: b.ScheduledID, EmailID: b.EmailID, Status: b.Status, SendAt: &at, From: b.Mailbox, To: b.To, Cc: b.Cc,
 		Subject: b.Subject, MailboxID: &b.MailboxID, ThreadID: optional(b.ThreadID), MessageID: optional(b.MessageID), CreatedAt: &created}
 	if out.To == nil {
 		out.To = []string{}
@@ -373,7 +375,7 @@ func (h *handler) listScheduledMessages(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	meta, n := h.pager.meta(pg, len(bs), func(i int) Cursor { return Cursor{At: bs[i].SendAt.UnixMilli(), ID: bs[i].ScheduledID} })
+	meta, n := h.pager.meta(pg, len(bs), func(i int) Cursor { return Cursor{At: bs[i].SendAt.UnixMilli(), ID: bs[i].EmailID} })
 	out := make([]scheduledJSON, 0, n)
 	for i := range bs[:n] {
 		out = append(out, bookingOut(&bs[i]))
@@ -384,10 +386,11 @@ func (h *handler) listScheduledMessages(w http.ResponseWriter, r *http.Request) 
 
 // booked is the receive-side booking id names, in the key's reach. A key
 // bound to a mailbox reaches its mailbox's bookings only; an unbound key
-// also reaches the workspace's other scheduled emails (nil, no error).
+// also reaches the workspace's other scheduled emails (nil, no error) by
+// their email id (a sch_ id names a booking only).
 func (h *handler) booked(r *http.Request, id string) (*inbound.Booking, error) {
 	b, err := h.d.Services.Inbound.Booking(r.Context(), reader(r), id)
-	if e, ok := apierr.As(err); ok && e.Status == http.StatusNotFound && apiKey(r).MailboxID == "" {
+	if e, ok := apierr.As(err); ok && e.Status == http.StatusNotFound && apiKey(r).MailboxID == "" && !inbound.IsScheduledID(id) {
 		return nil, nil
 	}
 	return b, err
@@ -398,7 +401,7 @@ func (h *handler) getScheduledMessage(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	e, err := h.d.Services.Sending.Get(r.Context(), caller(r), r.PathValue("id"))
+	e, err := h.d.Services.Sending.Get(r.Context(), caller(r), inbound.BookedEmail(r.PathValue("id")))
 	if err != nil {
 		return err
 	}

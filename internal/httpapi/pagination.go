@@ -121,6 +121,29 @@ func (p pager) meta(pg Page, n int, last func(i int) Cursor) (listMeta, int) {
 	return listMeta{HasMore: true, NextCursor: &c}, pg.Limit
 }
 
+// whole checks the query of a list that answers its whole collection
+// (has_more false, next_cursor null): it issues no cursor, so any passed is
+// not one it issued and answers 422 as on the paged lists.
+func (p pager) whole(r *http.Request) error {
+	q := r.URL.Query()
+	for _, name := range []string{"cursor", "after", "before"} {
+		if q.Get(name) != "" {
+			return errBadCursor()
+		}
+	}
+	return nil
+}
+
+// ranked builds has_more for a ranked list read with limit+1 rows. It
+// issues no cursor: a rank is no position to continue from, so a larger
+// limit is the way to see more.
+func ranked(n, limit int) (listMeta, int) {
+	if n <= limit {
+		return listMeta{}, n
+	}
+	return listMeta{HasMore: true}, limit
+}
+
 // deletedJSON is the answer of the deletes that name what they removed:
 // { deleted: <id> }.
 type deletedJSON struct {

@@ -93,6 +93,9 @@ func (h *handler) createSegment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listSegments(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	segs, err := h.d.Services.Segments.List(r.Context(), apiKey(r).WorkspaceID, r.URL.Query().Get("audience_id"))
 	if err != nil {
 		return err

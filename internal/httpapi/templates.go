@@ -89,6 +89,7 @@ type templateList struct {
 type versionList struct {
 	PublishedVersionID *string       `json:"published_version_id"`
 	Versions           []versionJSON `json:"versions"`
+	listMeta
 }
 
 type publishedJSON struct {
@@ -230,6 +231,9 @@ func str(p *string) string {
 }
 
 func (h *handler) listTemplates(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	list, err := h.d.Services.Templates.List(r.Context(), apiKey(r).WorkspaceID)
 	if err != nil {
 		return err
@@ -300,6 +304,9 @@ func (h *handler) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) listTemplateVersions(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	t, vs, err := h.d.Services.Templates.Versions(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
 	if err != nil {
 		return err

@@ -98,6 +98,9 @@ func preferencesOut(p topics.Preferences) topicPreferencesJSON {
 }
 
 func (h *handler) listTopics(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	archived := false
 	switch v := r.URL.Query().Get("include_archived"); v {
 	case "", "false", "0":

@@ -95,6 +95,9 @@ func secondsOf(ds []time.Duration) []int64 {
 }
 
 func (h *handler) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	if err := h.pager.whole(r); err != nil {
+		return err
+	}
 	es, err := h.d.Services.Webhooks.List(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID)
 	if err != nil {
 		return err

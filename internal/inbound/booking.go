@@ -3,6 +3,7 @@ package inbound
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -12,9 +13,33 @@ import (
 
 var errBookingNotFound = apierr.NotFound("scheduled message")
 
+// ScheduledID is the id a booking is handed out by, sch_ as the contract
+// names it: its scheduled email's id with sch_ for em_. One id under two
+// names needs no column to keep in step, and either finds the booking.
+func ScheduledID(emailID string) string {
+	if rest, ok := strings.CutPrefix(emailID, "em_"); ok {
+		return "sch_" + rest
+	}
+	return emailID
+}
+
+// BookedEmail is the email id a scheduled id names: sch_x is em_x; any
+// other id (an email id, as bookings were handed out before sch_) is itself.
+func BookedEmail(id string) string {
+	if rest, ok := strings.CutPrefix(id, "sch_"); ok && rest != "" {
+		return "em_" + rest
+	}
+	return id
+}
+
+// IsScheduledID says whether id is in the sch_ form, which names a
+// receive-side booking and nothing else.
+func IsScheduledID(id string) bool { return strings.HasPrefix(id, "sch_") }
+
 // Booking is a receive-side scheduled send: POST /v1/messages with send_at.
 type Booking struct {
-	ScheduledID string // the sending service's email id
+	ScheduledID string // sch_: ScheduledID(EmailID)
+	EmailID     string // the sending service's email id
 	MailboxID   string
 	Mailbox     string // the mailbox's address, which it goes from
 	ThreadID    string // the conversation it answers; "" for a new one
@@ -28,7 +53,7 @@ type Booking struct {
 
 func (b *booking) out() Booking {
 	c := b.Copy
-	return Booking{ScheduledID: b.EmailID, MailboxID: b.MailboxID, Mailbox: c.Mailbox, ThreadID: b.ThreadID, Status: b.Status,
+	return Booking{ScheduledID: ScheduledID(b.EmailID), EmailID: b.EmailID, MailboxID: b.MailboxID, Mailbox: c.Mailbox, ThreadID: b.ThreadID, Status: b.Status,
 		SendAt: b.SendAt, To: c.To, Cc: c.Cc, Subject: c.Subject, MessageID: b.MessageID, CreatedAt: b.CreatedAt}
 }
 
@@ -59,7 +84,7 @@ func (s *Service) Booking(ctx context.Context, rd Reader, id string) (*Booking, 
 	if err != nil {
 		return nil, err
 	}
-	b, err := getBooking(ctx, s.db, rd.WorkspaceID, mbx, id)
+	b, err := getBooking(ctx, s.db, rd.WorkspaceID, mbx, BookedEmail(id))
 	if err != nil {
 		return nil, notFound(err, errBookingNotFound)
 	}

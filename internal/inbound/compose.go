@@ -188,7 +188,7 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 		return nil, err
 	}
 	if out.HTTPStatus == http.StatusAccepted {
-		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: out.ID, Status: string(out.Status)}, nil
+		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: ScheduledID(out.ID), Status: string(out.Status)}, nil
 	}
 	return &Sent{HTTPStatus: http.StatusOK, MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
 }

@@ -55,7 +55,7 @@ func TestScheduledMessages(t *testing.T) {
 		sc{Name: "soonest first, receive-side only", Method: "GET", Path: "/v1/messages/scheduled", Status: 200,
 			Shape: shape{"has_more": false, "next_cursor": nil, "scheduled": waiting("reply", "supportBooked", "middle", "later")}},
 		sc{Name: "the reply's entry", Method: "GET", Path: "/v1/messages/scheduled?limit=1", Status: 200,
-			Shape: shape{"has_more": true, "scheduled": []any{shape{"scheduled_id": scenario.Var("reply"), "email_id": scenario.Var("reply"),
+			Shape: shape{"has_more": true, "scheduled": []any{shape{"scheduled_id": scenario.Var("reply"), "email_id": scenario.Prefix("em_"),
 				"thread_id": scenario.Var("thread"), "from": inbox, "to": to, "cc": []any{}, "subject": "Re: Question", "send_at": scenario.Present,
 				"mailbox_id": scenario.Present, "last_error": nil, "created_at": scenario.Present}}}},
 		sc{Name: "first page", Method: "GET", Path: "/v1/messages/scheduled?limit=2", Status: 200,
@@ -117,4 +117,42 @@ func TestScheduledMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Run(t, sc{Name: "still two", Method: "GET", Path: "/v1/threads/{thread}", Status: 200, Shape: shape{"message_count": 2}})
+}
+
+// TestScheduledIDs: a receive-side booking is handed out as sch_ (the
+// contract's prefix) with its email's em_ id beside it; the routes that take
+// a scheduled id accept both, so ids handed out before sch_ (the email id)
+// still work, and a sch_ id names a receive-side booking only.
+func TestScheduledIDs(t *testing.T) {
+	a, _ := startSMTP(t)
+	to := []any{"delivered@mailroom.test"}
+	s := scenario.New(a)
+	s.Run(t,
+		sc{Name: "book", Method: "POST", Path: "/v1/messages", Body: map[string]any{"to": to, "subject": "Later", "body": "b", "send_at": "in 1 hour"},
+			Status: 202, Shape: shape{"scheduled_id": scenario.Prefix("sch_"), "email_id": scenario.Prefix("em_"), "status": "scheduled"},
+			Save: map[string]string{"sch": "scheduled_id", "em": "email_id"}},
+		sc{Name: "listed by its sch_ id", Method: "GET", Path: "/v1/messages/scheduled", Status: 200,
+			Shape: shape{"scheduled": []any{shape{"scheduled_id": scenario.Var("sch"), "email_id": scenario.Var("em")}}}},
+		sc{Name: "read by sch_", Method: "GET", Path: "/v1/messages/scheduled/{sch}", Status: 200,
+			Shape: shape{"scheduled_id": scenario.Var("sch"), "email_id": scenario.Var("em"), "status": "scheduled", "mailbox_id": scenario.Present}},
+		sc{Name: "read by the old em_ id", Method: "GET", Path: "/v1/messages/scheduled/{em}", Status: 200,
+			Shape: shape{"scheduled_id": scenario.Var("sch"), "status": "scheduled", "mailbox_id": scenario.Present}},
+		sc{Name: "rescheduled by sch_", Method: "PATCH", Path: "/v1/emails/{sch}", Body: map[string]any{"send_at": "in 2 hours"}, Status: 200,
+			Shape: shape{"id": scenario.Var("sch"), "status": "scheduled"}},
+		sc{Name: "the email moved", Method: "GET", Path: "/v1/emails/{em}", Status: 200, Shape: shape{"last_event": "email.rescheduled"}},
+
+		sc{Name: "a POST /v1/emails booking", Method: "POST", Path: "/v1/emails", Status: 202,
+			Body: map[string]any{"from": "onboarding@mailroom.test", "to": to, "subject": "plain", "text": "x", "send_at": "in 30 min"}, Save: map[string]string{"plain": "id"}},
+	)
+	// sch_ with a POST /v1/emails booking's id in it names nothing here.
+	s.Set("plainSch", "sch_"+strings.TrimPrefix(s.Get("plain"), "em_"))
+	s.Run(t,
+		sc{Name: "sch_ names no POST /v1/emails booking", Method: "GET", Path: "/v1/messages/scheduled/{plainSch}", Status: 404, Code: "not_found"},
+		sc{Name: "nor cancels one", Method: "DELETE", Path: "/v1/messages/scheduled/{plainSch}", Status: 404, Code: "not_found"},
+		sc{Name: "the plain one still reads by its id", Method: "GET", Path: "/v1/messages/scheduled/{plain}", Status: 200, Shape: shape{"status": "scheduled"}},
+		sc{Name: "made-up sch_", Method: "GET", Path: "/v1/messages/scheduled/sch_nope", Status: 404, Code: "not_found"},
+
+		sc{Name: "cancelled by the old em_ id", Method: "DELETE", Path: "/v1/messages/scheduled/{em}", Status: 200, Shape: shape{"cancelled": true}},
+		sc{Name: "its outcome by sch_", Method: "GET", Path: "/v1/messages/scheduled/{sch}", Status: 200, Shape: shape{"status": "cancelled"}},
+	)
 }

@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,33 @@ func TestSearchRanking(t *testing.T) {
 	a.Do("GET", "/v1/search?q=osprey", nil).Decode(t, &out)
 	if len(out.Hits) != 2 || out.Hits[0].Subject != "twin 2" || out.Hits[1].Subject != "twin 1" {
 		t.Errorf("equal ranks: %+v", out.Hits)
+	}
+}
+
+// TestSearchRankedHasMore: a ranked list answers has_more with next_cursor
+// null (a larger limit shows more), and refuses a cursor with 422.
+func TestSearchRankedHasMore(t *testing.T) {
+	a, inbox := startSMTP(t)
+	for _, subject := range []string{"pelican one", "pelican two", "pelican three"} {
+		raw := "From: ann@sender.example\r\nTo: " + inbox + "\r\nSubject: " + subject + "\r\n\r\nabout birds\r\n"
+		if err := send(t, a.SMTPAddr(), "ann@sender.example", []string{inbox}, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		limit, hits int
+		more        bool
+	}{{2, 2, true}, {3, 3, false}, {50, 3, false}} {
+		r := a.Do("GET", "/v1/search?q=pelican&limit="+strconv.Itoa(c.limit), nil)
+		m := r.JSON()
+		if r.Status != 200 || len(m["hits"].([]any)) != c.hits || m["has_more"] != c.more || m["next_cursor"] != nil {
+			t.Errorf("limit %d: %d %s", c.limit, r.Status, r.Body)
+		}
+		if _, ok := m["next_cursor"]; !ok {
+			t.Errorf("limit %d: next_cursor absent: %s", c.limit, r.Body)
+		}
+	}
+	if r := a.Do("GET", "/v1/search?q=pelican&cursor=abc", nil); r.Status != 422 || r.ErrCode() != "invalid_cursor" {
+		t.Errorf("cursor: %d %s", r.Status, r.Body)
 	}
 }

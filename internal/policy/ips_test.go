@@ -25,6 +25,7 @@ func TestDedicatedIPRoutes(t *testing.T) {
 	dns.AddPTR("192.0.2.10", "mail.mailroom.test")
 	dns.AddA("mail.mailroom.test", "192.0.2.10")
 	dns.AddPTR("192.0.2.11", "static.isp.example")
+	dns.AddPTR("192.0.2.11", "other.isp.example") // two PTRs: actual is the first
 	c := clock.NewFake(noon)
 	a := testapp.Start(t, testapp.WithClock(c), testapp.WithEnv("MAILROOM_IPS", "192.0.2.10, 192.0.2.11,2001:db8::1"),
 		testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()), testapp.WithEnv("MAILROOM_OUTBOUND_IPS", "198.51.100.7"))
@@ -52,9 +53,11 @@ func TestDedicatedIPRoutes(t *testing.T) {
 		sc{Name: "inventory empty", Method: "POST", Path: "/v1/ips", Body: `{}`, Status: 409, Code: "no_ip_available"},
 		sc{Name: "list", Method: "GET", Path: "/v1/ips", Status: 200, Shape: shape{"ips": scenario.Len(2)}},
 		sc{Name: "reverse dns confirmed", Method: "GET", Path: "/v1/ips/{ip1}", Status: 200, Shape: shape{
-			"reverse_dns": shape{"expected": "mail.mailroom.test", "actual": []any{"mail.mailroom.test"}, "forward_confirmed": true}}},
+			"reverse_dns": shape{"expected": "mail.mailroom.test", "actual": "mail.mailroom.test", "actual_all": []any{"mail.mailroom.test"}, "forward_confirmed": true}}},
 		sc{Name: "reverse dns not confirmed", Method: "GET", Path: "/v1/ips/{ip2}", Status: 200, Shape: shape{
-			"reverse_dns": shape{"actual": []any{"static.isp.example"}, "forward_confirmed": false}}},
+			"reverse_dns": shape{"actual": "static.isp.example", "actual_all": []any{"static.isp.example", "other.isp.example"}, "forward_confirmed": false}}},
+		sc{Name: "no PTR: actual null", Key: "{other}", Method: "GET", Path: "/v1/ips/{ip3}", Status: 200, Shape: shape{
+			"reverse_dns": shape{"expected": "mail.mailroom.test", "actual": nil, "actual_all": []any{}, "forward_confirmed": false}}},
 		sc{Name: "another workspace's id", Method: "GET", Path: "/v1/ips/{ip3}", Status: 404, Code: "not_found"},
 		sc{Name: "pause and cap", Method: "PATCH", Path: "/v1/ips/{ip1}", Body: map[string]any{"paused": true, "daily_cap": 20}, Status: 200,
 			Shape: shape{"paused": true, "daily_cap": 20.0, "warmup": shape{"allowance": 50.0}}},

@@ -12,8 +12,10 @@ import (
 )
 
 // MaxAttachmentsBase64 is the spec's 40 MB per message, counted on the
-// base64 text (whitespace excluded) before anything is decoded.
-const MaxAttachmentsBase64 = 40 * 1024 * 1024
+// base64 text (whitespace excluded) before anything is decoded. Decimal:
+// over 40 MB by either reading is refused, and attachments just under it
+// still assemble under MaxMessageSize (40 MiB) with MIME's line breaks.
+const MaxAttachmentsBase64 = 40_000_000
 
 const maxFilename = 255
 

@@ -28,9 +28,10 @@ func TestSendErrors(t *testing.T) {
 	for i := range many {
 		many[i] = strings.Replace(many[i], "@", "."+string(rune('a'+i/26))+"@", 1)
 	}
-	// 40 MB of base64 is allowed by attachments_too_large but the assembled
-	// message (line breaks, headers) is over the limit.
-	nearLimit := strings.Repeat("QUFB", 40*1024*1024/4)
+	// 40,000,000 characters of base64 is allowed by attachments_too_large;
+	// 39,000,000 with 3 MB of text assembles (line breaks, headers) over
+	// the 40 MiB message limit.
+	nearLimit := strings.Repeat("QUFB", 40_000_000/4)
 	tests := []struct {
 		name   string
 		body   any
@@ -65,7 +66,7 @@ func TestSendErrors(t *testing.T) {
 		{"sandbox cc a stranger", msg("to", owner, "cc", "someone@else.example"), 422, "sandbox_recipient_not_allowed"},
 		{"suppressed recipient", msg("from", "a@acme.example", "to", "Gone <GONE@acme.example>"), 422, "recipient_suppressed"},
 		{"attachments too large", msg("attachments", []map[string]string{{"filename": "a.bin", "content_base64": nearLimit + "QUFB"}}), 413, "attachments_too_large"},
-		{"message too large", msg("attachments", []map[string]string{{"filename": "a.bin", "content_base64": nearLimit}}), 413, "message_too_large"},
+		{"message too large", msg("text", strings.Repeat("x", 3_000_000), "attachments", []map[string]string{{"filename": "a.bin", "content_base64": nearLimit[:39_000_000]}}), 413, "message_too_large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,6 +111,53 @@ func TestRescheduleAndCancel(t *testing.T) {
 	}
 }
 
+// TestScheduledBelongsToWorkspace: a booking belongs to the workspace, not
+// to the key that made it: another mail:send key of the workspace
+// reschedules and cancels it (in both spellings), while a key of another
+// workspace gets 404 and the booking stays as it was.
+func TestScheduledBelongsToWorkspace(t *testing.T) {
+	t.Parallel()
+	a := testapp.Start(t)
+	sendKey := func() string {
+		m := mustStatus(t, a.Do(http.MethodPost, "/v1/api-keys", map[string]any{"name": "sender", "scopes": []string{"mail:send"}}), http.StatusCreated)
+		return m["key"].(string)
+	}
+	booker, other := sendKey(), sendKey()
+	_, foreign := a.NewWorkspace("Other", "other@example.com")
+	ids := []string{schedule(t, a, booker, msg("send_at", "in 1 hour")), schedule(t, a, booker, msg("send_at", "in 1 hour"))}
+	at := time.Now().UTC().Add(3 * time.Hour).Truncate(time.Second).Format(time.RFC3339)
+
+	for _, id := range ids {
+		if r := a.DoKey(foreign, http.MethodPatch, "/v1/emails/"+id, map[string]string{"send_at": at}); r.Status != 404 || r.ErrCode() != "not_found" {
+			t.Fatalf("foreign reschedule: %d %s", r.Status, r.Body)
+		}
+		if r := a.DoKey(foreign, http.MethodPost, "/v1/emails/"+id+"/cancel", nil); r.Status != 404 || r.ErrCode() != "not_found" {
+			t.Fatalf("foreign cancel: %d %s", r.Status, r.Body)
+		}
+		if r := a.DoKey(foreign, http.MethodDelete, "/v1/messages/scheduled/"+id, nil); r.Status != 404 || r.ErrCode() != "not_found" {
+			t.Fatalf("foreign delete: %d %s", r.Status, r.Body)
+		}
+		if e := getEmail(t, a, id); e["status"] != "scheduled" {
+			t.Fatalf("after foreign attempts: %v", e)
+		}
+	}
+	r := mustStatus(t, a.DoKey(other, http.MethodPatch, "/v1/emails/"+ids[0], map[string]string{"send_at": at}), http.StatusOK)
+	if r["scheduled_at"] != at || getEmail(t, a, ids[0])["scheduled_at"] != at {
+		t.Fatalf("reschedule by another key: %v", r)
+	}
+	if r := mustStatus(t, a.DoKey(other, http.MethodPost, "/v1/emails/"+ids[0]+"/cancel", nil), http.StatusOK); r["status"] != "cancelled" {
+		t.Fatalf("cancel by another key: %v", r)
+	}
+	if r := mustStatus(t, a.DoKey(other, http.MethodDelete, "/v1/messages/scheduled/"+ids[1], nil), http.StatusOK); r["cancelled"] != true {
+		t.Fatalf("delete by another key: %v", r)
+	}
+	for _, id := range ids {
+		if e := getEmail(t, a, id); e["status"] != "cancelled" {
+			t.Fatalf("%s: %v", id, e)
+		}
+	}
+}
+
 // TestScheduledSendGoesOnTime: a send booked two seconds ahead is sent
 // within about two seconds of its time.
 func TestScheduledSendGoesOnTime(t *testing.T) {

@@ -133,8 +133,11 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id string) (status Email
 
 // lockScheduled reads an email that was booked with send_at. Emails that
 // were never scheduled answer not_found, as the spec's "no scheduled email
-// with that id".
+// with that id". A booking belongs to the workspace, not to the key that
+// made it: any mail:send key of the workspace may move or cancel it (a key
+// bound to a mailbox still reaches only its mailbox's).
 func (s *Service) lockScheduled(ctx context.Context, tx *store.Tx, c Caller, id string) (*emailRow, error) {
+	c.OwnOnly = false
 	e, err := readRow(ctx, tx, c, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apierr.NotFound("scheduled email")

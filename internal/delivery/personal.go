@@ -29,8 +29,13 @@ func (s *Service) personal(e *email) bool {
 	if s.optOut == nil || e.TopicID == "" {
 		return false
 	}
-	_, ok := e.Headers["List-Unsubscribe"]
-	return ok
+	if _, ok := e.Headers["List-Unsubscribe"]; !ok {
+		return false
+	}
+	// One recipient whose body holds no marks already carries its own
+	// links, made when it was accepted (an automation's send).
+	return len(e.To)+len(e.Cc)+len(e.Bcc) > 1 || strings.Contains(e.HTML, sending.UnsubscribeURLMark) || strings.Contains(e.HTML, sending.PreferencesURLMark) ||
+		strings.Contains(e.Text, sending.UnsubscribeURLMark) || strings.Contains(e.Text, sending.PreferencesURLMark)
 }
 
 // messageFor builds and signs rcpt's own message of a topic send: its

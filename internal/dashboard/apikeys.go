@@ -9,7 +9,8 @@ import (
 )
 
 type apiKeysView struct {
-	Keys    []workspaces.Key
+	Keys     []workspaces.Key
+	Sessions []workspaces.Key // sign-in link sessions' keys, shown apart
 	Current string   // the session's key id
 	Scopes  []string // the scopes a new key may carry: the session key's own
 	Created string   // the new key's value, shown once (keycreated)
@@ -21,7 +22,11 @@ func (x *Dashboard) apiKeys(w http.ResponseWriter, r *http.Request, s *session) 
 	if err != nil {
 		return err
 	}
-	x.render(w, r, s, http.StatusOK, "apikeys", apiKeysView{Keys: keys, Current: s.key.ID, Scopes: s.key.Scopes})
+	sessions, err := x.d.Workspaces.SessionKeys(r.Context(), s.key.WorkspaceID, s.key.MailboxID)
+	if err != nil {
+		return err
+	}
+	x.render(w, r, s, http.StatusOK, "apikeys", apiKeysView{Keys: keys, Sessions: sessions, Current: s.key.ID, Scopes: s.key.Scopes})
 	return nil
 }
 

@@ -268,7 +268,7 @@ func (x *Dashboard) redeemLink(w http.ResponseWriter, r *http.Request) {
 		x.render(w, r, nil, http.StatusGone, "signin", signInView{Token: x.signInToken(w, r), Error: "That sign-in link was already used or has expired. Print a new one with mailroom dashboard link."})
 		return
 	}
-	key, secret, err := x.d.Workspaces.CreateKey(ctx, nil, ws, "Dashboard session ("+x.d.Clock.Now().UTC().Format("2006-01-02 15:04")+" UTC)", nil, false, workspaces.KeyMailbox{})
+	key, secret, err := x.d.Workspaces.CreateSessionKey(ctx, ws, "Dashboard session ("+x.d.Clock.Now().UTC().Format("2006-01-02 15:04")+" UTC)")
 	if err == nil {
 		err = x.start(w, r, key, secret, true)
 	}

@@ -300,11 +300,38 @@ func (s *Service) CreateDomainKey(ctx context.Context, by *Key, workspaceID, nam
 	return k, secret, err
 }
 
-// ListKeys returns the workspace's keys, oldest first; for a caller bound to
-// a mailbox (boundTo), only the keys bound to it.
+// CreateSessionKey makes the key of a dashboard sign-in link's session:
+// every scope, kept apart from the keys people made (ListKeys leaves it
+// out, SessionKeys lists it); the dashboard revokes it when the session ends.
+func (s *Service) CreateSessionKey(ctx context.Context, workspaceID, name string) (*Key, string, error) {
+	var k *Key
+	var secret string
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if k, secret, err = s.insertKey(ctx, tx, workspaceID, name, AllScopes, KeyMailbox{}, KeyDomain{}); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE api_keys SET session = 1 WHERE id = ?`, k.ID)
+		return err
+	})
+	return k, secret, err
+}
+
+// ListKeys returns the workspace's keys, oldest first, without the
+// dashboard's session keys; for a caller bound to a mailbox (boundTo), only
+// the keys bound to it.
 func (s *Service) ListKeys(ctx context.Context, workspaceID, boundTo string) ([]Key, error) {
+	return s.listKeys(ctx, workspaceID, boundTo, 0)
+}
+
+// SessionKeys lists the keys of the dashboard's sign-in link sessions.
+func (s *Service) SessionKeys(ctx context.Context, workspaceID, boundTo string) ([]Key, error) {
+	return s.listKeys(ctx, workspaceID, boundTo, 1)
+}
+
+func (s *Service) listKeys(ctx context.Context, workspaceID, boundTo string, session int) ([]Key, error) {
 	rows, err := s.db.Query(ctx, `SELECT id, name, scopes, created_at, last_used_at, COALESCE(mailbox_id, ''), COALESCE(domain_id, '') FROM api_keys
-		WHERE workspace_id = ? AND (? = '' OR mailbox_id = ?) ORDER BY created_at, id`, workspaceID, boundTo, boundTo)
+		WHERE workspace_id = ? AND (? = '' OR mailbox_id = ?) AND session = ? ORDER BY created_at, id`, workspaceID, boundTo, boundTo, session)
 	if err != nil {
 		return nil, err
 	}

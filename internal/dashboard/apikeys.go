@@ -11,10 +11,10 @@ import (
 type apiKeysView struct {
 	Keys     []workspaces.Key
 	Sessions []workspaces.Key // sign-in link sessions' keys, shown apart
-	Current string   // the session's key id
-	Scopes  []string // the scopes a new key may carry: the session key's own
-	Created string   // the new key's value, shown once (keycreated)
-	NewKey  *workspaces.Key
+	Current  string           // the session's key id
+	Scopes   []string         // the scopes a new key may carry: the session key's own
+	Created  string           // the new key's value, shown once (keycreated)
+	NewKey   *workspaces.Key
 }
 
 func (x *Dashboard) apiKeys(w http.ResponseWriter, r *http.Request, s *session) error {

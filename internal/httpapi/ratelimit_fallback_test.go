@@ -20,7 +20,7 @@ import (
 // a port nothing listens on, the node still limits (in memory) with every
 // header, /readyz answers 200 "degraded", and the metrics say so. When a
 // Redis starts on that port (if redis-server is on PATH), counting goes back
-// to it and /readyz to "ready".
+// to it, carrying the window's count, and /readyz to "ready".
 func TestRateLimitFallsBackWhenRedisIsDown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,7 +29,8 @@ func TestRateLimitFallsBackWhenRedisIsDown(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	// A fake clock keeps the requests in one window.
-	a := testapp.Start(t, testapp.WithClock(clock.NewFake(time.Date(2025, 3, 1, 12, 0, 5, 0, time.UTC))),
+	fake := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 5, 0, time.UTC))
+	a := testapp.Start(t, testapp.WithClock(fake),
 		testapp.WithEnv("MAILROOM_REDIS_URL", fmt.Sprintf("redis://127.0.0.1:%d/0", port)),
 		testapp.WithEnv("MAILROOM_RATE_LIMIT", "3"))
 	for i := range 3 {
@@ -62,21 +63,26 @@ func TestRateLimitFallsBackWhenRedisIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// One request per second tries Redis; the first that reaches it is
-	// counted there, from zero, while memory would refuse it.
+	// One request per second tries Redis; the first that reaches it carries
+	// the window's count there, so the key stays refused (no fresh budget
+	// at the switch) until the window ends, then counts in Redis.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		r := a.Do("GET", "/v1/api-keys", nil)
-		if r.Status == 200 {
-			if r.Header.Get("RateLimit-Remaining") != "2" {
-				t.Fatalf("first request in Redis: %v", r.Header)
-			}
+		if r.Status != 429 {
+			t.Fatalf("a fresh budget at the switch back to Redis: %d %v", r.Status, r.Header)
+		}
+		if _, body := readyz(t, a); body["status"] == "ready" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("still refused from memory 15 s after Redis started: %d %v", r.Status, r.Header)
+			t.Fatalf("still counting in memory 15 s after Redis started")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	fake.Advance(time.Minute)
+	if r := a.Do("GET", "/v1/api-keys", nil); r.Status != 200 || r.Header.Get("RateLimit-Remaining") != "2" {
+		t.Fatalf("first request of the next window, in Redis: %d %v", r.Status, r.Header)
 	}
 	if r := a.Do("GET", "/v1/api-keys", nil); r.Status != 200 || r.Header.Get("RateLimit-Remaining") != "1" {
 		t.Fatalf("second request in Redis: %d %v", r.Status, r.Header)

@@ -25,8 +25,12 @@ const (
 // key may get up to one budget per node), instead of dropping rate limiting
 // and its headers. The outage is logged once when it starts and once when it
 // ends; meanwhile one request per ProbeEvery tries Redis, and the first that
-// succeeds moves counting back. Counts made in memory are not copied to
-// Redis.
+// succeeds moves counting back. The window's count carries across a switch
+// in both directions, erring towards counting more: the memory counter of a
+// key starts from the last count Redis gave this node for it, and what was
+// counted in memory during the outage is added to Redis before it counts
+// again (per node, so a key gets at most one budget per node in a window
+// while Redis is away, and never a fresh one at a switch).
 type Fallback struct {
 	redis *Redis
 	local *Memory
@@ -41,6 +45,11 @@ type Fallback struct {
 	since     time.Time // start of the outage
 	lastProbe time.Time // start of the newest try during the outage
 	probing   bool      // a request is trying Redis for the outage
+
+	// pending are the counts made in memory during the outage, in the
+	// window that began at pendingStart: added to Redis when it is back.
+	pending      map[string]int64
+	pendingStart int64
 
 	degraded  prometheus.Gauge
 	fallbacks prometheus.Counter
@@ -74,14 +83,22 @@ func NewFallback(r *Redis, m *Memory, log *slog.Logger) *Fallback {
 // Allow counts one request for key, in Redis when it answers, else in
 // memory. It never fails.
 func (f *Fallback) Allow(ctx context.Context, key string, limit int) (Result, error) {
-	if f.tryRedis() {
+	if probe, ok := f.tryRedis(); ok {
 		rctx, cancel := context.WithTimeout(ctx, f.RedisTimeout)
-		res, err := f.redis.Allow(rctx, key, limit)
+		var err error
+		if probe {
+			err = f.flush(rctx)
+		}
+		var n, start int64
+		if err == nil {
+			n, start, err = f.redis.count(rctx, key)
+		}
 		cancel()
 		switch {
 		case err == nil:
 			f.markUp()
-			return res, nil
+			f.local.Seen(key, start, n)
+			return result(n, limit, start), nil
 		case ctx.Err() != nil:
 			// The caller gave up: that says nothing about Redis.
 			f.endProbe()
@@ -90,22 +107,61 @@ func (f *Fallback) Allow(ctx context.Context, key string, limit int) (Result, er
 		}
 	}
 	f.fallbacks.Inc()
-	return f.local.Allow(ctx, key, limit)
+	res, err := f.local.Allow(ctx, key, limit)
+	f.note(key, res)
+	return res, err
+}
+
+// note records one request counted in memory, for Redis when it is back.
+func (f *Fallback) note(key string, res Result) {
+	start := res.Reset.Add(-Window).Unix()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if start != f.pendingStart || f.pending == nil {
+		f.pending, f.pendingStart = map[string]int64{}, start
+	}
+	if f.pending[key] <= int64(res.Limit) {
+		f.pending[key]++ // past limit+1 nobody reads it, as in Memory
+	}
+}
+
+// flush adds the outage's counts of the current window to Redis, before
+// the probe's own request counts there.
+func (f *Fallback) flush(ctx context.Context) error {
+	f.mu.Lock()
+	counts, start := f.pending, f.pendingStart
+	f.mu.Unlock()
+	if len(counts) == 0 || start != windowStart(f.redis.clock.Now()) {
+		return nil
+	}
+	carried := make(map[string]Carried, len(counts))
+	for key, n := range counts {
+		carried[key] = Carried{Added: n, Total: f.local.Count(key, start)}
+	}
+	if err := f.redis.Add(ctx, start, carried); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if f.pendingStart == start {
+		f.pending = nil
+	}
+	f.mu.Unlock()
+	return nil
 }
 
 // tryRedis reports whether this request should go to Redis: always while
-// it is up, and for one request per ProbeEvery while it is down.
-func (f *Fallback) tryRedis() bool {
+// it is up, and for one request per ProbeEvery while it is down (probe).
+func (f *Fallback) tryRedis() (probe, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.down {
-		return true
+		return false, true
 	}
 	if f.probing || time.Since(f.lastProbe) < f.ProbeEvery {
-		return false
+		return false, false
 	}
 	f.probing, f.lastProbe = true, time.Now()
-	return true
+	return true, true
 }
 
 func (f *Fallback) endProbe() {

@@ -141,8 +141,9 @@ func startRedis(t *testing.T, bin string, port int) func() {
 }
 
 // TestFallbackRedisStopStart: two nodes share one budget through a real
-// Redis; when it stops each counts its own budget in memory, and once it
-// is back both return to the shared budget. Skipped without redis-server.
+// Redis; when it stops each counts in memory from the last count it saw,
+// and once it is back both return to the shared budget. Skipped without
+// redis-server.
 func TestFallbackRedisStopStart(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("redis-server")
@@ -158,24 +159,25 @@ func TestFallbackRedisStopStart(t *testing.T) {
 	ctx := context.Background()
 	allow := func(f *Fallback) Result {
 		t.Helper()
-		r, err := f.Allow(ctx, "k", 10)
+		r, err := f.Allow(ctx, "k", 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
 
-	// Shared: a, b, a, b draw 4 from one budget of 10.
+	// Shared: a, b, a, b draw 4 from one budget of 100.
 	for i, f := range []*Fallback{a, b, a, b} {
-		if r := allow(f); r.Remaining != 10-1-i {
+		if r := allow(f); r.Remaining != 100-1-i {
 			t.Fatalf("shared request %d: remaining %d", i, r.Remaining)
 		}
 	}
 
 	stop()
-	// Each node now counts from zero on its own.
+	// Each node now counts on its own, from the last count Redis gave it
+	// (a saw 3, b saw 4), not from zero.
 	for i := range 3 {
-		if ra, rb := allow(a), allow(b); ra.Remaining != 10-1-i || rb.Remaining != 10-1-i || !ra.Allowed {
+		if ra, rb := allow(a), allow(b); ra.Remaining != 100-4-i || rb.Remaining != 100-5-i || !ra.Allowed {
 			t.Fatalf("outage request %d: a %+v b %+v", i, ra, rb)
 		}
 	}
@@ -196,11 +198,76 @@ func TestFallbackRedisStopStart(t *testing.T) {
 	if logsA.count(logUp) != 1 || logsB.count(logUp) != 1 || value(a.degraded) != 0 {
 		t.Fatalf("recovery logged a=%d b=%d, gauge %v", logsA.count(logUp), logsB.count(logUp), value(a.degraded))
 	}
-	// Shared again: each request sees the other node's.
+	// Shared again, and the Redis that came back empty holds at least what
+	// each node counted (a counted up to 6 and b up to 7 before the loop).
 	first := allow(a).Remaining
+	if first > 100-7-3-1 {
+		t.Fatalf("after recovery %d remain: the outage's counts were not carried", first)
+	}
 	for i, f := range []*Fallback{b, a, b} {
 		if r := allow(f); r.Remaining != first-1-i {
 			t.Fatalf("after recovery request %d: remaining %d, want %d", i, r.Remaining, first-1-i)
 		}
+	}
+}
+
+// TestWindowCarriesAcrossSwitch (#39 item 4): a hot key never gets a fresh
+// budget at a switch. With a limit of 10 and Redis going away after 6
+// requests and coming back (empty) in the same window, this node allows 4
+// more in memory and none after Redis is back: what memory counted was
+// added to Redis first. Skipped without redis-server.
+func TestWindowCarriesAcrossSwitch(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	port := freePort(t)
+	stop := startRedis(t, bin, port)
+	fake := clock.NewFake(base)
+	f := newTestFallback(t, port, fake, &syncBuffer{})
+	allowed := 0
+	hit := func() Result {
+		t.Helper()
+		r, err := f.Allow(context.Background(), "hot", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Allowed {
+			allowed++
+		}
+		return r
+	}
+	for range 6 {
+		hit()
+	}
+	stop()
+	for range 8 {
+		hit()
+	}
+	if f.Degraded() == "" || allowed != 10 {
+		t.Fatalf("after the switch to memory: %d allowed, degraded %q", allowed, f.Degraded())
+	}
+	startRedis(t, bin, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for f.Degraded() != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("still degraded after Redis came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+		hit()
+	}
+	for range 5 {
+		if r := hit(); r.Allowed {
+			t.Fatalf("allowed after the switch back: %+v", r)
+		}
+	}
+	if allowed != 10 {
+		t.Fatalf("%d requests allowed in the window, limit 10", allowed)
+	}
+	// The next window starts afresh.
+	fake.Advance(Window)
+	if r := hit(); !r.Allowed || r.Remaining != 9 {
+		t.Fatalf("next window: %+v", r)
 	}
 }

@@ -63,3 +63,31 @@ func (m *Memory) Allow(_ context.Context, key string, limit int) (Result, error)
 
 	return result(n, limit, start), nil
 }
+
+// Seen raises key's count in window start to n (never lowers it): a count
+// read from Redis, so that counting here after Redis goes away continues
+// from it instead of from zero.
+func (m *Memory) Seen(key string, start, n int64) {
+	s := &m.shards[maphash.String(m.seed, key)%shardCount]
+	s.mu.Lock()
+	if start > s.window {
+		s.window = start
+		s.counts = make(map[string]int64)
+	}
+	if start == s.window && n > s.counts[key] {
+		s.counts[key] = n
+	}
+	s.mu.Unlock()
+}
+
+// Count is key's count in the window that began at start (0 when that is
+// not the shard's current window).
+func (m *Memory) Count(key string, start int64) int64 {
+	s := &m.shards[maphash.String(m.seed, key)%shardCount]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if start != s.window {
+		return 0
+	}
+	return s.counts[key]
+}

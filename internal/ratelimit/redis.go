@@ -45,13 +45,54 @@ func NewRedis(client *redis.Client, c clock.Clock, prefix string) *Redis {
 // Allow counts one request for key. A Redis failure is returned as an error;
 // the caller decides whether to fail open.
 func (r *Redis) Allow(ctx context.Context, key string, limit int) (Result, error) {
-	start := windowStart(r.clock.Now())
-	k := r.prefix + ":" + key + ":" + strconv.FormatInt(start, 10)
-	n, err := r.script.Run(ctx, r.client, []string{k}, int(redisTTL.Seconds())).Int64()
+	n, start, err := r.count(ctx, key)
 	if err != nil {
-		return Result{}, fmt.Errorf("ratelimit: redis: %w", err)
+		return Result{}, err
 	}
 	return result(n, limit, start), nil
+}
+
+// count counts one request for key and returns its position in the window
+// that began at start.
+func (r *Redis) count(ctx context.Context, key string) (n, start int64, err error) {
+	start = windowStart(r.clock.Now())
+	k := r.prefix + ":" + key + ":" + strconv.FormatInt(start, 10)
+	n, err = r.script.Run(ctx, r.client, []string{k}, int(redisTTL.Seconds())).Int64()
+	if err != nil {
+		return 0, 0, fmt.Errorf("ratelimit: redis: %w", err)
+	}
+	return n, start, nil
+}
+
+// addScript adds counts made elsewhere to a window's counter, and raises it
+// to at least what that node counted in all (a Redis that came back empty
+// lost the window's earlier counts), with incrScript's expiry.
+const addScript = `
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if n < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[1], ARGV[2])
+end
+if redis.call('TTL', KEYS[1]) < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+end
+return n`
+
+// Carried is one key's counts from a node's memory: added (counted there
+// while Redis was away) and total (its whole count in the window).
+type Carried struct{ Added, Total int64 }
+
+// Add carries counts made while Redis was away into the window that began
+// at start, one round trip for all of them.
+func (r *Redis) Add(ctx context.Context, start int64, counts map[string]Carried) error {
+	pipe := r.client.Pipeline()
+	for key, c := range counts {
+		k := r.prefix + ":" + key + ":" + strconv.FormatInt(start, 10)
+		pipe.Eval(ctx, addScript, []string{k}, c.Added, c.Total, int(redisTTL.Seconds()))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("ratelimit: redis: %w", err)
+	}
+	return nil
 }
 
 // ParseRedisURL builds a client from a redis:// or rediss:// URL such as

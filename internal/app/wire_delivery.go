@@ -42,7 +42,7 @@ func (a *App) wireDelivery(w *wiring) error {
 		a.Registry.MustRegister(tlsResults)
 		log := a.Log.With("component", "mta-sts")
 		transport = outbound.NewMX(delivery.NewMXResolver(dns), outbound.MXOptions{
-			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock,
+			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout,
 			STSResolver: delivery.NewSTSResolver(dns),
 			// Exchangers and policy hosts come from the recipient's DNS; the relay below is the operator's.
 			Policy: netpolicy.New(cfg.OutboundAllowPrivate),
@@ -54,7 +54,7 @@ func (a *App) wireDelivery(w *wiring) error {
 			},
 		})
 	} else {
-		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock}
+		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout}
 		if cfg.RelayInsecureSkipTLS {
 			opts.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // operator's explicit choice (MAILROOM_OUTBOUND_INSECURE_TLS)
 		}

@@ -48,6 +48,11 @@ type Config struct {
 	// assumes its worker died and runs it again (MAILROOM_JOB_RESCUE_AFTER,
 	// a Go duration; default 5m).
 	JobRescueAfter time.Duration
+	// OutboundCommandTimeout bounds each reply of a receiving server or
+	// relay (twice that for the reply after DATA), far below RFC 5321
+	// 4.5.3.2's minutes, so one hanging server cannot hold a delivery slot
+	// for long (MAILROOM_OUTBOUND_COMMAND_TIMEOUT; default 60s).
+	OutboundCommandTimeout time.Duration
 	// NodeTimeout is how long a node may go without a heartbeat before the
 	// other nodes take it for gone and take up its running jobs and webhook
 	// leases (MAILROOM_NODE_TIMEOUT, a Go duration; default 15s). Nodes beat
@@ -203,6 +208,13 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 			errs = append(errs, fmt.Errorf("MAILROOM_JOB_RESCUE_AFTER: %q is not a duration of at least 1s (such as 5m)", v))
 		}
 		c.JobRescueAfter = d
+	}
+	if v := get("MAILROOM_OUTBOUND_COMMAND_TIMEOUT", "60s"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 10*time.Minute {
+			errs = append(errs, fmt.Errorf("MAILROOM_OUTBOUND_COMMAND_TIMEOUT: %q is not a duration from 1s to 10m (such as 60s)", v))
+		}
+		c.OutboundCommandTimeout = d
 	}
 	if v := get("MAILROOM_NODE_TIMEOUT", "15s"); v != "" {
 		d, err := time.ParseDuration(v)

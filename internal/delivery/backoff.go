@@ -31,6 +31,7 @@ const (
 const (
 	HoldRateLimit = "rate_limit"
 	HoldPolicy    = "policy"
+	HoldTimeout   = "timeout" // a server that hangs instead of answering
 )
 
 // Hold is one receiving domain this node is not sending to right now.
@@ -70,13 +71,15 @@ func (b *backoff) held(domain string, now time.Time) time.Time {
 // observe learns from one attempt's answers for one domain. It returns the
 // new hold when this attempt started one.
 func (b *backoff) observe(domain string, results []outbound.RcptResult, now time.Time) *Hold {
-	var ok, rate bool
+	var ok, rate, hung bool
 	policy := 0
 	last := ""
 	for _, r := range results {
 		switch {
 		case r.OK:
 			ok = true
+		case r.Timeout:
+			hung, last = true, "no answer in time: "+r.Message
 		case r.Temporary && outbound.IsRateLimited(r.Code, r.Enhanced, r.Message):
 			rate, last = true, replyText(r)
 		case !r.Temporary && r.Code >= 500:
@@ -89,7 +92,7 @@ func (b *backoff) observe(domain string, results []outbound.RcptResult, now time
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.m[domain]
-	if !rate && policy == 0 {
+	if !rate && !hung && policy == 0 {
 		if ok && st != nil && !now.Before(st.until) {
 			delete(b.m, domain) // the receiver takes mail again
 		}
@@ -100,7 +103,10 @@ func (b *backoff) observe(domain string, results []outbound.RcptResult, now time
 		b.m[domain] = st
 	}
 	reason := HoldRateLimit
-	if !rate {
+	switch {
+	case hung:
+		reason = HoldTimeout
+	case !rate:
 		st.policy += policy
 		if st.policy < PolicyTrip {
 			return nil

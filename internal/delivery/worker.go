@@ -215,7 +215,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			if personal {
 				err = failed[r.Email]
 			}
-			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(err), Temporary: outbound.IsTemporary(err), Stage: outbound.StageConnect}
+			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(err), Temporary: outbound.IsTemporary(err), Stage: outbound.StageConnect, Timeout: outbound.IsTimeout(err)}
 		}
 		d := domainOfAddr(r.Email)
 		byDomain[d] = append(byDomain[d], rr)

@@ -148,6 +148,7 @@ func finishFailed(res *Result, rcpts []string, host string, err error) (*Result,
 			res.Rcpts[i].Message = err.Error()
 			res.Rcpts[i].Temporary = temporary
 			res.Rcpts[i].Stage = StageConnect
+			res.Rcpts[i].Timeout = IsTimeout(err)
 		} else {
 			answered = true
 		}

@@ -62,6 +62,9 @@ type RcptResult struct {
 	// StageMail, StageRcpt or StageData. Only a refusal at RCPT speaks
 	// about the recipient itself (see Suppresses).
 	Stage string
+	// Timeout: no server answered within the command timeout (a hanging
+	// server, held back like one that refuses).
+	Timeout bool
 }
 
 // Transaction stages (RcptResult.Stage). StageReport marks a failure that
@@ -274,9 +277,15 @@ func applyReply(out []RcptResult, idx []int, err error) bool {
 func failAll(rcpts []string, host string, err error, temporary bool) []RcptResult {
 	out := make([]RcptResult, len(rcpts))
 	for i, r := range rcpts {
-		out[i] = RcptResult{Rcpt: r, Host: host, Message: err.Error(), Temporary: temporary, Stage: StageConnect}
+		out[i] = RcptResult{Rcpt: r, Host: host, Message: err.Error(), Temporary: temporary, Stage: StageConnect, Timeout: IsTimeout(err)}
 	}
 	return out
+}
+
+// IsTimeout reports whether err is a server that did not answer in time.
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
 }
 
 // validEnvelope refuses addresses that would break the SMTP command line.

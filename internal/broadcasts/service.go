@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -602,6 +603,28 @@ type renderer struct {
 	tpl    *render.Template
 	pub    *templates.PublishedVersion
 	pubErr error // the template cannot be sent: each member is skipped with it
+
+	// footer says, from one render with marker links, which parts show no
+	// unsubscribe link (they get the footer without a scan per member).
+	footer     sync.Once
+	footerHTML bool
+	footerText bool
+	footerScan bool // a part shows a link or a footer: check each member
+}
+
+// footerParts renders once with marker links and notes which parts lack one.
+func (r *renderer) footerParts() {
+	const mark = "https://unsubscribe.invalid/mark"
+	v := render.MemberVars("member@example.com", "Ada", "Lovelace", "")
+	render.Links{Unsubscribe: mark, Preferences: mark}.Put(v)
+	out, err := r.render(v)
+	if err != nil {
+		r.footerScan = true
+		return
+	}
+	r.footerHTML = !strings.Contains(out.HTML, mark) && !strings.Contains(out.HTML, render.FooterMark)
+	r.footerText = !strings.Contains(out.Text, mark)
+	r.footerScan = !r.footerHTML || !r.footerText
 }
 
 func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) {
@@ -661,7 +684,12 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 		return out, nil, err
 	}
 	if b.Footer {
-		out = render.AddFooter(out, l)
+		r.footer.Do(r.footerParts)
+		if r.footerScan {
+			out = render.AddFooter(out, l)
+		} else {
+			out = render.AddFooterTo(out, l, r.footerHTML, r.footerText)
+		}
 	}
 	return out, l.Headers(), nil
 }

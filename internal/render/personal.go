@@ -29,7 +29,16 @@ const FooterMark = "mailroom-unsubscribe-footer"
 // the preference page, in both parts: html before </body> when there is
 // one, else at the end; never inside a tag, never twice.
 func AddFooter(out Output, l Links) Output {
-	if out.HTML != "" && !strings.Contains(out.HTML, l.Unsubscribe) && !strings.Contains(out.HTML, FooterMark) {
+	html := out.HTML != "" && !strings.Contains(out.HTML, l.Unsubscribe) && !strings.Contains(out.HTML, FooterMark)
+	text := out.Text != "" && !strings.Contains(out.Text, l.Unsubscribe)
+	return AddFooterTo(out, l, html, text)
+}
+
+// AddFooterTo adds the footer to the parts named, without looking for a
+// link already there: for a caller that knows, from the template, that no
+// part it names shows one (a broadcast's fan-out, once per broadcast).
+func AddFooterTo(out Output, l Links, toHTML, toText bool) Output {
+	if toHTML && out.HTML != "" {
 		f := `<div class="` + FooterMark + `" style="margin-top:24px;font-size:12px;color:#666">` +
 			`You receive this because you subscribed. <a href="` + html.EscapeString(l.Unsubscribe) + `">Unsubscribe</a>`
 		if l.Preferences != "" {
@@ -42,7 +51,7 @@ func AddFooter(out Output, l Links) Output {
 			out.HTML += f
 		}
 	}
-	if out.Text != "" && !strings.Contains(out.Text, l.Unsubscribe) {
+	if toText && out.Text != "" {
 		t := "\n\n--\nUnsubscribe: " + l.Unsubscribe
 		if l.Preferences != "" {
 			t += "\nEmail preferences: " + l.Preferences

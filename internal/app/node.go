@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mailroom/internal/config"
@@ -40,6 +41,56 @@ type node struct {
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+
+	// beat writes the heartbeat (db.Beat; a test makes it fail).
+	beat func(ctx context.Context, id, host string, pid int) (bool, error)
+	// lastBeat is when a heartbeat last succeeded (unix nanoseconds).
+	lastBeat atomic.Int64
+	// live ends when the node has gone 3/5 of the timeout without a
+	// heartbeat (fenced): before the others may give it up, it stops its
+	// deliveries; a heartbeat after that starts a new one (it rejoins).
+	liveMu   sync.Mutex
+	live     context.Context
+	liveStop context.CancelFunc
+}
+
+// Live is the node's current liveness context (delivery.Config.Live).
+func (n *node) Live() context.Context {
+	n.liveMu.Lock()
+	defer n.liveMu.Unlock()
+	return n.live
+}
+
+// fenceAfter is how long without a heartbeat a node stops its own work: well
+// before the others' timeout, so it stops first.
+func (n *node) fenceAfter() time.Duration { return n.timeout * 3 / 5 }
+
+// beaten notes a successful heartbeat and, if the node had fenced itself
+// (or was given up meanwhile), starts it again.
+func (n *node) beaten(givenUp bool) {
+	n.lastBeat.Store(time.Now().UnixNano())
+	n.liveMu.Lock()
+	defer n.liveMu.Unlock()
+	if givenUp && n.live.Err() == nil {
+		n.liveStop() // its running work was taken up: stop what still runs
+	}
+	if n.live.Err() != nil {
+		n.live, n.liveStop = context.WithCancel(context.Background())
+		n.log.Info("node heartbeat back; delivering again", "node", n.id)
+	}
+}
+
+// watch fences the node once its last heartbeat is older than fenceAfter.
+func (n *node) watch() {
+	if time.Since(time.Unix(0, n.lastBeat.Load())) < n.fenceAfter() {
+		return
+	}
+	n.liveMu.Lock()
+	defer n.liveMu.Unlock()
+	if n.live.Err() == nil {
+		n.liveStop()
+		n.log.Warn("no heartbeat for too long: stopping this node's deliveries until it beats again, so that none runs twice", "node", n.id, "after", n.fenceAfter().String())
+	}
 }
 
 func newNode(db *store.DB, timeout time.Duration, owner bool, log *slog.Logger) *node {
@@ -49,16 +100,20 @@ func newNode(db *store.DB, timeout time.Duration, owner bool, log *slog.Logger) 
 	if len(id) > 90 {
 		id = id[:90]
 	}
-	return &node{id: id, host: host, db: db, timeout: timeout, owner: owner, log: log}
+	n := &node{id: id, host: host, db: db, timeout: timeout, owner: owner, log: log, beat: db.Beat}
+	n.live, n.liveStop = context.WithCancel(context.Background())
+	n.lastBeat.Store(time.Now().UnixNano())
+	return n
 }
 
 // start registers the node and takes up what dead nodes left; it returns
 // before the queue and the webhook pool start, so that nothing of this
 // node's own is taken up.
 func (n *node) start(ctx context.Context) error {
-	if _, err := n.db.Beat(ctx, n.id, n.host, os.Getpid()); err != nil {
+	if _, err := n.beat(ctx, n.id, n.host, os.Getpid()); err != nil {
 		return fmt.Errorf("registering node: %w", err)
 	}
+	n.beaten(false)
 	if n.owner {
 		var gone []string
 		var jobsN, leasesN int64
@@ -85,7 +140,23 @@ func (n *node) start(ctx context.Context) error {
 	}
 	n.stop, n.done = make(chan struct{}), make(chan struct{})
 	go n.run(context.WithoutCancel(ctx))
+	go n.watching()
 	return nil
+}
+
+// watching checks the heartbeat's age ten times per timeout, apart from
+// the beat loop, which a hanging database call can hold up.
+func (n *node) watching() {
+	t := time.NewTicker(max(n.timeout/10, 20*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+			n.watch()
+		}
+	}
 }
 
 func (n *node) run(ctx context.Context) {
@@ -99,15 +170,18 @@ func (n *node) run(ctx context.Context) {
 		case <-t.C:
 		}
 		bctx, cancel := context.WithTimeout(ctx, n.timeout/2)
-		created, err := n.db.Beat(bctx, n.id, n.host, os.Getpid())
+		created, err := n.beat(bctx, n.id, n.host, os.Getpid())
 		cancel()
 		switch {
 		case err != nil:
 			n.log.Warn("node heartbeat failed", "node", n.id, "err", err)
 		case created:
 			// Our heartbeat stalled past the timeout (a pause, a lost
-			// database): others took up our work, some of it may run twice.
+			// database): others took up our work; what still ran stops.
 			n.log.Warn("node heartbeat resumed after the others gave this node up; its running work was taken up by them", "node", n.id)
+			n.beaten(true)
+		default:
+			n.beaten(false)
 		}
 		rctx, cancel := context.WithTimeout(ctx, n.timeout)
 		n.reap(rctx)

@@ -90,6 +90,9 @@ func (a *App) wireDelivery(w *wiring) error {
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy, Meter: a.Meter,
 		OptOut: optOut,
+		// A node without a heartbeat stops sending before the others may
+		// take its work over (a fencing token guards the rest).
+		Live: a.node.Live,
 		// Outcome writes end their tries before the queue would rescue the
 		// job (its timeout is the other half).
 		OutcomeRetryFor: cfg.JobRescueAfter / 2,

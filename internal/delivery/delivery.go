@@ -98,6 +98,10 @@ type Config struct {
 	// OptOut gives each recipient of a topic send its own unsubscribe
 	// links; nil sends a topic send as one message with its stored headers.
 	OptOut OptOut
+	// Live is the node's liveness: its context ends when the node has
+	// gone without a heartbeat long enough that the others may take its
+	// work over; in-flight transactions stop and none starts. Nil: always.
+	Live func() context.Context
 	// OutcomeRetryFor is how long an attempt's outcome write is tried again
 	// when it fails (a full disk, a database restarting) before the job is
 	// left to run again; default 2 minutes. It must end before the queue
@@ -146,6 +150,7 @@ type Service struct {
 	signers        signerCache
 	backoff        *backoff // receiving domains held back (per-destination shaping)
 	holds          *prometheus.CounterVec
+	live           func() context.Context
 	// unsaved is the duplicate window: from a receiving server's last
 	// answer to the commit of the attempt's outcome (a crash inside it
 	// sends that message again).
@@ -189,7 +194,7 @@ func New(cfg Config) *Service {
 	s := &Service{
 		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, optOut: cfg.OptOut, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
-		backoff: newBackoff(), outcomeRetryFor: cfg.OutcomeRetryFor,
+		backoff: newBackoff(), outcomeRetryFor: cfg.OutcomeRetryFor, live: cfg.Live,
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_delivery_destination_holds_total",
 			Help: "Times a receiving domain was held back, by reason (rate_limit, policy).",
@@ -255,3 +260,7 @@ func DefaultRetrySchedule() []time.Duration {
 // errGone means the email is no longer to be delivered (cancelled,
 // deleted, already final).
 var errGone = errors.New("delivery: email is not waiting for delivery")
+
+// errFenced is the answer of a node that lost its heartbeat: the job runs
+// again later, here or on the node that took it over.
+var errFenced = errors.New("delivery: this node has no heartbeat; it sends nothing until it beats again")

@@ -77,6 +77,7 @@ type storedAttachment struct {
 // email is the row the deliver job works from.
 type email struct {
 	ID, WorkspaceID      string
+	claim                string // this attempt's fencing token (MarkSending), "" before it claims
 	Status               sending.EmailStatus
 	From                 string
 	To, Cc, Bcc, ReplyTo []string

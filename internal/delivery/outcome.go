@@ -167,12 +167,17 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 // the row on PostgreSQL), so concurrent writers merge instead of
 // overwriting each other.
 func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailStatus, []Recipient, error) {
-	status, raw, err := sending.LockOutcome(ctx, tx, e.ID)
+	status, raw, claim, err := sending.LockOutcome(ctx, tx, e.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil, errGone // deleted meanwhile
 	}
 	if err != nil {
 		return "", nil, err
+	}
+	if e.claim != "" && claim != e.claim {
+		// Another attempt took the email over (this node was given up):
+		// its outcome is the one that counts.
+		return "", nil, errGone
 	}
 	var rcpts []Recipient
 	if raw != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/sending"
@@ -146,8 +147,14 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 	}
 
+	if s.live != nil && s.live().Err() != nil {
+		// The node lost its heartbeat: the others may be taking its work
+		// over, so it starts no transaction until it beats again.
+		return 0, errFenced
+	}
+	e.claim = ids.Secret(8) // this attempt's fencing token
 	err = s.writes.Do(ctx, func(tx *store.Tx) error {
-		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), now)
+		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), e.claim, now)
 		if err != nil {
 			return err
 		}
@@ -173,12 +180,18 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			return 0, err
 		}
 	}
+	// A node that loses its heartbeat stops its transactions in flight.
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if s.live != nil {
+		defer context.AfterFunc(s.live(), stop)()
+	}
 	started := time.Now()
 	results := map[string]outbound.RcptResult{}
 	var sendErr error
 	var failed map[string]error // personal: each recipient's own transaction error
 	if personal {
-		if results, failed, err = s.sendEach(ctx, e, env, now, l); err != nil {
+		if results, failed, err = s.sendEach(sctx, e, env, now, l); err != nil {
 			var perm permanentError
 			if errors.As(err, &perm) {
 				return 0, s.fail(e, err.Error(), now)
@@ -187,8 +200,8 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 	} else {
 		var res *outbound.Result
-		res, sendErr = s.transport.Send(ctx, env, raw)
-		if sendErr != nil && ctx.Err() != nil {
+		res, sendErr = s.transport.Send(sctx, env, raw)
+		if sendErr != nil && sctx.Err() != nil {
 			// Cancelled mid-transaction (shutdown or job timeout): nothing is
 			// known about the recipients; the queue runs the job again.
 			return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, sendErr)

@@ -352,11 +352,12 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 // functions below: sending is the only writer of the emails table.
 
 // MarkSending moves an email that is queued (or sending, on a retry) to
-// sending with the Message-ID it goes out with. It reports false when the
-// email has left those statuses (cancelled, or finished by another run).
-func MarkSending(ctx context.Context, tx *store.Tx, id, messageID string, now time.Time) (bool, error) {
-	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, updated_at = ?
-		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, store.Millis(now), id))
+// sending with the Message-ID it goes out with, under the attempt's fencing
+// token claim (LockOutcome reads it back). It reports false when the email
+// has left those statuses (cancelled, or finished by another run).
+func MarkSending(ctx context.Context, tx *store.Tx, id, messageID, claim string, now time.Time) (bool, error) {
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, claim = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, claim, store.Millis(now), id))
 }
 
 // FailUnsent ends an email still queued or sending as failed, with reason
@@ -367,15 +368,14 @@ func FailUnsent(ctx context.Context, tx *store.Tx, id, reason string, now time.T
 	return err
 }
 
-// LockOutcome reads an email's status and recipients (the JSON array of
-// per-recipient outcomes) inside tx, locking the row on PostgreSQL, so
+// LockOutcome reads an email's status, recipients (the JSON array of
+// per-recipient outcomes) and the fencing token of the attempt holding it
+// inside tx, locking the row on PostgreSQL, so
 // concurrent outcome writers merge instead of overwriting each other.
-func LockOutcome(ctx context.Context, tx *store.Tx, id string) (EmailStatus, string, error) {
-	q := `SELECT status, recipients FROM emails WHERE id = ?` + tx.ForUpdate()
-	var status EmailStatus
-	var recipients string
-	err := tx.QueryRow(ctx, q, id).Scan(&status, &recipients)
-	return status, recipients, err
+func LockOutcome(ctx context.Context, tx *store.Tx, id string) (status EmailStatus, recipients, claim string, err error) {
+	q := `SELECT status, recipients, claim FROM emails WHERE id = ?` + tx.ForUpdate()
+	err = tx.QueryRow(ctx, q, id).Scan(&status, &recipients, &claim)
+	return status, recipients, claim, err
 }
 
 // WriteOutcome stores an email's status and recipients (JSON), and

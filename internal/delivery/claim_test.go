@@ -1,0 +1,63 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"mailroom/internal/ids"
+	"mailroom/internal/jobs"
+	"mailroom/internal/sending"
+	"mailroom/internal/store"
+	"mailroom/internal/testkit/testdb"
+)
+
+// TestStaleAttemptCommitsNothing (#39 item 2): once another attempt has
+// claimed an email (the node that took a given-up node's work over), the
+// first attempt's outcome is not written; the holder's is.
+func TestStaleAttemptCommitsNothing(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Open(t)
+	if _, err := jobs.New(db, jobs.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	id, now := ids.New("em"), time.Now()
+	if _, err := db.Exec(ctx, `INSERT INTO emails (id, workspace_id, status, from_addr, to_addrs, subject, text_body, created_at, updated_at)
+		VALUES (?, 'ws_claim', 'queued', 'onboarding@mailroom.test', '["ann@example.net"]', 'claim', 'hello', ?, ?)`, id, store.Millis(now), store.Millis(now)); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{DB: db})
+	claim := func(token string) {
+		t.Helper()
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := sending.MarkSending(ctx, tx, id, "<m@mailroom.test>", token, now)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale, err := loadEmail(ctx, db, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.claim = "first"
+	claim("first")
+	claim("second") // the node that took the work over
+	delivered := []Recipient{{Email: "ann@example.net", Status: RcptDelivered, Code: 250, Attempts: 1}}
+	if err := s.recordOnce(stale, delivered, nil, now); !errors.Is(err, errGone) {
+		t.Fatalf("the stale attempt's outcome: %v, want errGone", err)
+	}
+	var status, holder string
+	if err := db.QueryRow(ctx, `SELECT status, claim FROM emails WHERE id = ?`, id).Scan(&status, &holder); err != nil || status != "sending" || holder != "second" {
+		t.Fatalf("after the stale write: %s held by %q (%v)", status, holder, err)
+	}
+	holderEmail, _ := loadEmail(ctx, db, id)
+	holderEmail.claim = "second"
+	if err := s.recordOnce(holderEmail, delivered, nil, now); err != nil {
+		t.Fatalf("the holder's outcome: %v", err)
+	}
+	if err := db.QueryRow(ctx, `SELECT status FROM emails WHERE id = ?`, id).Scan(&status); err != nil || status != "delivered" {
+		t.Fatalf("after the holder's write: %s (%v)", status, err)
+	}
+}

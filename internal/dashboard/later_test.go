@@ -68,6 +68,11 @@ func TestLaterAreas(t *testing.T) {
 	if n := len(must("GET", "/v1/threads/"+thread, nil, 200)["messages"].([]any)); n != 2 {
 		t.Fatalf("the thread has %d messages after the reply", n)
 	}
+	// The thread reads like mail: one reply box, no authentication line
+	// under our own sent messages.
+	if p := v.get("/inbox/" + thread); strings.Count(p.body, "Send reply") != 1 || strings.Contains(p.body, "DKIM") {
+		t.Fatalf("the thread page has %d reply boxes, or authentication under sent mail:\n%s", strings.Count(p.body, "Send reply"), p.body)
+	}
 	// An automation's YAML: a refused edit shows its problems at their
 	// lines and saves nothing; a good one is a new version.
 	v.get("/automations/" + auto)

@@ -84,3 +84,24 @@ func (x *Dashboard) verifyDomain(w http.ResponseWriter, r *http.Request, s *sess
 	x.showDomain(w, r, s, v.Domain) // its records carry the statuses just found
 	return nil
 }
+
+// confirmDeleteDomain asks before removing a domain.
+func (x *Dashboard) confirmDeleteDomain(w http.ResponseWriter, r *http.Request, s *session) error {
+	d, err := x.d.Domains.Get(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	x.render(w, r, s, http.StatusOK, "confirm", confirmView{Title: "Remove " + d.Name + "?",
+		Text:   "Mail can no longer be sent from it, and its DKIM keys are deleted; adding it again gives new records to publish.",
+		Action: "/domains/" + d.ID + "/delete", Button: "Remove domain", Back: "/domains/" + d.ID})
+	return nil
+}
+
+// deleteDomain removes a domain, as DELETE /v1/domains/{id} does (its
+// refusals, such as domain_in_use, come back as the API gives them).
+func (x *Dashboard) deleteDomain(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := x.d.Domains.Delete(r.Context(), s.key.WorkspaceID, r.PathValue("id")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/domains?ok=domain-deleted")
+}

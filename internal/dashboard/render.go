@@ -141,26 +141,28 @@ var titles = map[string]string{
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
 	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
 	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "mapping": "Import columns", "automations": "Automations", "automation": "Automation",
-	"logs": "Logs", "log": "Request",
+	"logs": "Logs", "log": "Request", "confirm": "Confirm",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a
 // fixed list, so a link cannot put words on the page.
 var flashes = map[string]string{
-	"revoked":     "The API key is revoked.",
-	"suppressed":  "The address is suppressed.",
-	"removed":     "The suppression is removed.",
-	"domain":      "The domain is added. Publish its records, then verify.",
-	"saved":       "The automation is saved as a new version.",
-	"replied":     "Your reply is sent.",
-	"template":    "The template is saved.",
-	"draft":       "The draft is saved.",
-	"audience":    "The audience is created.",
-	"draft-saved": "The draft is saved.",
-	"sending":     "The broadcast is going out.",
-	"scheduled":   "The broadcast is scheduled.",
-	"cancelled":   "The broadcast is cancelled.",
-	"published":   "The template is saved and published: sends use it now.",
+	"revoked":         "The API key is revoked.",
+	"webhook-deleted": "The webhook endpoint is deleted.",
+	"domain-deleted":  "The domain is removed.",
+	"suppressed":      "The address is suppressed.",
+	"removed":         "The suppression is removed.",
+	"domain":          "The domain is added. Publish its records, then verify.",
+	"saved":           "The automation is saved as a new version.",
+	"replied":         "Your reply is sent.",
+	"template":        "The template is saved.",
+	"draft":           "The draft is saved.",
+	"audience":        "The audience is created.",
+	"draft-saved":     "The draft is saved.",
+	"sending":         "The broadcast is going out.",
+	"scheduled":       "The broadcast is scheduled.",
+	"cancelled":       "The broadcast is cancelled.",
+	"published":       "The template is saved and published: sends use it now.",
 }
 
 // pageFunc is a page handler with its session; it returns an error that

@@ -38,11 +38,16 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /domains", x.page(ws, x.addDomain))
 	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))
 	mux.Handle("POST /domains/{id}/verify", x.page(ws, x.verifyDomain))
+	mux.Handle("GET /domains/{id}/delete", x.page(ws, x.confirmDeleteDomain)) // asks; the POST removes
+	mux.Handle("POST /domains/{id}/delete", x.page(ws, x.deleteDomain))
 	mux.Handle("GET /webhooks", x.page(box, x.webhooks))
 	mux.Handle("POST /webhooks", x.page(box, x.addWebhook))
 	mux.Handle("GET /webhooks/{id}", x.page(box, x.webhook))
 	mux.Handle("POST /webhooks/{id}/test", x.page(box, x.testWebhook))
 	mux.Handle("POST /webhooks/{id}/rotate", x.page(box, x.rotateWebhook))
+	mux.Handle("POST /webhooks/{id}/active", x.page(box, x.setWebhookActive))
+	mux.Handle("GET /webhooks/{id}/delete", x.page(box, x.confirmDeleteWebhook)) // asks; the POST deletes
+	mux.Handle("POST /webhooks/{id}/delete", x.page(box, x.deleteWebhook))
 	mux.Handle("POST /webhooks/{id}/replay/{delivery}", x.page(box, x.replayDelivery))
 	mux.Handle("GET /api-keys", x.page(box, x.apiKeys))
 	mux.Handle("POST /api-keys", x.page(box, x.createKey)) // shows the key once, in the answer

@@ -106,3 +106,39 @@ func (x *Dashboard) replayDelivery(w http.ResponseWriter, r *http.Request, s *se
 	}
 	return x.showWebhook(w, r, s, r.PathValue("id"), res, "replay")
 }
+
+// confirmView is a destructive action's confirmation page: nothing changes
+// until its one button is pressed (a GET only shows).
+type confirmView struct {
+	Title, Text, Action, Button, Back string
+}
+
+// confirmDeleteWebhook asks before deleting an endpoint.
+func (x *Dashboard) confirmDeleteWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	e, err := x.d.Webhooks.Get(r.Context(), s.key.WorkspaceID, s.key.MailboxID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	x.render(w, r, s, http.StatusOK, "confirm", confirmView{Title: "Delete the endpoint " + e.URL + "?",
+		Text:   "It stops receiving events at once, and its delivery log goes with it. This cannot be undone.",
+		Action: "/webhooks/" + e.ID + "/delete", Button: "Delete endpoint", Back: "/webhooks/" + e.ID})
+	return nil
+}
+
+// deleteWebhook deletes an endpoint, as DELETE /v1/webhooks/{id} does.
+func (x *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := x.d.Webhooks.Delete(r.Context(), s.key.WorkspaceID, s.key.MailboxID, r.PathValue("id")); err != nil {
+		return err
+	}
+	return redirect(w, r, "/webhooks?ok=webhook-deleted")
+}
+
+// setWebhookActive disables or enables an endpoint, as PATCH {active} does.
+func (x *Dashboard) setWebhookActive(w http.ResponseWriter, r *http.Request, s *session) error {
+	active := r.PostForm.Get("active") == "true"
+	e, err := x.d.Webhooks.Update(r.Context(), s.key.WorkspaceID, s.key.MailboxID, r.PathValue("id"), webhooks.UpdateParams{Active: &active})
+	if err != nil {
+		return err
+	}
+	return x.renderWebhook(w, r, s, http.StatusOK, e, webhookView{})
+}

@@ -56,3 +56,43 @@ func TestManageWebhooksAndDomains(t *testing.T) {
 		t.Fatalf("another workspace's endpoint was touched: %d", r.Status)
 	}
 }
+
+// TestManageTemplatesAudiencesAutomations (#43 item 2): a template and an
+// audience are deleted, and an automation disabled, enabled and deleted,
+// from their pages, each asking first and making the API's call.
+func TestManageTemplatesAudiencesAutomations(t *testing.T) {
+	t.Parallel()
+	a := testapp.Start(t)
+	tpl := a.Do("POST", "/v1/templates", map[string]any{"name": "Old news", "subject": "S", "html": "<p>x</p>"}).JSON()["id"].(string)
+	aud := a.Do("POST", "/v1/audiences", map[string]any{"name": "Old list"}).JSON()["id"].(string)
+	auto := a.Do("POST", "/v1/automations", map[string]any{"yaml": "name: Drip\ntrigger: { event: api.call }\nsteps:\n  - wait: 2h\n"}).JSON()["id"].(string)
+	v := newVisitor(t, a)
+	v.signIn(a.Key)
+	for _, c := range []struct{ page, confirm, api string }{
+		{"/templates/" + tpl, "Delete template", "/v1/templates/" + tpl},
+		{"/audiences/" + aud, "Delete audience", "/v1/audiences/" + aud},
+		{"/automations/" + auto, "Delete automation", "/v1/automations/" + auto},
+	} {
+		want(t, v.get(c.page), http.StatusOK, "Delete")
+		if c.page == "/automations/"+auto {
+			want(t, v.post(c.page+"/enabled", url.Values{"enabled": {"false"}}), http.StatusSeeOther)
+			if a.Do("GET", c.api, nil).JSON()["enabled"] != false {
+				t.Fatal("the automation is still enabled")
+			}
+			want(t, v.post(c.page+"/enabled", url.Values{"enabled": {"true"}}), http.StatusSeeOther)
+			if a.Do("GET", c.api, nil).JSON()["enabled"] != true {
+				t.Fatal("the automation was not enabled again")
+			}
+		}
+		want(t, v.get(c.page+"/delete"), http.StatusOK, c.confirm)
+		if r := a.Do("GET", c.api, nil); r.Status != 200 {
+			t.Fatalf("%s: the confirmation page deleted it", c.page)
+		}
+		if p := v.post(c.page+"/delete", nil); p.status != http.StatusSeeOther {
+			t.Fatalf("%s: delete %d %s", c.page, p.status, p.body)
+		}
+		if r := a.Do("GET", c.api, nil); r.Status != 404 {
+			t.Fatalf("%s outlived its deletion: %d", c.api, r.Status)
+		}
+	}
+}

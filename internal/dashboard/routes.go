@@ -67,6 +67,8 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /audiences", x.page(ws, x.audiences))
 	mux.Handle("POST /audiences", x.page(ws, x.createAudience)) // as POST /v1/audiences
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
+	mux.Handle("GET /audiences/{id}/delete", x.page(ws, x.confirmDeleteAudience)) // asks; the POST deletes
+	mux.Handle("POST /audiences/{id}/delete", x.page(ws, x.deleteAudience))
 	mux.Handle("POST /audiences/{id}/import", x.page(ws, x.importContacts))      // a CSV file, kept for the mapping page
 	mux.Handle("GET /audiences/{id}/uploads/{upload}", x.page(ws, x.uploadPage)) // its columns, their proposed roles, its first rows
 	mux.Handle("POST /audiences/{id}/uploads/{upload}/check", x.page(ws, x.checkUpload))
@@ -79,6 +81,8 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /templates/{id}", x.page(ws, x.template))
 	mux.Handle("POST /templates/{id}", x.page(ws, x.saveTemplate)) // PATCH, a new version, publish: as on /v1
 	mux.Handle("POST /templates/{id}/publish", x.page(ws, x.publishTemplate))
+	mux.Handle("GET /templates/{id}/delete", x.page(ws, x.confirmDeleteTemplate)) // asks; the POST deletes
+	mux.Handle("POST /templates/{id}/delete", x.page(ws, x.deleteTemplate))
 	mux.Handle("GET /templates/{id}/preview", x.page(ws, x.templatePreview))
 	mux.Handle("GET /broadcasts", x.page(ws, x.broadcasts))
 	mux.Handle("GET /broadcasts/new", x.page(ws, x.newBroadcast))
@@ -93,6 +97,9 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /automations", x.page(ws, x.automations))
 	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
 	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML
-	mux.Handle("GET /logs", x.page(ws, x.requestLogs))                 // the request log, as GET /v1/logs
+	mux.Handle("POST /automations/{id}/enabled", x.page(ws, x.setAutomationEnabled))
+	mux.Handle("GET /automations/{id}/delete", x.page(ws, x.confirmDeleteAutomation)) // asks; the POST deletes
+	mux.Handle("POST /automations/{id}/delete", x.page(ws, x.deleteAutomation))
+	mux.Handle("GET /logs", x.page(ws, x.requestLogs)) // the request log, as GET /v1/logs
 	mux.Handle("GET /logs/{id}", x.page(ws, x.requestLog))
 }

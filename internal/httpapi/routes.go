@@ -184,6 +184,13 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.byContactRef(h.getContactSubscriptions))
 	t.handle("GET /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.getContactTopics)) // the Resend SDKs' shape of the preferences
 	t.handle("PATCH /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.patchContactTopics))
+	t.handle("GET /v1/contacts/{id}/segments", ws, nested, h.byContactRef(h.listContactSegments)) // the segments whose rules it meets
+	// Declared contact attributes with a type and a fallback (the Resend SDKs' contactProperties).
+	t.handle("GET /v1/contact-properties", ws, nested, h.listContactProperties)
+	t.handle("POST /v1/contact-properties", ws, nested, h.createContactProperty)
+	t.handle("GET /v1/contact-properties/{id}", ws, nested, h.getContactProperty)
+	t.handle("PATCH /v1/contact-properties/{id}", ws, nested, h.patchContactProperty)
+	t.handle("DELETE /v1/contact-properties/{id}", ws, nested, h.deleteContactProperty) // contacts keep their values
 
 	t.handle("GET /v1/ips", ws, nested, h.listIPs)
 	t.handle("POST /v1/ips", ws, nested, h.takeIP) // { ip? } from the MAILROOM_IPS inventory
@@ -254,6 +261,7 @@ func (h *handler) routes(t *routeTable) {
 	t.unknown("/v1/contacts/{id}/attributes", nested)
 	t.unknown("/v1/contacts/{id}/subscriptions", nested)
 	t.unknown("/v1/contacts/{id}/topics", nested)
+	t.unknown("/v1/contacts/{id}/segments", nested)
 }
 
 func errNoRoute() error {

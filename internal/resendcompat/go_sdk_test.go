@@ -46,7 +46,7 @@ func TestGoSDK(t *testing.T) {
 	c.BaseURL = u
 	from, to := "onboarding@mailroom.test", "delivered@mailroom.test"
 	uniq := fmt.Sprint(time.Now().UnixNano())
-	var emailID, scheduledID, domainID, keyID, segmentID, audienceID, topicID, propertyID, contactID, contactEmail,
+	var emailID, scheduledID, domainID, keyID, segmentID, audienceID, topicID, propertyID, tierID, contactID, contactEmail,
 		templateID, broadcastID, suppressionID, webhookID, receivedID string
 	str := func(s string) *string { return &s }
 
@@ -239,10 +239,25 @@ func TestGoSDK(t *testing.T) {
 		{"ContactProperties.Create", func() error {
 			r, err := c.ContactProperties.Create(&resend.CreateContactPropertyRequest{Key: "plan", Type: "string", FallbackValue: "free"})
 			propertyID = r.Id
-			return err
+			if err != nil {
+				return err
+			}
+			return expect(r.Id != "" && r.Object == "contact_property", "id and object", r)
 		}},
-		{"ContactProperties.List", func() error { _, err := c.ContactProperties.List(); return err }},
-		{"ContactProperties.Get", func() error { _, err := c.ContactProperties.Get(propertyID); return err }},
+		{"ContactProperties.List", func() error {
+			r, err := c.ContactProperties.List()
+			if err != nil {
+				return err
+			}
+			return expect(len(r.Data) == 1 && r.Data[0].Id == propertyID && r.Data[0].FallbackValue == "free", "the property in data[]", r)
+		}},
+		{"ContactProperties.Get", func() error {
+			r, err := c.ContactProperties.Get(propertyID)
+			if err != nil {
+				return err
+			}
+			return expect(r.Key == "plan" && r.Type == "string" && r.Object == "contact_property", "the property", r)
+		}},
 		{"ContactProperties.Update", func() error {
 			_, err := c.ContactProperties.Update(&resend.UpdateContactPropertyRequest{Id: propertyID, FallbackValue: "pro"})
 			return err
@@ -284,8 +299,16 @@ func TestGoSDK(t *testing.T) {
 			return err
 		}},
 		{"Contacts.Segments.List", func() error {
-			_, err := c.Contacts.Segments.List(&resend.ListContactSegmentsRequest{ContactId: contactID})
-			return err
+			r, err := c.Contacts.Segments.List(&resend.ListContactSegmentsRequest{ContactId: contactID})
+			if err != nil {
+				return err
+			}
+			for _, sg := range r.Data {
+				if sg.Id == segmentID {
+					return nil
+				}
+			}
+			return fmt.Errorf("segment %s (no rules: everyone) not listed: %+v", segmentID, r)
 		}},
 		{"Contacts.Segments.Remove", func() error {
 			_, err := c.Contacts.Segments.Remove(&resend.RemoveContactSegmentRequest{ContactId: contactID, SegmentId: segmentID})
@@ -308,7 +331,8 @@ func TestGoSDK(t *testing.T) {
 			return fmt.Errorf("topic %s not listed: %+v", topicID, r)
 		}},
 		{"Contacts.Properties.Create", func() error {
-			_, err := c.Contacts.Properties.Create(&resend.CreateContactPropertyRequest{Key: "tier", Type: "number", FallbackValue: 1})
+			r, err := c.Contacts.Properties.Create(&resend.CreateContactPropertyRequest{Key: "tier", Type: "number", FallbackValue: 1})
+			tierID = r.Id
 			return err
 		}},
 		{"Contacts.Properties.List", func() error { _, err := c.Contacts.Properties.List(); return err }},
@@ -317,7 +341,13 @@ func TestGoSDK(t *testing.T) {
 			_, err := c.Contacts.Properties.Update(&resend.UpdateContactPropertyRequest{Id: propertyID, FallbackValue: "x"})
 			return err
 		}},
-		{"Contacts.Properties.Remove", func() error { _, err := c.Contacts.Properties.Remove("none"); return err }},
+		{"Contacts.Properties.Remove", func() error {
+			r, err := c.Contacts.Properties.Remove(tierID)
+			if err != nil {
+				return err
+			}
+			return expect(r.Deleted && r.Id == tierID, "deleted", r)
+		}},
 		{"Contacts.Remove", func() error {
 			_, err := c.Contacts.Remove(&resend.RemoveContactOptions{Id: contactID})
 			return err
@@ -528,11 +558,7 @@ func sdkMethods(client reflect.Value) []string {
 var goUnsupported = unsupported(
 	notYet("a sent email's attachments are not listed apart", "Emails.ListAttachments", "Emails.GetAttachment"),
 	notOffered("tracking is chosen per email (the spec refuses a per-domain switch)", "Domains.Update"),
-	notYet("contact properties over contact attributes", "ContactProperties.Create", "ContactProperties.List", "ContactProperties.Get",
-		"ContactProperties.Update", "ContactProperties.Remove", "Contacts.Properties.Create", "Contacts.Properties.List",
-		"Contacts.Properties.Get", "Contacts.Properties.Update", "Contacts.Properties.Remove"),
 	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "Contacts.Segments.Add", "Contacts.Segments.Remove"),
-	notYet("the segments whose rules a contact meets", "Contacts.Segments.List"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "Templates.Update"),
 	notYet("duplicating a template", "Templates.Duplicate"),
 	notYet("a broadcast to a segment alone: Mailroom's broadcasts go to an audience", "Broadcasts.Create{Send}", "Broadcasts.Send"),

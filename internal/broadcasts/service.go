@@ -607,8 +607,8 @@ type renderer struct {
 	// read once: a member lacking the attribute renders the fallback.
 	fallbacks map[string]string
 	tpl       *render.Template
-	pub    *templates.PublishedVersion
-	pubErr error // the template cannot be sent: each member is skipped with it
+	pub       *templates.PublishedVersion
+	pubErr    error // the template cannot be sent: each member is skipped with it
 }
 
 func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) {

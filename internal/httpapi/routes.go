@@ -92,9 +92,15 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/emails", send, nested, h.createEmail)
 	t.handle("POST /v1/emails/batch", send, nested, h.createEmailBatch)
 	t.handle("GET /v1/emails", send, nested, h.listEmails)
+	t.handle("GET /v1/emails/metrics", ws, nested, h.getEmailMetrics) // the Resend SDKs' emails.metrics, over the analytics rollups
 	t.handle("GET /v1/emails/{id}", send, nested, h.getEmail)
 	t.handle("PATCH /v1/emails/{id}", send, nested, h.rescheduleEmail)
 	t.handle("POST /v1/emails/{id}/cancel", send, nested, h.cancelEmail)
+	// The Resend SDKs' emails.attachments: a sent email's attachments, from its stored body.
+	// GET /v1/emails/{id}/attachments… is served here (server.go sdkSentAttachments).
+	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
+	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
+	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url
 	t.handle("DELETE /v1/messages/scheduled/{id}", send, nested, h.cancelScheduled) // older spelling of cancel
 	// The Resend SDKs' receiving: the received messages of /v1/messages in their shapes.
 	t.handle("GET /v1/emails/receiving", read, nested, h.listReceived)

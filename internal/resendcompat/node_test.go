@@ -135,8 +135,6 @@ func startWithMail(t *testing.T) *testapp.App {
 // Mailroom does not offer the feature. docs/resend.md has the same rows.
 var nodeUnsupported = unsupported(
 	notOffered("no public share pages of a sent email", "emails.share"),
-	notYet("over GET /v1/analytics", "emails.metrics"),
-	notYet("a sent email's attachments are not listed apart", "emails.attachments.list", "emails.attachments.get"),
 	notYet("forwarding a received email in the SDK's shape (Mailroom has POST /v1/messages/{id}/forward)", "emails.receiving.forward"),
 	notOffered("tracking is chosen per email (the spec refuses a per-domain switch)", "domains.update"),
 	notOffered("no accounts to claim a domain from on a self-hosted node", "domains.claims.create", "domains.claims.get", "domains.claims.verify"),

@@ -96,17 +96,17 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/emails/{id}", send, nested, h.getEmail)
 	t.handle("PATCH /v1/emails/{id}", send, nested, h.rescheduleEmail)
 	t.handle("POST /v1/emails/{id}/cancel", send, nested, h.cancelEmail)
-	// The Resend SDKs' emails.attachments: a sent email's attachments, from its stored body.
-	// GET /v1/emails/{id}/attachments… is served here (server.go sdkSentAttachments).
-	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
-	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
-	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url
 	t.handle("DELETE /v1/messages/scheduled/{id}", send, nested, h.cancelScheduled) // older spelling of cancel
 	// The Resend SDKs' receiving: the received messages of /v1/messages in their shapes.
 	t.handle("GET /v1/emails/receiving", read, nested, h.listReceived)
 	t.handle("GET /v1/emails/receiving/{id}", read, nested, h.getReceived) // marks it read
 	t.handle("GET /v1/emails/receiving/{id}/attachments", read, nested, h.listReceivedAttachments)
 	t.handle("GET /v1/emails/receiving/{id}/attachments/{attachment}", read, nested, h.getReceivedAttachment)
+	// The Resend SDKs' emails.attachments: a sent email's attachments, from its stored body.
+	// GET /v1/emails/{id}/attachments… is served here (server.go sdkSentAttachments).
+	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
+	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
+	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url
 
 	t.handle("GET /v1/domains", ws, nested, h.listDomains)
 	t.handle("POST /v1/domains", ws, nested, h.createDomain)

@@ -211,6 +211,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Ready:          a.ready,
 		Storage:        disk.Err,
 		Services:       a.services,
+		PublicURL:      cfg.PublicURL,
 		// No token: loopback only on the API listener (docs/decisions.md).
 		Metrics:          httpapi.MetricsAccess{Token: cfg.MetricsToken, LoopbackOnly: cfg.MetricsToken == ""},
 		MetricsElsewhere: cfg.MetricsAddr != "",

@@ -50,6 +50,7 @@ var owners = map[string]string{
 	"audiences":            "contacts",
 	"memberships":          "contacts",
 	"automation_events":    "contacts",
+	"contact_properties":   "contacts",
 	"contacts_search":      "contacts", // SQLite's FTS5 trigram index of contacts.search (store.DB.ContainsIndexed)
 	"topics":               "topics",
 	"topic_preferences":    "topics",

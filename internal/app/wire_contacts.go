@@ -19,7 +19,24 @@ func (a *App) wireContacts(w *wiring) error {
 	c.SetTopicRule(topics.OptedOutByRefSQL)
 	a.services.Contacts = c
 	a.services.Segments = segments.New(a.DB, a.Clock, c)
+	a.services.Segments.SetOptedOut(a.optedOutTopics)
 	return nil
+}
+
+// optedOutTopics lists the topics (ids and keys) an address is not
+// subscribed to, for a segment's rule `topic` evaluated on one contact.
+func (a *App) optedOutTopics(ctx context.Context, workspaceID, email string) ([]string, error) {
+	p, err := a.services.Topics.Preferences(ctx, workspaceID, email, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, x := range p.Preferences {
+		if !x.Subscribed {
+			out = append(out, x.Topic.ID, x.Topic.Key)
+		}
+	}
+	return out, nil
 }
 
 // Contacts is the contacts and audiences service.

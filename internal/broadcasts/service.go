@@ -525,7 +525,11 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 			if len(sample) == 0 {
 				add("empty_audience", "Nobody to send to: the audience (or segment) has no subscribed, unsuppressed member.")
 			}
-			for _, n := range unknownFields(names, sample) {
+			fb, err := s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range unknownFields(names, sample, fb) {
 				add("unknown_merge_field", "The body uses {{ %s }}, which no member has: add the attribute to members or remove it from the body.", n)
 			}
 		}
@@ -551,13 +555,13 @@ func (s *Service) showsUnsubscribe(ctx context.Context, b Broadcast) bool {
 	return (out.HTML == "" || strings.Contains(out.HTML, mark)) && (out.Text == "" || strings.Contains(out.Text, mark))
 }
 
-// unknownFields are the names the body uses that neither the builtins
-// nor any sampled member's attributes supply.
-func unknownFields(names []string, sample []contacts.Person) []string {
+// unknownFields are the names the body uses that neither the builtins,
+// a declared property's fallback nor any sampled member's attributes supply.
+func unknownFields(names []string, sample []contacts.Person, fallbacks map[string]string) []string {
 	var out []string
 	for _, n := range names {
 		root := strings.SplitN(n, ".", 2)[0]
-		if builtins[root] || root == render.UnsubscribeURL || root == render.PreferencesURL || strings.HasPrefix(n, "!") {
+		if _, ok := fallbacks[root]; ok || builtins[root] || root == render.UnsubscribeURL || root == render.PreferencesURL || strings.HasPrefix(n, "!") {
 			continue
 		}
 		found := false
@@ -600,9 +604,12 @@ type Rendered struct {
 // once: a version published meanwhile does not change the rest of a
 // fan-out, and no member costs a read of the template.
 type renderer struct {
-	tpl    *render.Template
-	pub    *templates.PublishedVersion
-	pubErr error // the template cannot be sent: each member is skipped with it
+	// fallbacks are the workspace's declared contact properties' fallbacks,
+	// read once: a member lacking the attribute renders the fallback.
+	fallbacks map[string]string
+	tpl       *render.Template
+	pub       *templates.PublishedVersion
+	pubErr    error // the template cannot be sent: each member is skipped with it
 
 	// footer says, from one render with marker links, which parts show no
 	// unsubscribe link (they get the footer without a scan per member).
@@ -628,7 +635,11 @@ func (r *renderer) footerParts() {
 }
 
 func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) {
-	r := &renderer{}
+	fb, err := s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	r := &renderer{fallbacks: fb}
 	if b.TemplateID == "" {
 		t, err := b.body()
 		if err != nil {
@@ -638,7 +649,6 @@ func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) 
 		return r, nil
 	}
 	var pub *templates.PublishedVersion
-	var err error
 	if b.TemplateVersionID != "" {
 		pub, err = s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, b.TemplateVersionID)
 	} else {
@@ -657,6 +667,11 @@ func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) 
 }
 
 func (r *renderer) render(v map[string]any) (render.Output, error) {
+	for k, x := range r.fallbacks {
+		if _, ok := v[k]; !ok {
+			v[k] = x
+		}
+	}
 	switch {
 	case r.tpl != nil:
 		return r.tpl.RenderForSend(v)

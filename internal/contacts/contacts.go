@@ -1,8 +1,8 @@
 // Package contacts holds the marketing side's people and lists: contacts
 // (workspace-level people with tags and attributes), audiences, their
 // memberships, the bulk import and the durable automation events a change
-// queues (tag.added, tag.removed, contact.created, member.subscribed). It owns the contacts, audiences, memberships and automation_events
-// tables.
+// queues (tag.added, tag.removed, contact.created, member.subscribed). It owns the contacts, audiences, memberships, automation_events and
+// contact_properties (declared attributes with a fallback) tables.
 package contacts
 
 import (

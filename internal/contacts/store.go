@@ -16,8 +16,8 @@ import (
 	"mailroom/internal/suppressions"
 )
 
-// This file holds every statement on the contacts, audiences, memberships
-// and automation_events tables; the package is their only reader and writer.
+// This file holds every statement on the contacts, audiences, memberships,
+// automation_events and contact_properties tables; the package is their only reader and writer.
 
 type scanner = store.Scanner
 
@@ -687,4 +687,52 @@ func PeopleQuery(sel Selection) store.Expr {
 		CASE WHEN `+suppressions.SuppressedSQL("c.email", "c.workspace_id")+` THEN 'suppressed'
 		     WHEN `+notSubscribed+` THEN 'unsubscribed'`, optOut, `
 		     ELSE '' END AS reason`, peopleFrom(sel))
+}
+
+// --- contact_properties
+
+const propertyColumns = `id, workspace_id, prop_key, prop_type, fallback, created_at, updated_at`
+
+func scanProperty(sc scanner) (Property, error) {
+	var p Property
+	var fb sql.NullString
+	var created, updated int64
+	if err := sc.Scan(&p.ID, &p.WorkspaceID, &p.Key, &p.Type, &fb, &created, &updated); err != nil {
+		return p, err
+	}
+	if fb.Valid {
+		p.Fallback = &fb.String
+	}
+	p.CreatedAt, p.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
+	return p, nil
+}
+
+func insertProperty(ctx context.Context, q store.Querier, p Property) error {
+	_, err := q.Exec(ctx, `INSERT INTO contact_properties (`+propertyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.WorkspaceID, p.Key, p.Type, p.Fallback, store.Millis(p.CreatedAt), store.Millis(p.UpdatedAt))
+	return err
+}
+
+func updateProperty(ctx context.Context, q store.Querier, p Property) error {
+	_, err := q.Exec(ctx, `UPDATE contact_properties SET fallback = ?, updated_at = ? WHERE id = ? AND workspace_id = ?`,
+		p.Fallback, store.Millis(p.UpdatedAt), p.ID, p.WorkspaceID)
+	return err
+}
+
+func propertyByID(ctx context.Context, q store.Querier, workspaceID, id string) (Property, error) {
+	return scanProperty(q.QueryRow(ctx, `SELECT `+propertyColumns+` FROM contact_properties WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+}
+
+func listProperties(ctx context.Context, q store.Querier, workspaceID string) ([]Property, error) {
+	return store.QueryAll(ctx, q, scanProperty, `SELECT `+propertyColumns+` FROM contact_properties WHERE workspace_id = ? ORDER BY prop_key`, workspaceID)
+}
+
+func countProperties(ctx context.Context, q store.Querier, workspaceID string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM contact_properties WHERE workspace_id = ?`, workspaceID).Scan(&n)
+	return n, err
+}
+
+func deleteProperty(ctx context.Context, q store.Querier, workspaceID, id string) (bool, error) {
+	return store.Changed(q.Exec(ctx, `DELETE FROM contact_properties WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 }

@@ -94,6 +94,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/emails", send, nested, h.createEmail)
 	t.handle("POST /v1/emails/batch", send, nested, h.createEmailBatch)
 	t.handle("GET /v1/emails", send, nested, h.listEmails)
+	t.handle("GET /v1/emails/metrics", ws, nested, h.getEmailMetrics) // the Resend SDKs' emails.metrics, over the analytics rollups
 	t.handle("GET /v1/emails/{id}", send, nested, h.getEmail)
 	t.handle("PATCH /v1/emails/{id}", send, nested, h.rescheduleEmail)
 	t.handle("POST /v1/emails/{id}/cancel", send, nested, h.cancelEmail)
@@ -103,6 +104,11 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/emails/receiving/{id}", read, nested, h.getReceived) // marks it read
 	t.handle("GET /v1/emails/receiving/{id}/attachments", read, nested, h.listReceivedAttachments)
 	t.handle("GET /v1/emails/receiving/{id}/attachments/{attachment}", read, nested, h.getReceivedAttachment)
+	// The Resend SDKs' emails.attachments: a sent email's attachments, from its stored body.
+	// GET /v1/emails/{id}/attachments… is served here (server.go sdkSentAttachments).
+	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
+	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
+	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url
 
 	t.handle("GET /v1/domains", ws, nested, h.listDomains)
 	t.handle("POST /v1/domains", ws, nested, h.createDomain)
@@ -186,6 +192,13 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts/{id}/subscriptions", ws, nested, h.byContactRef(h.getContactSubscriptions))
 	t.handle("GET /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.getContactTopics)) // the Resend SDKs' shape of the preferences
 	t.handle("PATCH /v1/contacts/{id}/topics", ws, nested, h.byContactRef(h.patchContactTopics))
+	t.handle("GET /v1/contacts/{id}/segments", ws, nested, h.byContactRef(h.listContactSegments)) // the segments whose rules it meets
+	// Declared contact attributes with a type and a fallback (the Resend SDKs' contactProperties).
+	t.handle("GET /v1/contact-properties", ws, nested, h.listContactProperties)
+	t.handle("POST /v1/contact-properties", ws, nested, h.createContactProperty)
+	t.handle("GET /v1/contact-properties/{id}", ws, nested, h.getContactProperty)
+	t.handle("PATCH /v1/contact-properties/{id}", ws, nested, h.patchContactProperty)
+	t.handle("DELETE /v1/contact-properties/{id}", ws, nested, h.deleteContactProperty) // contacts keep their values
 
 	t.handle("GET /v1/ips", ws, nested, h.listIPs)
 	t.handle("POST /v1/ips", ws, nested, h.takeIP) // { ip? } from the MAILROOM_IPS inventory
@@ -261,6 +274,7 @@ func (h *handler) routes(t *routeTable) {
 	t.unknown("/v1/contacts/{id}/attributes", nested)
 	t.unknown("/v1/contacts/{id}/subscriptions", nested)
 	t.unknown("/v1/contacts/{id}/topics", nested)
+	t.unknown("/v1/contacts/{id}/segments", nested)
 }
 
 func errNoRoute() error {

@@ -184,3 +184,30 @@ func segmentMemberOut(p contacts.Person) segmentMemberJSON {
 	}
 	return m
 }
+
+// contactSegmentJSON is a segment as the Resend SDKs list a contact's.
+type contactSegmentJSON struct {
+	Object string `json:"object"` // segment
+	segmentJSON
+}
+
+type contactSegmentList struct {
+	Object  string               `json:"object"`
+	HasMore bool                 `json:"has_more"`
+	Data    []contactSegmentJSON `json:"data"`
+}
+
+// listContactSegments lists the segments whose rules the contact meets
+// (GET /v1/contacts/{id}/segments, the Resend SDKs' contacts.segments.list).
+func (h *handler) listContactSegments(w http.ResponseWriter, r *http.Request) error {
+	segs, err := h.d.Services.Segments.OfContact(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := contactSegmentList{Object: "list", Data: make([]contactSegmentJSON, 0, len(segs))}
+	for _, s := range segs {
+		out.Data = append(out.Data, contactSegmentJSON{Object: "segment", segmentJSON: segmentOut(s)})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

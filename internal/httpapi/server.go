@@ -43,6 +43,9 @@ type Deps struct {
 	// Pages, when set, registers the dashboard's routes on the root mux
 	// (internal/dashboard), beside the API's.
 	Pages interface{ Register(mux *http.ServeMux) }
+	// PublicURL is the node's public base URL, for the absolute links an
+	// answer carries (a sent attachment's download_url).
+	PublicURL string
 	// Metrics says who may read /metrics here; MetricsElsewhere leaves it
 	// to a listener of its own (MAILROOM_METRICS_ADDR): 404 here.
 	Metrics          MetricsAccess
@@ -89,7 +92,26 @@ func NewHandler(d Deps) http.Handler {
 
 	root := http.NewServeMux()
 	h.rootRoutes(root, v1)
-	return h.outer(sdkBroadcasts(root, v1))
+	return h.outer(sdkSentAttachments(sdkBroadcasts(root, v1)))
+}
+
+// sdkSentAttachments serves the Resend SDKs' GET /v1/emails/{id}/attachments
+// and …/attachments/{attachment} as /v1/emails/sent/{id}/attachments…:
+// ServeMux cannot hold a GET /v1/emails/{id}/attachments beside GET
+// /v1/emails/receiving/{id} (neither is more specific).
+func sdkSentAttachments(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/emails/"); ok && r.Method == http.MethodGet {
+			parts := strings.Split(rest, "/")
+			if (len(parts) == 2 || len(parts) == 3) && parts[1] == "attachments" && parts[0] != "receiving" && parts[0] != "sent" {
+				r2 := r.Clone(r.Context())
+				r2.URL.Path, r2.URL.RawPath = "/v1/emails/sent/"+rest, ""
+				next.ServeHTTP(w, r2)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // sdkBroadcasts serves under /v1 the three broadcast calls the Resend Go

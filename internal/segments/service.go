@@ -57,6 +57,7 @@ type Service struct {
 	db       *store.DB
 	clock    clock.Clock
 	contacts *contacts.Service
+	optedOut OptedOut // nil: nobody opted out of a topic
 }
 
 // New builds the service over the contacts area, which holds the people.

@@ -69,9 +69,11 @@ const calls = [
   ["emails.update", () => resend.emails.update({ id: s.scheduled, scheduledAt: new Date(Date.now() + 7200e3).toISOString() }), hasId],
   ["emails.cancel", () => resend.emails.cancel(s.scheduled), hasId],
   ["emails.share", () => resend.emails.share(s.email)],
-  ["emails.metrics", () => resend.emails.metrics()],
-  ["emails.attachments.list", () => resend.emails.attachments.list({ emailId: s.email }), isList],
-  ["emails.attachments.get", () => resend.emails.attachments.get({ emailId: s.email, id: "att_none" })],
+  ["emails.metrics", () => resend.emails.metrics({ dimensions: ["period"] }), (d) => d.object === "metrics" && typeof d.totals?.sent === "number" && d.data?.length === 7],
+  ["emails.attachments.list", async () => resend.emails.attachments.list({ emailId: (s.attEmail = (await resend.emails.send({ from, to, subject: "with a file", text: "x",
+    attachments: [{ filename: "note.txt", content: Buffer.from("note") }] })).data?.id) ?? "none" }),
+    (d) => d.data?.length === 1 && d.data[0].filename === "note.txt" && d.data[0].size === 4 && d.data[0].download_url, (d) => (s.att = d.data[0].id)],
+  ["emails.attachments.get", () => resend.emails.attachments.get({ emailId: s.attEmail ?? "none", id: s.att ?? "none" }), (d) => d.object === "attachment" && d.filename === "note.txt"],
   ["batch.send", () => resend.batch.send([{ from, to, subject: "b1", text: "x" }, { from, to, subject: "b2", text: "y" }]), (d) => d.data?.length === 2],
   ["batch.create", () => resend.batch.create([{ from, to, subject: "b3", text: "x" }]), (d) => d.data?.length === 1],
 
@@ -111,8 +113,8 @@ const calls = [
   ["topics.update", () => resend.topics.update({ id: s.topic, name: `topic2-${uniq}` }), hasId],
 
   ["contactProperties.create", () => resend.contactProperties.create({ key: "plan", type: "string", fallbackValue: "free" }), hasId, (d) => (s.property = d.id)],
-  ["contactProperties.list", () => resend.contactProperties.list(), isList],
-  ["contactProperties.get", () => resend.contactProperties.get(s.property ?? "none"), hasId],
+  ["contactProperties.list", () => resend.contactProperties.list(), (d) => d.data?.some((p) => p.id === s.property && p.fallbackValue === "free")],
+  ["contactProperties.get", () => resend.contactProperties.get(s.property ?? "none"), (d) => d.id === s.property && d.key === "plan" && d.type === "string"],
   ["contactProperties.update", () => resend.contactProperties.update({ id: s.property ?? "none", fallbackValue: "pro" }), hasId],
 
   ["contacts.create", () => resend.contacts.create({ email: `ann-${uniq}@example.com`, firstName: "Ann" }), hasId, (d) => (s.contact = d.id)],
@@ -125,7 +127,7 @@ const calls = [
   ["contacts.update", () => resend.contacts.update({ id: s.contact, lastName: "Lee" }), hasId],
   ["contacts.update{email,unsubscribed}", () => resend.contacts.update({ email: `ann-${uniq}@example.com`, unsubscribed: true }), hasId],
   ["contacts.segments.add", () => resend.contacts.segments.add({ contactId: s.contact, segmentId: s.segment }), hasId],
-  ["contacts.segments.list", () => resend.contacts.segments.list({ contactId: s.contact }), isList],
+  ["contacts.segments.list", () => resend.contacts.segments.list({ contactId: s.contact }), (d) => d.data?.some((g) => g.id === s.segment)],
   ["contacts.segments.remove", () => resend.contacts.segments.remove({ contactId: s.contact, segmentId: s.segment })],
   ["contacts.topics.update", () => resend.contacts.topics.update({ id: s.contact, topics: [{ id: s.topic, subscription: "opt_out" }] }), hasId],
   ["contacts.topics.list", () => resend.contacts.topics.list({ id: s.contact }), (d) => d.data?.some((t) => t.id === s.topic && t.subscription === "opt_out")],
@@ -237,7 +239,7 @@ const calls = [
   ["segments.remove", () => resend.segments.remove(s.segment)],
   ["audiences.remove", () => resend.audiences.remove(s.audience)],
   ["topics.remove", () => resend.topics.remove(s.topic)],
-  ["contactProperties.remove", () => resend.contactProperties.remove(s.property ?? "none")],
+  ["contactProperties.remove", () => resend.contactProperties.remove(s.property ?? "none"), (d) => d.deleted === true && d.id === s.property],
   ["apiKeys.remove{domainId}", () => resend.apiKeys.remove(s.key2 ?? "none")],
   ["domains.remove", () => resend.domains.remove(s.domain)],
 ];

@@ -465,6 +465,18 @@ func (s *Service) prepareSend(ctx context.Context, r Run, st *SendStep) (effect,
 		merge = m.Attributes
 	}
 	vars := render.MemberVars(c.Email, c.FirstName, c.LastName, c.ID, c.Attributes, merge)
+	if s.contacts != nil {
+		// Declared contact properties' fallbacks, as a broadcast renders them.
+		fb, err := s.contacts.Fallbacks(ctx, r.WorkspaceID)
+		if err != nil {
+			return effect{}, err
+		}
+		for k, x := range fb {
+			if _, ok := vars[k]; !ok {
+				vars[k] = x
+			}
+		}
+	}
 	vars["trigger"] = r.TriggerData
 	var links func(topicID string) render.Links
 	if !st.Transactional && s.links != nil {

@@ -248,3 +248,25 @@ func TestEventTriggeredRuns(t *testing.T) {
 		t.Errorf("run of a deleted automation: %q %v", status, err)
 	}
 }
+
+// TestAutomationSendUsesPropertyFallback: an automation's send renders a
+// declared contact property's fallback for a contact without the
+// attribute, as a broadcast does, and the contact's value otherwise.
+func TestAutomationSendUsesPropertyFallback(t *testing.T) {
+	a := testapp.Start(t)
+	must(t, a.Do("POST", "/v1/contact-properties", map[string]any{"key": "plan", "type": "string", "fallback_value": "free"}), 201)
+	must(t, a.Do("POST", "/v1/templates", map[string]any{"name": "Plan", "subject": "Plan {{ plan }}", "text": "Your plan: {{ plan }}", "publish": true}), 201)
+	id := createAutomation(t, a, "name: Plans\ntrigger: { event: api.call }\nsteps:\n  - send: { template: plan, from: onboarding@mailroom.test, transactional: true }\n")["id"].(string)
+	must(t, a.Do("POST", "/v1/contacts", map[string]any{"email": "delivered+pro@mailroom.test", "attributes": map[string]any{"plan": "pro"}}), 201)
+	for who, want := range map[string]string{"delivered+pro@mailroom.test": "Plan pro", "delivered+none@mailroom.test": "Plan free"} {
+		r := must(t, a.Do("POST", "/v1/automations/"+id+"/trigger", map[string]any{"email": who, "idempotency_key": who}), 202)
+		run := waitRun(t, a, id, r["run_id"].(string), "completed", "failed", "stopped")
+		if run["status"] != "completed" {
+			t.Fatalf("%s: run %v", who, run)
+		}
+		emailID := run["steps"].([]any)[0].(map[string]any)["email_id"].(string)
+		if got := must(t, a.Do("GET", "/v1/emails/"+emailID, nil), 200)["subject"]; got != want {
+			t.Errorf("%s: subject %v, want %q", who, got, want)
+		}
+	}
+}

@@ -195,16 +195,27 @@ func (x *Dashboard) uploadPage(w http.ResponseWriter, r *http.Request, s *sessio
 // checkUpload runs the import with the chosen mapping as a dry run (the
 // contacts import writes nothing) and shows what it would do.
 func (x *Dashboard) checkUpload(w http.ResponseWriter, r *http.Request, s *session) error {
+	v, m, ok, err := x.chosenUpload(w, r, s)
+	if !ok || err != nil {
+		return err
+	}
+	return x.check(w, r, s, v, m)
+}
+
+// chosenUpload reads the upload and the mapping the form chose; a mapping
+// that cannot be used is answered here with the page and its problem (ok
+// false).
+func (x *Dashboard) chosenUpload(w http.ResponseWriter, r *http.Request, s *session) (mappingView, contacts.ImportMapping, bool, error) {
 	v, err := x.uploadOf(r, s)
 	if err != nil {
-		return err
+		return v, contacts.ImportMapping{}, false, err
 	}
 	m := chosen(r, &v)
 	if v.Problem != "" {
 		x.render(w, r, s, http.StatusBadRequest, "mapping", v)
-		return nil
+		return v, m, false, nil
 	}
-	return x.check(w, r, s, v, m)
+	return v, m, true, nil
 }
 
 // check runs the dry run and shows the mapping page with its report.
@@ -230,14 +241,9 @@ func (x *Dashboard) check(w http.ResponseWriter, r *http.Request, s *session, v 
 // is deleted; the answer is the import's page. Roles other than the
 // checked ones are checked instead, not imported.
 func (x *Dashboard) runUpload(w http.ResponseWriter, r *http.Request, s *session) error {
-	v, err := x.uploadOf(r, s)
-	if err != nil {
+	v, m, ok, err := x.chosenUpload(w, r, s)
+	if !ok || err != nil {
 		return err
-	}
-	m := chosen(r, &v)
-	if v.Problem != "" {
-		x.render(w, r, s, http.StatusBadRequest, "mapping", v)
-		return nil
 	}
 	if r.PostForm.Get("checked") != v.checkedRoles() {
 		// Changed after the check (or never checked): check what is chosen now.

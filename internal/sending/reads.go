@@ -133,6 +133,17 @@ type Content struct {
 // with Get's visibility: another workspace's id, or another key's email for
 // a send-only key, answers not_found.
 func (s *Service) Content(ctx context.Context, c Caller, id string) (*Content, error) {
+	row, err := s.readFull(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	return &Content{HTML: row.HTML, Text: row.Text, Headers: row.Headers}, nil
+}
+
+// readFull reads an email whole (bodies and attachments) with Get's
+// visibility: another workspace's id, or another key's email for a
+// send-only key, answers not_found.
+func (s *Service) readFull(ctx context.Context, c Caller, id string) (*emailRow, error) {
 	if _, err := readRow(ctx, s.db, c, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errEmailNotFound()
@@ -143,8 +154,5 @@ func (s *Service) Content(ctx context.Context, c Caller, id string) (*Content, e
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errEmailNotFound()
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &Content{HTML: row.HTML, Text: row.Text, Headers: row.Headers}, nil
+	return row, err
 }

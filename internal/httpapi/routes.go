@@ -241,6 +241,13 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/automations/{id}/runs", ws, nested, h.listAutomationRuns)
 	t.handle("GET /v1/automations/{id}/runs/{runId}", ws, nested, h.getAutomationRun)
 	t.handle("DELETE /v1/automations/{id}/runs/{runId}", ws, nested, h.cancelAutomationRun) // a waiting run
+	// Custom events (the Resend SDKs' events.*): an automation with trigger event: <name> starts on a send.
+	t.handle("POST /v1/events", ws, nested, h.createEvent)
+	t.handle("GET /v1/events", ws, nested, h.listEvents)
+	t.handle("GET /v1/events/{id}", ws, nested, h.getEvent) // id or name
+	t.handle("PATCH /v1/events/{id}", ws, nested, h.updateEvent)
+	t.handle("DELETE /v1/events/{id}", ws, nested, h.deleteEvent)
+	t.handle("POST /v1/events/send", ws, nested, h.sendEvent) // starts the automations listening, for a contact
 
 	// Unknown routes (and a known path with another method) answer
 	// not_found in the shape of their family; the families without routes

@@ -101,6 +101,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/emails/receiving/{id}", read, nested, h.getReceived) // marks it read
 	t.handle("GET /v1/emails/receiving/{id}/attachments", read, nested, h.listReceivedAttachments)
 	t.handle("GET /v1/emails/receiving/{id}/attachments/{attachment}", read, nested, h.getReceivedAttachment)
+	t.handle("GET /v1/emails/receiving/{id}/raw", public, nested, h.getReceivedRaw) // ?token= from the read's raw.download_url
 
 	t.handle("GET /v1/domains", ws, nested, h.listDomains)
 	t.handle("POST /v1/domains", ws, nested, h.createDomain)
@@ -225,6 +226,21 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/threads", read, nested, h.listThreads)
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
 	t.handle("GET /v1/search", read, nested, h.search)
+	// The Resend SDKs' inboxes (by id or address): mailboxes, their threads and messages.
+	t.handle("POST /v1/inboxes", box, nested, h.createInbox)
+	t.handle("GET /v1/inboxes", box, nested, h.listInboxes)
+	t.handle("GET /v1/inboxes/{inbox}", box, nested, h.getInbox)
+	t.handle("PATCH /v1/inboxes/{inbox}", box, nested, h.updateInbox) // renames the mailbox
+	t.handle("DELETE /v1/inboxes/{inbox}", box, nested, h.deleteInbox)
+	t.handle("GET /v1/inboxes/{inbox}/threads", read, nested, h.listInboxThreads)
+	t.handle("GET /v1/inboxes/{inbox}/threads/search", read, nested, h.searchInboxThreads) // over GET /v1/search
+	t.handle("GET /v1/inboxes/{inbox}/threads/{thread}", read, nested, h.getInboxThread)
+	t.handle("PATCH /v1/inboxes/{inbox}/threads/{thread}", read, nested, h.updateInboxThread) // read, archive: every message's flags
+	t.handle("DELETE /v1/inboxes/{inbox}/threads/{thread}", read, nested, h.deleteInboxThread)
+	t.handle("GET /v1/inboxes/{inbox}/threads/{thread}/emails", read, nested, h.listInboxThreadEmails)
+	t.handle("GET /v1/inboxes/{inbox}/threads/{thread}/emails/{email}", read, nested, h.getInboxThreadEmail) // marks it read
+	t.handle("POST /v1/inboxes/{inbox}/threads/{thread}/emails/{email}/reply", sendRead, nested, h.replyInboxThreadEmail)
+	t.handle("POST /v1/inboxes/{inbox}/threads/{thread}/emails/{email}/forward", sendRead, nested, h.forwardInboxThreadEmail)
 	t.handle("GET /v1/identity", read, nested, h.getIdentity)
 	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 	// {id} also matches {id}.yaml (ServeMux cannot split one segment): GET

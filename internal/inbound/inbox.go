@@ -3,6 +3,8 @@ package inbound
 import (
 	"context"
 	"errors"
+	"net/url"
+	"time"
 
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -92,4 +94,26 @@ func (s *Service) Reply(ctx context.Context, rd Reader, c sending.Caller, id str
 	}
 	req.ReplyToMessageID = orig.ID
 	return s.Send(ctx, rd, c, req)
+}
+
+// LastReceived is when the mailbox last received a message (nil for never).
+func (s *Service) LastReceived(ctx context.Context, workspaceID, mailboxID string) (*time.Time, error) {
+	return lastReceived(ctx, s.db, workspaceID, mailboxID)
+}
+
+// Raw is the received message as it arrived (not found once retention
+// purged it), for the SDKs' raw download.
+func (s *Service) Raw(ctx context.Context, rd Reader, id string) ([]byte, error) {
+	mbx, err := rd.mailbox()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := rawMessage(ctx, s.db, rd.WorkspaceID, mbx, id)
+	return raw, notFound(err, errMessageNotFound)
+}
+
+// RawURL is where GET /v1/emails/receiving/{id}/raw serves a message's raw
+// copy to the holder of token (no key: the SDKs fetch it bare).
+func (s *Service) RawURL(messageID, token string) string {
+	return s.cfg.PublicURL + "/v1/emails/receiving/" + url.PathEscape(messageID) + "/raw?token=" + url.QueryEscape(token)
 }

@@ -595,3 +595,14 @@ func deleteThread(ctx context.Context, tx *store.Tx, workspaceID, mailboxID, id 
 	}
 	return nil
 }
+
+// lastReceived is when the mailbox last received a message (nil for never).
+func lastReceived(ctx context.Context, q store.Querier, workspaceID, mailboxID string) (*time.Time, error) {
+	var at sql.NullInt64
+	if err := q.QueryRow(ctx, `SELECT MAX(received_at) FROM messages WHERE workspace_id = ? AND mailbox_id = ? AND direction = 'received'`,
+		workspaceID, mailboxID).Scan(&at); err != nil || !at.Valid {
+		return nil, err
+	}
+	t := store.FromMillis(at.Int64)
+	return &t, nil
+}

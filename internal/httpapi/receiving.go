@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -199,4 +200,11 @@ func (h *handler) getReceivedRaw(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(raw)
 	return nil
+}
+
+// isRawDownload says whether r is a raw download (a signed link, no key):
+// the only /v1 route beside the document that a bare request reaches.
+func isRawDownload(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/emails/receiving/") && strings.HasSuffix(r.URL.Path, "/raw") &&
+		r.URL.Query().Has("token")
 }

@@ -68,6 +68,7 @@ var owners = map[string]string{
 	"automation_versions":  "automations",
 	"automation_runs":      "automations",
 	"automation_run_steps": "automations",
+	"custom_events":        "automations",
 	"dashboard_links":      "dashboard",
 	"dashboard_sessions":   "dashboard",
 	"dashboard_uploads":    "dashboard",

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -132,6 +133,15 @@ func Invalid(problems []Problem) error {
 // audiences it names exist on the workspace.
 func (s *Service) check(ctx context.Context, workspaceID string, src []byte) (Definition, error) {
 	def, problems := Parse(src)
+	if def.Trigger.Custom {
+		if _, err := eventByRef(ctx, s.db, workspaceID, def.Trigger.Event); errors.Is(err, store.ErrNotFound) {
+			problems = append(problems, Problem{Field: "trigger.event", Line: def.Trigger.Line,
+				Message: fmt.Sprintf("no custom event %q on this workspace", clip(def.Trigger.Event)),
+				Fix:     "Define it first with POST /v1/events { \"name\": ... }, or use one of " + strings.Join(triggerEvents, ", ") + "."})
+		} else if err != nil {
+			return def, err
+		}
+	}
 	if def.Trigger.AudienceID != "" {
 		if _, err := s.contacts.Audience(ctx, workspaceID, def.Trigger.AudienceID); err != nil {
 			if !apierr.Is(err, "not_found") {

@@ -58,6 +58,7 @@ type Trigger struct {
 	Event      string
 	Tag        string // tag.added / tag.removed: only this tag
 	AudienceID string // member.subscribed: only this audience
+	Custom     bool   // Event names a custom event (POST /v1/events/send starts it)
 	Line       int
 }
 
@@ -555,10 +556,14 @@ func (c *checker) trigger(p *pair) {
 		switch q.key {
 		case "event":
 			if s, ok := c.text("trigger.event", q.value, "Write one of "+strings.Join(triggerEvents, ", ")+"."); ok {
-				if !contains(triggerEvents, s) {
-					c.add("trigger.event", q.kline, "Write one of "+strings.Join(triggerEvents, ", ")+".", "unknown trigger event %q", s)
-				} else {
+				switch {
+				case contains(triggerEvents, s):
 					t.Event = s
+				case ValidEventName(s) == nil:
+					t.Event, t.Custom = s, true // a custom event: save checks that POST /v1/events defined it
+				default:
+					c.add("trigger.event", q.kline, "Write one of "+strings.Join(triggerEvents, ", ")+", or the name of a custom event (POST /v1/events).",
+						"unknown trigger event %q", clip(s))
 				}
 			}
 		case "tag":

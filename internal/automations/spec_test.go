@@ -76,7 +76,7 @@ func TestParseRefusals(t *testing.T) {
 		{"no name", "trigger: { event: api.call }\nsteps: [ { wait: 1h } ]\n", "name", 1, "Add name:"},
 		{"name wrong type", "name: [a]\n" + "trigger: { event: api.call }\nsteps: [ { wait: 1h } ]\n", "name", 1, "as text"},
 		{"unknown top key", head + "  - wait: 1h\nextra: 1\n", "extra", 5, "Remove it"},
-		{"unknown event", "name: x\ntrigger: { event: tag.changed }\nsteps: [ { wait: 1h } ]\n", "trigger.event", 2, "api.call"},
+		{"unknown event", "name: x\ntrigger: { event: \"tag changed\" }\nsteps: [ { wait: 1h } ]\n", "trigger.event", 2, "api.call"}, // a dotted name is a custom event's, checked at save
 		{"tag on api.call", "name: x\ntrigger: { event: api.call, tag: a }\nsteps: [ { wait: 1h } ]\n", "trigger.tag", 2, "tag.added"},
 		{"bad trigger tag", "name: x\ntrigger:\n  event: tag.added\n  tag: \"a,b\"\nsteps: [ { wait: 1h } ]\n", "trigger.tag", 4, "without commas"},
 		{"no steps", "name: x\ntrigger: { event: api.call }\n", "steps", 1, "Add steps:"},
@@ -130,7 +130,7 @@ func TestParseRefusals(t *testing.T) {
 
 // Every problem is reported, not only the first.
 func TestParseReportsEveryProblem(t *testing.T) {
-	src := "name: x\ntrigger: { event: nope }\nsteps:\n  - wait: 2 days\n  - send: { template: a, from: bad }\n  - tag: { add: [\"a,b\"] }\n"
+	src := "name: x\ntrigger: { event: \"no pe\" }\nsteps:\n  - wait: 2 days\n  - send: { template: a, from: bad }\n  - tag: { add: [\"a,b\"] }\n"
 	_, probs := Parse([]byte(src))
 	want := []string{"trigger.event", "steps[0].wait", "steps[1].send.from", "steps[2].tag.add[0]"}
 	if len(probs) != len(want) {

@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds every statement on the automations, automation_versions,
-// automation_runs and automation_run_steps tables; the package is their
+// automation_runs, automation_run_steps and custom_events tables; the package is their
 // only reader and writer.
 
 const autoColumns = `id, workspace_id, name, slug, trigger_event, trigger_tag, trigger_audience_id, enabled, version, yaml, last_error, created_at, updated_at, signing_secret`
@@ -331,4 +331,74 @@ func listVersions(ctx context.Context, q store.Querier, workspaceID, automationI
 func versionByID(ctx context.Context, q store.Querier, workspaceID, automationID, versionID string) (Version, error) {
 	return scanVersion(q.QueryRow(ctx, `SELECT id, version, yaml, created_at FROM automation_versions
 		WHERE id = ? AND automation_id = ? AND workspace_id = ?`, versionID, automationID, workspaceID))
+}
+
+// --- custom events
+
+const eventColumns = `id, workspace_id, name, schema, created_at, updated_at`
+
+func scanEvent(sc store.Scanner) (Event, error) {
+	var e Event
+	var schema sql.NullString
+	var created int64
+	var updated sql.NullInt64
+	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.Name, &schema, &created, &updated); err != nil {
+		return e, err
+	}
+	if schema.Valid {
+		if err := json.Unmarshal([]byte(schema.String), &e.Schema); err != nil {
+			return e, err
+		}
+	}
+	e.CreatedAt, e.UpdatedAt = store.FromMillis(created), timeOrNil(updated)
+	return e, nil
+}
+
+func schemaText(s map[string]string) any {
+	if s == nil {
+		return nil
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func insertEvent(ctx context.Context, q store.Querier, e Event) error {
+	_, err := q.Exec(ctx, `INSERT INTO custom_events (id, workspace_id, name, schema, created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULL)`,
+		e.ID, e.WorkspaceID, e.Name, schemaText(e.Schema), store.Millis(e.CreatedAt))
+	return err
+}
+
+// eventByRef reads a custom event of the workspace by id or name.
+func eventByRef(ctx context.Context, q store.Querier, workspaceID, ref string) (Event, error) {
+	return scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM custom_events
+		WHERE workspace_id = ? AND (id = ? OR name = ?)`, workspaceID, ref, ref))
+}
+
+// listEvents reads the workspace's custom events newest first, after a
+// position when paging.
+func listEvents(ctx context.Context, q store.Querier, workspaceID string, before *time.Time, beforeID string, limit int) ([]Event, error) {
+	if before == nil {
+		return store.QueryAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM custom_events
+			WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, workspaceID, limit)
+	}
+	at := store.Millis(*before)
+	return store.QueryAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM custom_events
+		WHERE workspace_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+		workspaceID, at, at, beforeID, limit)
+}
+
+func setEventSchema(ctx context.Context, q store.Querier, workspaceID, id string, schema map[string]string, now time.Time) error {
+	return affected(q.Exec(ctx, `UPDATE custom_events SET schema = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`,
+		schemaText(schema), store.Millis(now), workspaceID, id))
+}
+
+func deleteEvent(ctx context.Context, q store.Querier, workspaceID, id string) error {
+	return affected(q.Exec(ctx, `DELETE FROM custom_events WHERE workspace_id = ? AND id = ?`, workspaceID, id))
+}
+
+// automationsOnEvent reads the live, enabled automations of the workspace
+// whose trigger is the custom event name.
+func automationsOnEvent(ctx context.Context, q store.Querier, workspaceID, name string) ([]Automation, error) {
+	return store.QueryAll(ctx, q, scanAutomation, `SELECT `+autoColumns+` FROM automations
+		WHERE workspace_id = ? AND deleted_at IS NULL AND enabled = 1 AND trigger_event = ? ORDER BY created_at, id`, workspaceID, name)
 }

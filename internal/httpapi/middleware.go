@@ -181,7 +181,7 @@ func (h *handler) limitAndAuth(next http.Handler) http.Handler {
 				}
 				key, authErr = authenticate(r.Context(), strings.TrimSpace(secret))
 			}
-		} else if r.URL.Path != "/v1/openapi.json" {
+		} else if r.URL.Path != "/v1/openapi.json" && !isRawDownload(r) {
 			authErr = workspaces.ErrBadKey
 		}
 		if key != nil {

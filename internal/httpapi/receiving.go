@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/inbound"
@@ -36,8 +40,27 @@ type receivedEmailJSON struct {
 	HTML        *string                  `json:"html,omitempty"`
 	Text        *string                  `json:"text,omitempty"`
 	Headers     map[string]string        `json:"headers,omitempty"`
+	Raw         *receivedRawJSON         `json:"raw,omitempty"` // one message's read only
 	Attachments []receivedAttachmentJSON `json:"attachments"`
 }
+
+// receivedRawJSON is where the message as it arrived is downloaded without
+// a key (the SDKs' emails.receiving.forward fetches it bare), until expires_at.
+type receivedRawJSON struct {
+	DownloadURL string `json:"download_url"`
+	ExpiresAt   string `json:"expires_at"`
+}
+
+// rawPayload is what a raw download token carries.
+type rawPayload struct {
+	WorkspaceID string `json:"w"`
+	Expires     int64  `json:"e"` // unix milliseconds
+}
+
+const rawTokenPurpose = "received-raw"
+
+// rawTokenTTL bounds how long a raw download link works.
+const rawTokenTTL = time.Hour
 
 type receivedList struct {
 	Object  string              `json:"object"`
@@ -60,6 +83,10 @@ func (h *handler) receivedOut(m *inbound.Message, full bool) receivedEmailJSON {
 	}
 	if full {
 		out.Object, out.HTML, out.Text, out.Headers = "email", p.HTML, p.Text, p.Headers
+		exp := h.d.Clock.Now().Add(rawTokenTTL)
+		payload, _ := json.Marshal(rawPayload{WorkspaceID: m.WorkspaceID, Expires: exp.UnixMilli()})
+		token := h.d.Box.Token(rawTokenPurpose, []byte(m.ID), payload)
+		out.Raw = &receivedRawJSON{DownloadURL: h.d.Services.Inbound.RawURL(m.ID, token), ExpiresAt: ts(exp)}
 	}
 	return out
 }
@@ -147,4 +174,37 @@ func (h *handler) getReceivedAttachment(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	return apierr.NotFound("attachment")
+}
+
+// getReceivedRaw serves a received message as it arrived (message/rfc822)
+// to the holder of the token its read answered; no key is needed.
+func (h *handler) getReceivedRaw(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	payload, ok := h.d.Box.OpenToken(rawTokenPurpose, []byte(id), r.URL.Query().Get("token"))
+	var p rawPayload
+	if !ok || json.Unmarshal(payload, &p) != nil || p.WorkspaceID == "" {
+		return apierr.NotFound("received email")
+	}
+	if h.d.Clock.Now().UnixMilli() > p.Expires {
+		return apierr.New(http.StatusNotFound, "not_found", "This download link has expired.").
+			WithNext("Read the email again (GET /v1/emails/receiving/{id}) for a new raw.download_url.")
+	}
+	raw, err := h.d.Services.Inbound.Raw(r.Context(), inbound.Reader{WorkspaceID: p.WorkspaceID}, id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "message/rfc822")
+	w.Header().Set("Content-Length", strconv.Itoa(len(raw)))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Disposition", "attachment")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(raw)
+	return nil
+}
+
+// isRawDownload says whether r is a raw download (a signed link, no key):
+// the only /v1 route beside the document that a bare request reaches.
+func isRawDownload(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/emails/receiving/") && strings.HasSuffix(r.URL.Path, "/raw") &&
+		r.URL.Query().Has("token")
 }

@@ -109,6 +109,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
 	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
 	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url
+	t.handle("GET /v1/emails/receiving/{id}/raw", public, nested, h.getReceivedRaw)                               // ?token= from the read's raw.download_url
 
 	t.handle("GET /v1/domains", ws, nested, h.listDomains)
 	t.handle("POST /v1/domains", ws, nested, h.createDomain)
@@ -240,6 +241,21 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/threads", read, nested, h.listThreads)
 	t.handle("GET /v1/threads/{id}", read, nested, h.getThread)
 	t.handle("GET /v1/search", read, nested, h.search)
+	// The Resend SDKs' inboxes (by id or address): mailboxes, their threads and messages.
+	t.handle("POST /v1/inboxes", box, nested, h.createInbox)
+	t.handle("GET /v1/inboxes", box, nested, h.listInboxes)
+	t.handle("GET /v1/inboxes/{inbox}", box, nested, h.getInbox)
+	t.handle("PATCH /v1/inboxes/{inbox}", box, nested, h.updateInbox) // renames the mailbox
+	t.handle("DELETE /v1/inboxes/{inbox}", box, nested, h.deleteInbox)
+	t.handle("GET /v1/inboxes/{inbox}/threads", read, nested, h.listInboxThreads)
+	t.handle("GET /v1/inboxes/{inbox}/threads/search", read, nested, h.searchInboxThreads) // over GET /v1/search
+	t.handle("GET /v1/inboxes/{inbox}/threads/{thread}", read, nested, h.getInboxThread)
+	t.handle("PATCH /v1/inboxes/{inbox}/threads/{thread}", read, nested, h.updateInboxThread) // read, archive: every message's flags
+	t.handle("DELETE /v1/inboxes/{inbox}/threads/{thread}", read, nested, h.deleteInboxThread)
+	t.handle("GET /v1/inboxes/{inbox}/threads/{thread}/emails", read, nested, h.listInboxThreadEmails)
+	t.handle("GET /v1/inboxes/{inbox}/threads/{thread}/emails/{email}", read, nested, h.getInboxThreadEmail) // marks it read
+	t.handle("POST /v1/inboxes/{inbox}/threads/{thread}/emails/{email}/reply", sendRead, nested, h.replyInboxThreadEmail)
+	t.handle("POST /v1/inboxes/{inbox}/threads/{thread}/emails/{email}/forward", sendRead, nested, h.forwardInboxThreadEmail)
 	t.handle("GET /v1/identity", read, nested, h.getIdentity)
 	t.handle("PUT /v1/identity/rules", read, nested, h.setIdentityRules)
 	// {id} also matches {id}.yaml (ServeMux cannot split one segment): GET
@@ -256,6 +272,13 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/automations/{id}/runs", ws, nested, h.listAutomationRuns)
 	t.handle("GET /v1/automations/{id}/runs/{runId}", ws, nested, h.getAutomationRun)
 	t.handle("DELETE /v1/automations/{id}/runs/{runId}", ws, nested, h.cancelAutomationRun) // a waiting run
+	// Custom events (the Resend SDKs' events.*): an automation with trigger event: <name> starts on a send.
+	t.handle("POST /v1/events", ws, nested, h.createEvent)
+	t.handle("GET /v1/events", ws, nested, h.listEvents)
+	t.handle("GET /v1/events/{id}", ws, nested, h.getEvent) // id or name
+	t.handle("PATCH /v1/events/{id}", ws, nested, h.updateEvent)
+	t.handle("DELETE /v1/events/{id}", ws, nested, h.deleteEvent)
+	t.handle("POST /v1/events/send", ws, nested, h.sendEvent) // starts the automations listening, for a contact
 
 	// The request log of the workspace's calls (the Resend SDKs' logs.*);
 	// workspace scope: it shows every key's calls.

@@ -563,3 +563,46 @@ func PurgeRaw(ctx context.Context, db *store.DB, before time.Time, limit int) (i
 	}
 	return res.RowsAffected()
 }
+
+// renameMailbox sets a mailbox's display name.
+func renameMailbox(ctx context.Context, q store.Querier, workspaceID, id, name string) error {
+	res, err := q.Exec(ctx, `UPDATE mailboxes SET name = ? WHERE workspace_id = ? AND id = ?`, name, workspaceID, id)
+	if ok, err := store.Changed(res, err); err != nil {
+		return err
+	} else if !ok {
+		return store.ErrNotFound
+	}
+	return nil
+}
+
+// deleteThread removes a conversation of the mailbox with its messages
+// (their parts and raw copies); the search index follows the messages.
+func deleteThread(ctx context.Context, tx *store.Tx, workspaceID, mailboxID, id string) error {
+	res, err := tx.Exec(ctx, `DELETE FROM threads WHERE workspace_id = ? AND mailbox_id = ? AND id = ?`, workspaceID, mailboxID, id)
+	if ok, err := store.Changed(res, err); err != nil {
+		return err
+	} else if !ok {
+		return store.ErrNotFound
+	}
+	for _, q := range []string{
+		`DELETE FROM message_parts WHERE message_id IN (SELECT id FROM messages WHERE workspace_id = ? AND mailbox_id = ? AND thread_id = ?)`,
+		`DELETE FROM message_raw WHERE message_id IN (SELECT id FROM messages WHERE workspace_id = ? AND mailbox_id = ? AND thread_id = ?)`,
+		`DELETE FROM messages WHERE workspace_id = ? AND mailbox_id = ? AND thread_id = ?`,
+	} {
+		if _, err := tx.Exec(ctx, q, workspaceID, mailboxID, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastReceived is when the mailbox last received a message (nil for never).
+func lastReceived(ctx context.Context, q store.Querier, workspaceID, mailboxID string) (*time.Time, error) {
+	var at sql.NullInt64
+	if err := q.QueryRow(ctx, `SELECT MAX(received_at) FROM messages WHERE workspace_id = ? AND mailbox_id = ? AND direction = 'received'`,
+		workspaceID, mailboxID).Scan(&at); err != nil || !at.Valid {
+		return nil, err
+	}
+	t := store.FromMillis(at.Int64)
+	return &t, nil
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/smtp"
 	"os"
 	"os/exec"
@@ -111,7 +112,16 @@ func TestNodeSDK(t *testing.T) {
 // message with an attachment (for the receiving calls).
 func startWithMail(t *testing.T) *testapp.App {
 	t.Helper()
-	a := testapp.Start(t, testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"))
+	// The public URL is the node's own address: a received email's
+	// raw.download_url is fetched from it (emails.receiving.forward).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"), testapp.WithEnv("MAILROOM_HTTP_ADDR", addr),
+		testapp.WithEnv("MAILROOM_PUBLIC_URL", "http://"+addr))
 	var list struct{ Mailboxes []struct{ Address string } }
 	a.Do("GET", "/v1/mailboxes", nil).Decode(t, &list)
 	if len(list.Mailboxes) == 0 {
@@ -135,7 +145,6 @@ func startWithMail(t *testing.T) *testapp.App {
 // Mailroom does not offer the feature. docs/resend.md has the same rows.
 var nodeUnsupported = unsupported(
 	notOffered("no public share pages of a sent email", "emails.share"),
-	notYet("forwarding a received email in the SDK's shape (Mailroom has POST /v1/messages/{id}/forward)", "emails.receiving.forward"),
 	notOffered("tracking is chosen per email (the spec refuses a per-domain switch)", "domains.update"),
 	notOffered("no accounts to claim a domain from on a self-hosted node", "domains.claims.create", "domains.claims.get", "domains.claims.verify"),
 	notOffered("API keys are not renamed; create a new one", "apiKeys.update"),
@@ -154,10 +163,6 @@ var nodeUnsupported = unsupported(
 	notYet("Resend's step graph: Mailroom's automations are YAML (the SDK's other calls meet one made by POST /v1/automations)", "automations.create"),
 	notYet("duplicating or stopping an automation", "automations.duplicate", "automations.stop"),
 	notYet("reading one run: the SDK's calls meet no run until a trigger (POST /v1/automations/{id}/trigger) starts one", "automations.runs.get"),
-	notYet("custom events feeding automations", "events.create", "events.list", "events.get", "events.update", "events.send", "events.remove"),
-	notYet("inboxes over mailboxes and threads", "inboxes.create", "inboxes.list", "inboxes.get", "inboxes.update", "inboxes.remove",
-		"inboxes.threads.list", "inboxes.threads.search", "inboxes.threads.get", "inboxes.threads.update", "inboxes.threads.remove",
-		"inboxes.threads.emails.list", "inboxes.threads.emails.get", "inboxes.threads.emails.reply", "inboxes.threads.emails.forward"),
 	notOffered("no labels, drafts or AI agent on mailboxes", "inboxes.threads.labels.add", "inboxes.threads.labels.set",
 		"inboxes.threads.labels.remove", "inboxes.labels.list", "inboxes.labels.create", "inboxes.labels.update", "inboxes.labels.remove",
 		"inboxes.drafts.list", "inboxes.drafts.create", "inboxes.drafts.get", "inboxes.drafts.update", "inboxes.drafts.remove",

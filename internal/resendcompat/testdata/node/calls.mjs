@@ -60,6 +60,15 @@ async function mailroomAutomation() {
   return s.automation;
 }
 
+// eventAutomation makes an automation (Mailroom's YAML) that starts on the
+// custom event events.create defined, so that events.send starts a run.
+async function eventAutomation() {
+  const r = await fetch(`${env.RESEND_BASE_URL}/automations`, { method: "POST",
+    headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ yaml: `name: On event ${uniq}\ntrigger: { event: user.created.${uniq} }\nsteps:\n  - wait: 1h\n` }) });
+  if (!r.ok) throw new Error(`automation on the event: ${r.status} ${await r.text()}`);
+}
+
 // [call, fn returning the SDK's promise, check of data (optional)]
 const calls = [
   ["emails.send", () => resend.emails.send({ from, to, subject: "every call", text: "x" }), hasId, (d) => (s.email = d.id)],
@@ -81,7 +90,7 @@ const calls = [
   ["emails.receiving.get", () => resend.emails.receiving.get(s.received ?? "none"), (d) => d.id === s.received && d.object === "email" && /hello/.test(d.text)],
   ["emails.receiving.attachments.list", () => resend.emails.receiving.attachments.list({ emailId: s.received ?? "none" }), (d) => d.data?.length === 1 && d.data[0].download_url, (d) => (s.receivedAtt = d.data[0].id)],
   ["emails.receiving.attachments.get", () => resend.emails.receiving.attachments.get({ emailId: s.received ?? "none", id: s.receivedAtt ?? "none" }), (d) => d.filename === "note.txt"],
-  ["emails.receiving.forward", () => resend.emails.receiving.forward({ emailId: s.received ?? "none", from, to })],
+  ["emails.receiving.forward", () => resend.emails.receiving.forward({ emailId: s.received ?? "none", from, to }), hasId], // fetches raw.download_url bare
 
   ["domains.create", () => resend.domains.create({ name: `sdk-${uniq}.example` }), hasId, (d) => (s.domain = d.id)],
   ["domains.list", () => resend.domains.list(), isList],
@@ -192,29 +201,37 @@ const calls = [
   ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }), hasId],
   ["automations.remove", async () => resend.automations.remove(await mailroomAutomation())],
 
-  ["events.create", () => resend.events.create({ name: `user.created.${uniq}` }), hasId, (d) => (s.event = d.id)],
-  ["events.list", () => resend.events.list(), isList],
-  ["events.get", () => resend.events.get(s.event ?? "none"), hasId],
-  ["events.update", () => resend.events.update(s.event ?? "none", { schema: null })],
-  ["events.send", () => resend.events.send({ event: `user.created.${uniq}`, email: to })],
-  ["events.remove", () => resend.events.remove(s.event ?? "none")],
+  ["events.create", () => resend.events.create({ name: `user.created.${uniq}`, schema: { plan: "string" } }), (d) => hasId(d) && d.object === "event", (d) => (s.event = d.id)],
+  ["events.list", () => resend.events.list(), (d) => d.data?.some((e) => e.id === s.event)],
+  ["events.get", () => resend.events.get(s.event ?? "none"), (d) => d.id === s.event && d.schema?.plan === "string"],
+  ["events.update", () => resend.events.update(s.event ?? "none", { schema: null }), (d) => d.id === s.event && d.schema === null],
+  ["events.send", () => eventAutomation().then(() => resend.events.send({ event: `user.created.${uniq}`, email: to, payload: { plan: "pro" } })),
+    (d) => d.event === `user.created.${uniq}` && d.run_ids?.length === 1],
+  ["events.remove", () => resend.events.remove(s.event ?? "none"), (d) => d.id === s.event && d.deleted === true],
 
   ["logs.list", () => resend.logs.list({ limit: 5 }), (d) => isList(d) && d.data.length > 0 && typeof d.data[0].response_status === "number", (d) => (s.log = d.data?.[0]?.id)],
   ["logs.get", () => resend.logs.get(s.log ?? "none"), (d) => hasId(d) && d.object === "log" && typeof d.endpoint === "string"],
 
-  ["inboxes.create", () => resend.inboxes.create({ emailAddress: `box-${uniq}@mailroom.test` }), hasId, (d) => (s.inbox = d.id)],
-  ["inboxes.list", () => resend.inboxes.list(), isList],
-  ["inboxes.get", () => resend.inboxes.get(s.inbox ?? "none"), hasId],
-  ["inboxes.update", () => resend.inboxes.update(s.inbox ?? "none", { name: "Box" })],
-  ["inboxes.threads.list", () => resend.inboxes.threads.list({ inboxId: s.inbox ?? "none" }), isList],
-  ["inboxes.threads.search", () => resend.inboxes.threads.search({ inboxId: s.inbox ?? "none", query: "x" }), isList],
-  ["inboxes.threads.get", () => resend.inboxes.threads.get({ inboxId: s.inbox ?? "none", threadId: "none" })],
-  ["inboxes.threads.update", () => resend.inboxes.threads.update({ inboxId: s.inbox ?? "none", threadId: "none", read: true })],
-  ["inboxes.threads.remove", () => resend.inboxes.threads.remove({ inboxId: s.inbox ?? "none", threadId: "none" })],
-  ["inboxes.threads.emails.list", () => resend.inboxes.threads.emails.list({ inboxId: s.inbox ?? "none", threadId: "none" })],
-  ["inboxes.threads.emails.get", () => resend.inboxes.threads.emails.get({ inboxId: s.inbox ?? "none", threadId: "none", emailId: "none" })],
-  ["inboxes.threads.emails.reply", () => resend.inboxes.threads.emails.reply({ inboxId: s.inbox ?? "none", threadId: "none", emailId: "none", text: "x" })],
-  ["inboxes.threads.emails.forward", () => resend.inboxes.threads.emails.forward({ inboxId: s.inbox ?? "none", threadId: "none", emailId: "none", to })],
+  ["inboxes.list", () => resend.inboxes.list(), (d) => d.data?.length === 1,
+    (d) => (s.mainInbox = d.data[0].email_address)], // the workspace's first mailbox, which received mail
+  ["inboxes.create", () => resend.inboxes.create({ emailAddress: `box-${uniq}@${s.mainInbox?.split("@")[1]}`, name: "Box" }),
+    (d) => hasId(d) && d.object === "inbox", (d) => (s.inbox = d.id)],
+  ["inboxes.get", () => resend.inboxes.get(s.inbox ?? "none"), (d) => d.id === s.inbox && d.object === "inbox" && d.name === "Box"],
+  ["inboxes.update", () => resend.inboxes.update(s.inbox ?? "none", { name: "Box 2" }), (d) => d.id === s.inbox],
+  ["inboxes.threads.list", () => resend.inboxes.threads.list({ emailAddress: s.mainInbox ?? "none" }), (d) => d.data?.length === 1 && d.data[0].subject === "Received",
+    (d) => (s.thread = d.data[0].id)],
+  ["inboxes.threads.search", () => resend.inboxes.threads.search({ emailAddress: s.mainInbox ?? "none", query: "hello" }), (d) => d.data?.[0]?.id === s.thread],
+  ["inboxes.threads.get", () => resend.inboxes.threads.get({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none" }),
+    (d) => d.id === s.thread && d.object === "inbox_thread"],
+  ["inboxes.threads.update", () => resend.inboxes.threads.update({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none", read: false }),
+    (d) => d.id === s.thread && d.read === false],
+  ["inboxes.threads.emails.list", () => resend.inboxes.threads.emails.list({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none" }),
+    (d) => d.data?.length === 1 && d.data[0].direction === "inbound", (d) => (s.threadEmail = d.data[0].id)],
+  ["inboxes.threads.emails.get", () => resend.inboxes.threads.emails.get({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none", emailId: s.threadEmail ?? "none" }),
+    (d) => d.id === s.threadEmail && /hello/.test(d.text) && d.attachments?.[0]?.filename === "note.txt"],
+  ["inboxes.threads.emails.reply", () => resend.inboxes.threads.emails.reply({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none", emailId: s.threadEmail ?? "none", text: "Thanks" }), hasId],
+  ["inboxes.threads.emails.forward", () => resend.inboxes.threads.emails.forward({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none", emailId: s.threadEmail ?? "none", to, text: "FYI" }), hasId],
+  ["inboxes.threads.remove", () => resend.inboxes.threads.remove({ emailAddress: s.mainInbox ?? "none", threadId: s.thread ?? "none" }), (d) => d.id === s.thread && d.deleted === true],
   ["inboxes.threads.labels.add", () => resend.inboxes.threads.labels.add({ inboxId: s.inbox ?? "none", threadId: "none", labelIds: [] })],
   ["inboxes.threads.labels.set", () => resend.inboxes.threads.labels.set({ inboxId: s.inbox ?? "none", threadId: "none", labelIds: [] })],
   ["inboxes.threads.labels.remove", () => resend.inboxes.threads.labels.remove({ inboxId: s.inbox ?? "none", threadId: "none", labelId: "none" })],
@@ -230,7 +247,7 @@ const calls = [
   ["inboxes.drafts.send", () => resend.inboxes.drafts.send({ inboxId: s.inbox ?? "none", draftId: "none" })],
   ["inboxes.agent.get", () => resend.inboxes.agent.get({ inboxId: s.inbox ?? "none" })],
   ["inboxes.agent.update", () => resend.inboxes.agent.update({ inboxId: s.inbox ?? "none", enabled: false })],
-  ["inboxes.remove", () => resend.inboxes.remove(s.inbox ?? "none")],
+  ["inboxes.remove", () => resend.inboxes.remove(s.inbox ?? "none"), (d) => d.id === s.inbox && d.deleted === true],
 
   ["oauthGrants.list", () => resend.oauthGrants.list(), isList],
   ["oauthGrants.revoke", () => resend.oauthGrants.revoke("none")],

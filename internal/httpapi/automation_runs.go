@@ -86,15 +86,9 @@ func (h *handler) triggerAutomation(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	in := automations.TriggerInput{}
-	switch {
-	case req.Email != nil && req.ContactID != nil:
-		return apierr.InvalidRequest("Send email or contact_id, not both.")
-	case req.ContactID != nil && *req.ContactID != "":
-		in.ContactID = *req.ContactID
-	case req.Email != nil && strings.TrimSpace(*req.Email) != "":
-		in.Email = *req.Email
-	default:
-		return apierr.InvalidRequest("email or contact_id is required: the contact the run is for.")
+	var err error
+	if in.ContactID, in.Email, err = contactNamed(req.ContactID, req.Email, "the run is for"); err != nil {
+		return err
 	}
 	if req.IdempotencyKey == nil || strings.TrimSpace(*req.IdempotencyKey) == "" {
 		return apierr.InvalidRequest("idempotency_key is required: a key of yours that names this trigger, so a retry starts no second run.")
@@ -158,4 +152,18 @@ func (h *handler) cancelAutomationRun(w http.ResponseWriter, r *http.Request) er
 	}
 	writeJSON(w, http.StatusOK, runOut(run))
 	return nil
+}
+
+// contactNamed reads the one of contact_id and email a body names the
+// contact by; what says which contact, for the message.
+func contactNamed(contactID, email *string, what string) (id, addr string, err error) {
+	switch {
+	case email != nil && contactID != nil:
+		return "", "", apierr.InvalidRequest("Send email or contact_id, not both.")
+	case contactID != nil && *contactID != "":
+		return *contactID, "", nil
+	case email != nil && strings.TrimSpace(*email) != "":
+		return "", *email, nil
+	}
+	return "", "", apierr.InvalidRequest("email or contact_id is required: the contact %s.", what)
 }

@@ -170,15 +170,9 @@ func (h *handler) sendEvent(w http.ResponseWriter, r *http.Request) error {
 		return apierr.InvalidRequest("event is required: the name of a custom event (POST /v1/events).")
 	}
 	in := automations.SendEventInput{Event: *req.Event}
-	switch {
-	case req.Email != nil && req.ContactID != nil:
-		return apierr.InvalidRequest("Send email or contact_id, not both.")
-	case req.ContactID != nil && *req.ContactID != "":
-		in.ContactID = *req.ContactID
-	case req.Email != nil && strings.TrimSpace(*req.Email) != "":
-		in.Email = *req.Email
-	default:
-		return apierr.InvalidRequest("email or contact_id is required: the contact the event is about.")
+	var err error
+	if in.ContactID, in.Email, err = contactNamed(req.ContactID, req.Email, "the event is about"); err != nil {
+		return err
 	}
 	if len(req.Payload) > 0 && string(req.Payload) != "null" {
 		if err := json.Unmarshal(req.Payload, &in.Payload); err != nil || in.Payload == nil {

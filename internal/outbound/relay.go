@@ -147,7 +147,9 @@ func finishFailed(res *Result, rcpts []string, host string, err error) (*Result,
 		if res.Rcpts[i].Code == 0 {
 			res.Rcpts[i].Message = err.Error()
 			res.Rcpts[i].Temporary = temporary
-			res.Rcpts[i].Stage = StageConnect
+			if res.Rcpts[i].Stage == "" { // else keep where it broke (a hang after DATA is "data")
+				res.Rcpts[i].Stage = StageConnect
+			}
 			res.Rcpts[i].Timeout = IsTimeout(err)
 		} else {
 			answered = true

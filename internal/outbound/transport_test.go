@@ -271,3 +271,26 @@ func TestSendCancelled(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestRelayThatHangsAfterData (#39 item 5): a relay that never answers the
+// message is cut off by the command timeout, and the result says where it
+// hung (data, not connect) and that it was a timeout.
+func TestRelayThatHangsAfterData(t *testing.T) {
+	hang := smtpsink.StartHanging(t, "127.0.0.1:0")
+	tr, err := NewRelay("smtp://"+hang.Addr(), RelayOptions{CommandTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	began := time.Now()
+	res, err := tr.Send(context.Background(), Envelope{From: "a@example.com", To: []string{"b@example.org"}}, []byte("Subject: x\r\n\r\nhi\r\n"))
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("cut off after %v", took)
+	}
+	if err == nil || res == nil || len(res.Rcpts) != 1 {
+		t.Fatalf("send: %v %+v", err, res)
+	}
+	if r := res.Rcpts[0]; r.Stage != StageData || !r.Timeout || !r.Temporary || r.OK {
+		t.Fatalf("result %+v, want a temporary timeout at data", r)
+	}
+}

@@ -119,6 +119,17 @@ func apiError(status int, body []byte) *APIError {
 	return e
 }
 
-// seg is one path segment from a tool's argument: escaped, so an id can
-// never reach another route ("../api-keys").
-func seg(s string) string { return url.PathEscape(strings.TrimSpace(s)) }
+// route fills format's %s with ids taken from a tool's arguments, each
+// escaped as one path segment, so that an id can never reach another
+// route ("../api-keys"); an empty id, "." or ".." is refused.
+func route(format string, ids ...string) (string, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		id = strings.TrimSpace(id)
+		if id == "" || id == "." || id == ".." {
+			return "", fmt.Errorf("%q is not an id", id)
+		}
+		args[i] = url.PathEscape(id)
+	}
+	return fmt.Sprintf(format, args...), nil
+}

@@ -292,3 +292,34 @@ func TestToolsAreRefusedAsTheAPIRefuses(t *testing.T) {
 		t.Fatal("a bound key sent as another mailbox")
 	}
 }
+
+// TestIDsStayInTheirRoute: an id is one path segment, so "../api-keys"
+// is a message the API does not know, never the key list.
+func TestIDsStayInTheirRoute(t *testing.T) {
+	n := setup(t)
+	cs := connect(t, n.URL, n.Key)
+	if got, failed := call(t, cs, "read_received", map[string]any{"id": "../api-keys"}); !failed || got["code"] != "not_found" {
+		t.Fatalf("read_received ../api-keys: %v", got)
+	}
+	for _, id := range []string{"..", " ", "."} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_thread", Arguments: map[string]any{"id": id}})
+		if err != nil || !res.IsError || res.StructuredContent != nil {
+			t.Fatalf("read_thread %q: %v %+v, want refused before any call", id, err, res)
+		}
+	}
+}
+
+// TestNodeOutOfReach: a node that does not answer is the tool's error,
+// not the session's.
+func TestNodeOutOfReach(t *testing.T) {
+	cs := connect(t, "http://127.0.0.1:1", "mr_anything")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_emails", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "GET /v1/emails") {
+		t.Fatalf("list_emails with no node: %v %+v", err, res)
+	}
+	for _, o := range []mcpserver.Options{{URL: "127.0.0.1:8080", APIKey: "k"}, {URL: "http://127.0.0.1:8080"}} {
+		if _, err := mcpserver.New(o); err == nil {
+			t.Fatalf("New(%+v) accepted", o)
+		}
+	}
+}

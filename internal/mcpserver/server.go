@@ -36,7 +36,9 @@ func New(o Options) (*mcp.Server, error) {
 	}
 	hc := o.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: 60 * time.Second}
+		// The API answers no route with a redirect; following one would
+		// take the key to whatever a proxy in between names.
+		hc = &http.Client{Timeout: 60 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	version := o.Version
 	if version == "" {

@@ -14,27 +14,37 @@ import (
 func addTools(s *mcp.Server, c *client) {
 	t := tools{c}
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	sends := &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)} // adds mail, to the world outside
 	mcp.AddTool(s, &mcp.Tool{Name: "send_email", Description: "Send an email (POST /v1/emails), now or at scheduled_at. Needs mail:send; a key bound to a mailbox sends only as that mailbox.",
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}}, t.sendEmail)
+		Annotations: sends}, t.sendEmail)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_email", Description: "Read a sent email with its status and its events (GET /v1/emails/{id}).", Annotations: ro}, t.getEmail)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_emails", Description: "List sent emails, newest first, with their events (GET /v1/emails); pass next_cursor back as cursor for the next page.", Annotations: ro}, t.listEmails)
 	mcp.AddTool(s, &mcp.Tool{Name: "search_received", Description: "Find mail in the mailboxes: with query, a full-text search ranked by relevance (GET /v1/search, answer: hits); " +
 		"without, the newest messages first (GET /v1/messages, answer: messages). Needs mail:read.", Annotations: ro}, t.searchReceived)
 	mcp.AddTool(s, &mcp.Tool{Name: "read_received", Description: "Read one message of a mailbox in full: text, html, headers, attachments, authentication (GET /v1/messages/{id}); marks it read.",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, t.readReceived)
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false)}}, t.readReceived)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_threads", Description: "List conversations, latest activity first (GET /v1/threads). Needs mail:read.", Annotations: ro}, t.listThreads)
 	mcp.AddTool(s, &mcp.Tool{Name: "read_thread", Description: "Read a conversation with all its messages, oldest first (GET /v1/threads/{id}).", Annotations: ro}, t.readThread)
 	mcp.AddTool(s, &mcp.Tool{Name: "reply", Description: "Reply to a message of a mailbox, from that mailbox, threaded (In-Reply-To, References): to its sender, or with reply_all to everyone on it " +
 		"(POST /v1/inboxes/{mailbox}/threads/{thread}/emails/{id}/reply). Needs mail:send and mail:read.",
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}}, t.reply)
+		Annotations: sends}, t.reply)
 	mcp.AddTool(s, &mcp.Tool{Name: "forward", Description: "Forward a message of a mailbox from that mailbox, quoted inline or attached whole as .eml with mode wrapped (POST /v1/messages/{id}/forward). " +
-		"Needs mail:send and mail:read.", Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(true)}}, t.forward)
+		"Needs mail:send and mail:read.", Annotations: sends}, t.forward)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_suppressions", Description: "List the addresses the workspace will not send to, and why (GET /v1/suppressions). Needs the workspace scope.", Annotations: ro}, t.listSuppressions)
 }
 
 func ptr[T any](v T) *T { return &v }
 
 type tools struct{ c *client }
+
+// get answers GET format, its %s filled with id.
+func (t tools) get(ctx context.Context, format, id string) (*mcp.CallToolResult, any, error) {
+	p, err := route(format, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return answer(t.c.call(ctx, "GET", p, nil, nil))
+}
 
 // page is the paging every list tool takes.
 type page struct {
@@ -88,7 +98,7 @@ type IDInput struct {
 }
 
 func (t tools) getEmail(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, any, error) {
-	return answer(t.c.call(ctx, "GET", "/v1/emails/"+seg(in.ID), nil, nil))
+	return t.get(ctx, "/v1/emails/%s", in.ID)
 }
 
 // ListEmailsInput is list_emails' arguments.
@@ -128,7 +138,7 @@ func (t tools) searchReceived(ctx context.Context, _ *mcp.CallToolRequest, in Se
 }
 
 func (t tools) readReceived(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, any, error) {
-	return answer(t.c.call(ctx, "GET", "/v1/messages/"+seg(in.ID), nil, nil))
+	return t.get(ctx, "/v1/messages/%s", in.ID)
 }
 
 // ListThreadsInput is list_threads' arguments.
@@ -146,7 +156,7 @@ func (t tools) listThreads(ctx context.Context, _ *mcp.CallToolRequest, in ListT
 }
 
 func (t tools) readThread(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, any, error) {
-	return answer(t.c.call(ctx, "GET", "/v1/threads/"+seg(in.ID), nil, nil))
+	return t.get(ctx, "/v1/threads/%s", in.ID)
 }
 
 // ReplyInput is reply's arguments.
@@ -161,7 +171,11 @@ type ReplyInput struct {
 func (t tools) reply(ctx context.Context, _ *mcp.CallToolRequest, in ReplyInput) (*mcp.CallToolResult, any, error) {
 	// The reply route names the message's mailbox and thread; reading the
 	// message first finds them, under the same key.
-	raw, err := t.c.call(ctx, "GET", "/v1/messages/"+seg(in.MessageID), nil, nil)
+	p, err := route("/v1/messages/%s", in.MessageID)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := t.c.call(ctx, "GET", p, nil, nil)
 	if err != nil {
 		return answer(nil, err)
 	}
@@ -182,8 +196,10 @@ func (t tools) reply(ctx context.Context, _ *mcp.CallToolRequest, in ReplyInput)
 	if in.Subject != "" {
 		body["subject"] = in.Subject
 	}
-	path := "/v1/inboxes/" + seg(m.Mailbox) + "/threads/" + seg(m.ThreadID) + "/emails/" + seg(in.MessageID) + "/reply"
-	return answer(t.c.call(ctx, "POST", path, nil, body))
+	if p, err = route("/v1/inboxes/%s/threads/%s/emails/%s/reply", m.Mailbox, m.ThreadID, in.MessageID); err != nil {
+		return nil, nil, err
+	}
+	return answer(t.c.call(ctx, "POST", p, nil, body))
 }
 
 // ForwardInput is forward's arguments.
@@ -199,7 +215,11 @@ func (t tools) forward(ctx context.Context, _ *mcp.CallToolRequest, in ForwardIn
 	if in.Mode != "" {
 		body["mode"] = in.Mode
 	}
-	return answer(t.c.call(ctx, "POST", "/v1/messages/"+seg(in.MessageID)+"/forward", nil, body))
+	p, err := route("/v1/messages/%s/forward", in.MessageID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return answer(t.c.call(ctx, "POST", p, nil, body))
 }
 
 // ListSuppressionsInput is list_suppressions' arguments.

@@ -21,8 +21,9 @@ import (
 // acme.example verified, and its first mailbox's address.
 type node struct {
 	*testapp.App
-	sink  *smtpsink.Sink
-	inbox string
+	sink    *smtpsink.Sink
+	inbox   string // the first mailbox's address
+	inboxID string
 }
 
 func setup(t *testing.T) *node {
@@ -34,7 +35,7 @@ func setup(t *testing.T) *node {
 		Mailboxes []struct{ ID, Address string }
 	}
 	a.Do("GET", "/v1/mailboxes", nil).Decode(t, &list)
-	return &node{App: a, sink: sink, inbox: list.Mailboxes[0].Address}
+	return &node{App: a, sink: sink, inbox: list.Mailboxes[0].Address, inboxID: list.Mailboxes[0].ID}
 }
 
 // connect is an MCP client session with the server, in memory, whose
@@ -271,6 +272,8 @@ func TestToolsAreRefusedAsTheAPIRefuses(t *testing.T) {
 		{"a bound key reads another mailbox's message", bound.Key, "read_received", map[string]any{"id": inboxMsg.ID}, "GET", "/v1/messages/" + inboxMsg.ID, 404},
 		{"a bound key reads another mailbox's thread", bound.Key, "read_thread", map[string]any{"id": inboxMsg.ThreadID}, "GET", "/v1/threads/" + inboxMsg.ThreadID, 404},
 		{"a bound key replies from another mailbox", bound.Key, "reply", map[string]any{"message_id": inboxMsg.ID, "text": "hi"}, "GET", "/v1/messages/" + inboxMsg.ID, 404},
+		{"a bound key lists another mailbox", bound.Key, "search_received", map[string]any{"mailbox_id": n.inboxID}, "GET", "/v1/messages?mailbox_id=" + n.inboxID, 404},
+		{"a bound key lists another mailbox's threads", bound.Key, "list_threads", map[string]any{"mailbox_id": n.inboxID}, "GET", "/v1/threads?mailbox_id=" + n.inboxID, 404},
 		{"a bound key lists suppressions", bound.Key, "list_suppressions", nil, "GET", "/v1/suppressions", 403},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ type Options struct {
 	URL     string       // the node's base URL, e.g. http://127.0.0.1:8080
 	APIKey  string       // sent as Bearer on every call
 	Version string       // the server's version as clients see it
-	HTTP    *http.Client // nil: a client with a 60-second timeout
+	HTTP    *http.Client // nil: a 60-second timeout, redirects not followed
 }
 
 // New builds the MCP server with its tools; run it with Run over a

@@ -22,12 +22,9 @@ func healthcheck(ctx context.Context, cfg *config.Config, args []string, stdout,
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
-	host, port, err := net.SplitHostPort(cfg.HTTPAddr)
+	base, err := localURL(cfg.HTTPAddr)
 	if err != nil {
-		return fmt.Errorf("MAILROOM_HTTP_ADDR %q: %w", cfg.HTTPAddr, err)
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
+		return err
 	}
 	path := "/healthz"
 	if *ready {
@@ -35,7 +32,7 @@ func healthcheck(ctx context.Context, cfg *config.Config, args []string, stdout,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		return err
 	}
@@ -49,4 +46,17 @@ func healthcheck(ctx context.Context, cfg *config.Config, args []string, stdout,
 	}
 	fmt.Fprintln(stdout, "ok")
 	return nil
+}
+
+// localURL is the base URL of this host's node listening on addr
+// (MAILROOM_HTTP_ADDR): a wildcard address is reached on 127.0.0.1.
+func localURL(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("MAILROOM_HTTP_ADDR %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }

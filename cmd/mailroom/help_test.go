@@ -23,6 +23,7 @@ func TestHelpPrintsUsageToStdoutWithoutStarting(t *testing.T) {
 		{"migrate", "--help"},
 		{"workspace", "--help"}, {"workspace", "create", "--help"}, {"workspace", "create", "--name", "A", "-h"},
 		{"suppression", "add-global", "--help"},
+		{"mcp", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ const usage = `usage:
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
   mailroom dashboard link --workspace ID   print a one-time dashboard sign-in link (15 minutes)
-` + policyUsage + backupUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
+` + policyUsage + backupUsage + mcpUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
   mailroom help                       print this text (so do -h and --help, after any command)
 
 Configuration comes from MAILROOM_* environment variables; see README.md.
@@ -85,6 +86,11 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if args[1] == "restore" {
 		// No configuration: it makes a new data directory.
 		return restore(ctx, args[2:], stdout, stderr)
+	}
+	if args[1] == "mcp" {
+		// No server configuration either: it runs where the agent runs and
+		// reaches the node over its HTTP API.
+		return mcpServe(ctx, args[2:], lookupEnv, os.Stdin, stdout, stderr)
 	}
 	switch args[1] {
 	case "serve", "migrate", "backup", "healthcheck":

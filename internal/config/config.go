@@ -16,6 +16,10 @@ import (
 	"time"
 )
 
+// DefaultHTTPAddr is where the API listens when MAILROOM_HTTP_ADDR is unset
+// (and where `mailroom mcp` looks for it on this host).
+const DefaultHTTPAddr = ":8080"
+
 // Config is the whole of Mailroom's settings, typed.
 type Config struct {
 	HTTPAddr string
@@ -139,7 +143,7 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 		return def
 	}
 	c := &Config{
-		HTTPAddr:             get("MAILROOM_HTTP_ADDR", ":8080"),
+		HTTPAddr:             get("MAILROOM_HTTP_ADDR", DefaultHTTPAddr),
 		DashboardAddr:        get("MAILROOM_DASHBOARD_ADDR", ""),
 		SMTPAddr:             get("MAILROOM_SMTP_ADDR", ":2525"),
 		DatabaseURL:          get("MAILROOM_DATABASE_URL", "./data/mailroom.db"),

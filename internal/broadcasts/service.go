@@ -708,3 +708,26 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 	}
 	return out, l.Headers(), nil
 }
+
+// Duplicate copies a broadcast, whatever its status, as a new draft named
+// "<name> (copy)" with the same content and recipients (the Resend SDKs'
+// broadcasts.duplicate); nothing of its sending is copied.
+func (s *Service) Duplicate(ctx context.Context, workspaceID, id string) (Broadcast, error) {
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return b, err
+	}
+	name := b.Name
+	if name == "" {
+		name = b.Subject
+	}
+	now := s.c.Clock.Now()
+	c := Broadcast{ID: ids.New("bc"), WorkspaceID: workspaceID, Name: name + " (copy)", From: b.From, ReplyTo: b.ReplyTo,
+		Subject: b.Subject, HTML: b.HTML, Text: b.Text, AudienceID: b.AudienceID, SegmentID: b.SegmentID, TopicID: b.TopicID,
+		TemplateID: b.TemplateID, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks, Status: StatusDraft, Footer: b.Footer,
+		CreatedAt: now, UpdatedAt: now}
+	if b.Status == StatusDraft {
+		c.TemplateVersionID = b.TemplateVersionID // a sent one's is the version its run recorded, not one asked for
+	}
+	return c, insertBroadcast(ctx, s.c.DB, c)
+}

@@ -298,3 +298,32 @@ func (h *handler) restoreAutomationVersion(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusCreated, h.automationFull(a))
 	return nil
 }
+
+// duplicateAutomation copies an automation, disabled (the Resend SDKs'
+// automations.duplicate).
+func (h *handler) duplicateAutomation(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.d.Services.Automations.Duplicate(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, copiedJSON{Object: "automation", ID: a.ID, Name: a.Name})
+	return nil
+}
+
+type stoppedJSON struct {
+	Object string `json:"object"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// stopAutomation is the Resend SDKs' automations.stop: it disables the
+// automation (PATCH {enabled: false}); runs already started carry on.
+func (h *handler) stopAutomation(w http.ResponseWriter, r *http.Request) error {
+	off := false
+	a, err := h.d.Services.Automations.Update(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), &off, nil)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, stoppedJSON{Object: "automation", ID: a.ID, Status: "disabled"})
+	return nil
+}

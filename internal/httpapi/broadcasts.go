@@ -486,3 +486,14 @@ func (h *handler) listBroadcastRecipients(w http.ResponseWriter, r *http.Request
 		Stats: statsOut(st)})
 	return nil
 }
+
+// duplicateBroadcast copies a broadcast as a new draft (the Resend SDKs'
+// broadcasts.duplicate).
+func (h *handler) duplicateBroadcast(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.d.Services.Broadcasts.Duplicate(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, copiedJSON{Object: "broadcast", ID: b.ID, Name: b.Name})
+	return nil
+}

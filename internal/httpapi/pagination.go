@@ -283,3 +283,11 @@ func (l recipientList) MarshalJSON() ([]byte, error) {
 		sdkList[recipientJSON]
 	}{fields(l), listOf(l.Recipients)})
 }
+
+// copiedJSON answers a duplicate (the Resend SDKs' {object, id}), with the
+// copy's name beside.
+type copiedJSON struct {
+	Object string `json:"object"`
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+}

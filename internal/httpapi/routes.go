@@ -153,6 +153,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/templates/{id}/publish", ws, flat, h.publishTemplate)
 	t.handle("POST /v1/templates/{id}/render", ws, flat, h.renderTemplate)
 	t.handle("POST /v1/templates/{id}/preview", ws, flat, h.previewTemplate)
+	t.handle("POST /v1/templates/{id}/duplicate", ws, flat, h.duplicateTemplate) // a draft "<name> (copy)"
 
 	t.handle("GET /v1/topics", ws, flat, h.listTopics) // ?include_archived=true
 	t.handle("POST /v1/topics", ws, flat, h.createTopic)
@@ -224,6 +225,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/broadcasts/{id}/test", ws, nested, h.testBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
+	t.handle("POST /v1/broadcasts/{id}/duplicate", ws, nested, h.duplicateBroadcast) // a draft "<name> (copy)"
 	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).
 	t.handle("GET /v1/mailboxes", box, nested, h.listMailboxes)
 	t.handle("POST /v1/mailboxes", box, nested, h.createMailbox)
@@ -269,6 +271,8 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/automations/{id}/versions", ws, nested, h.listAutomationVersions)
 	t.handle("POST /v1/automations/{id}/versions", ws, nested, h.restoreAutomationVersion) // { version_id }
 	t.handle("POST /v1/automations/{id}/trigger", ws, nested, h.triggerAutomation)         // api.call automations only
+	t.handle("POST /v1/automations/{id}/duplicate", ws, nested, h.duplicateAutomation)     // disabled, "<name> (copy)"
+	t.handle("POST /v1/automations/{id}/stop", ws, nested, h.stopAutomation)               // the Resend SDKs' stop: disables it
 	t.handle("GET /v1/automations/{id}/runs", ws, nested, h.listAutomationRuns)
 	t.handle("GET /v1/automations/{id}/runs/{runId}", ws, nested, h.getAutomationRun)
 	t.handle("DELETE /v1/automations/{id}/runs/{runId}", ws, nested, h.cancelAutomationRun) // a waiting run

@@ -69,6 +69,15 @@ async function eventAutomation() {
   if (!r.ok) throw new Error(`automation on the event: ${r.status} ${await r.text()}`);
 }
 
+// copied runs a duplicate call and reads the copy back (got), so the check
+// sees the copy's name and state, not only its id.
+async function copied(dup, get) {
+  const r = await dup;
+  if (r.error) return r;
+  const g = await get(r.data.id);
+  return { data: { ...r.data, got: g.data }, error: g.error };
+}
+
 // [call, fn returning the SDK's promise, check of data (optional)]
 const calls = [
   ["emails.send", () => resend.emails.send({ from, to, subject: "every call", text: "x" }), hasId, (d) => (s.email = d.id)],
@@ -152,7 +161,8 @@ const calls = [
   ["templates.get", () => resend.templates.get(s.template2), (d) => d.id === s.template2],
   ["templates.update", () => resend.templates.update(s.template2, { subject: "New", html: "<p>New</p>" }), hasId],
   ["templates.publish", () => resend.templates.publish(s.template2)],
-  ["templates.duplicate", () => resend.templates.duplicate(s.template2), hasId],
+  ["templates.duplicate", () => copied(resend.templates.duplicate(s.template2), (id) => resend.templates.get(id)),
+    (d) => d.object === "template" && hasId(d) && d.id !== s.template2 && d.got?.name === `tpl2-${uniq} (copy)` && d.got?.published_version_id === null],
   ["templates.create().publish", () => resend.templates.create({ name: `tpl3-${uniq}`, html: "<p>x</p>" }).publish()],
   ["templates.remove", () => resend.templates.remove(s.template2)],
 
@@ -161,7 +171,8 @@ const calls = [
   ["broadcasts.list", () => resend.broadcasts.list(), isList],
   ["broadcasts.get", () => resend.broadcasts.get(s.broadcast), (d) => d.id === s.broadcast],
   ["broadcasts.update", () => resend.broadcasts.update(s.broadcast, { subject: "News 2" }), hasId],
-  ["broadcasts.duplicate", () => resend.broadcasts.duplicate(s.broadcast), hasId],
+  ["broadcasts.duplicate", () => copied(resend.broadcasts.duplicate(s.broadcast), (id) => resend.broadcasts.get(id)),
+    (d) => d.object === "broadcast" && d.id !== s.broadcast && d.got?.name === "News 2 (copy)" && d.got?.status === "draft" && d.got?.subject === "News 2"],
   ["broadcasts.send", () => resend.broadcasts.send(s.broadcast2, { scheduledAt: "in 1 hour" }), hasId],
   ["broadcasts.create{send}", () => resend.broadcasts.create({ segmentId: s.segment, from, subject: "Now", text: "x", send: true }), hasId],
   ["broadcasts.recipients", () => resend.broadcasts.recipients(s.broadcast2, { type: "sent" }), isList],
@@ -195,8 +206,11 @@ const calls = [
   ["automations.list", () => resend.automations.list(), isList],
   ["automations.get", async () => resend.automations.get(await mailroomAutomation()), (d) => d.id === s.automation],
   ["automations.update", async () => resend.automations.update(await mailroomAutomation(), { status: "disabled" }), hasId],
-  ["automations.duplicate", async () => resend.automations.duplicate(await mailroomAutomation()), hasId],
-  ["automations.stop", async () => resend.automations.stop(await mailroomAutomation())],
+  ["automations.duplicate", async () => copied(resend.automations.duplicate(await mailroomAutomation()), (id) => resend.automations.get(id)),
+    (d) => d.object === "automation" && d.id !== s.automation && d.got?.name === `SDK flow ${uniq} (copy)` && d.got?.enabled === false],
+  ["automations.stop", async () => resend.automations.update(await mailroomAutomation(), { status: "enabled" }).then(() => resend.automations.stop(s.automation))
+    .then(async (r) => r.error ? r : { data: { ...r.data, got: (await resend.automations.get(s.automation)).data }, error: null }),
+    (d) => d.id === s.automation && d.status === "disabled" && d.got?.enabled === false],
   ["automations.runs.list", async () => resend.automations.runs.list({ automationId: await mailroomAutomation() }), isList, (d) => (s.run = d.data?.[0]?.id)],
   ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }), hasId],
   ["automations.remove", async () => resend.automations.remove(await mailroomAutomation())],

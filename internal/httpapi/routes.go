@@ -181,7 +181,11 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)
 	t.handle("GET /v1/contacts/duplicates", ws, flat, h.listDuplicates)
-	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates) // { survivor_id, loser_id }
+	// The Resend SDKs' contacts.imports: a CSV form through the audience import, kept with an id.
+	t.handle("POST /v1/contacts/imports", ws, flat, h.createContactImport) // multipart: file, column_map, segments, audience_id
+	t.handle("GET /v1/contacts/imports", ws, flat, h.listContactImports)
+	t.handle("GET /v1/contact-imports/{id}", ws, flat, h.getContactImport) // and GET /v1/contacts/imports/{id} (server.go sdkContactImport)
+	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates)  // { survivor_id, loser_id }
 	// {id} is a contact's id or, as the Resend SDKs pass it, its address.
 	t.handle("GET /v1/contacts/{id}", ws, flat, h.byContactRef(h.getContact))
 	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.byContactRef(h.patchContact))

@@ -152,7 +152,6 @@ var nodeUnsupported = unsupported(
 		"contacts.list{audienceId}"),
 	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "contacts.create{segments}", "contacts.segments.add",
 		"contacts.segments.remove"),
-	notYet("CSV imports over POST /v1/audiences/{id}/contacts", "contacts.imports.create", "contacts.imports.list", "contacts.imports.get"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "templates.update"),
 	notYet("a broadcast to a segment alone: Mailroom's broadcasts go to an audience", "broadcasts.send", "broadcasts.create{send}"),
 	notYet("a broadcast's clicked links (Mailroom counts clicks per email)", "broadcasts.clickedLinks"),

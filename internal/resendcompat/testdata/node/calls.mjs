@@ -149,9 +149,14 @@ const calls = [
   ["contacts.segments.remove", () => resend.contacts.segments.remove({ contactId: s.contact, segmentId: s.segment })],
   ["contacts.topics.update", () => resend.contacts.topics.update({ id: s.contact, topics: [{ id: s.topic, subscription: "opt_out" }] }), hasId],
   ["contacts.topics.list", () => resend.contacts.topics.list({ id: s.contact }), (d) => d.data?.some((t) => t.id === s.topic && t.subscription === "opt_out")],
-  ["contacts.imports.create", () => resend.contacts.imports.create({ file: new Blob(["email\ndee@example.com\n"], { type: "text/csv" }) }), hasId, (d) => (s.import = d.id)],
-  ["contacts.imports.list", () => resend.contacts.imports.list(), isList],
-  ["contacts.imports.get", () => resend.contacts.imports.get(s.import ?? "none"), hasId],
+  ["contacts.imports.create", () => resend.contacts.imports.create({ file: new Blob([`email,First,Plan\nimp-${uniq}@example.com,Imp,pro\nnot-an-address,X,free\n`], { type: "text/csv" }),
+    columnMap: { email: "email", firstName: "First", properties: { plan: { column: "Plan", type: "string" } } } }),
+    (d) => d.object === "contact_import" && hasId(d), (d) => (s.import = d.id)],
+  ["contacts.imports.list", () => resend.contacts.imports.list(), (d) => d.data?.some((i) => i.id === s.import)],
+  ["contacts.imports.get", () => Promise.all([resend.contacts.imports.get(s.import ?? "none"), resend.contacts.get({ email: `imp-${uniq}@example.com` })])
+    .then(([r, c]) => (r.error || c.error ? { error: r.error ?? c.error } : { data: { ...r.data, contact: c.data } })),
+    (d) => d.id === s.import && d.status === "completed" && d.counts?.created === 1 && d.counts?.failed === 1 && d.counts?.total === 2 &&
+      d.contact?.first_name === "Imp" && d.contact?.attributes?.plan === "pro"],
   ["contacts.remove", () => resend.contacts.create({ email: `dee-${uniq}@example.com` }).then((r) => resend.contacts.remove(r.data?.id ?? "none"))],
   ["contacts.remove{email}", () => resend.contacts.remove({ email: `ann-${uniq}@example.com` })],
 

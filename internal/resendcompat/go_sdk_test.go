@@ -603,6 +603,5 @@ var goUnsupported = unsupported(
 	notOffered("tracking is chosen per email (the spec refuses a per-domain switch)", "Domains.Update"),
 	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "Contacts.Segments.Add", "Contacts.Segments.Remove"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "Templates.Update"),
-	notYet("a broadcast to a segment alone: Mailroom's broadcasts go to an audience", "Broadcasts.Create{Send}", "Broadcasts.Send"),
 	notOffered("the spec answers a delete with deleted: <id>, the SDK decodes a boolean (the row is deleted)", "Webhooks.Remove", "Templates.Remove"),
 )

@@ -178,8 +178,10 @@ const calls = [
   ["broadcasts.update", () => resend.broadcasts.update(s.broadcast, { subject: "News 2" }), hasId],
   ["broadcasts.duplicate", () => copied(resend.broadcasts.duplicate(s.broadcast), (id) => resend.broadcasts.get(id)),
     (d) => d.object === "broadcast" && d.id !== s.broadcast && d.got?.name === "News 2 (copy)" && d.got?.status === "draft" && d.got?.subject === "News 2"],
-  ["broadcasts.send", () => resend.broadcasts.send(s.broadcast2, { scheduledAt: "in 1 hour" }), hasId],
-  ["broadcasts.create{send}", () => resend.broadcasts.create({ segmentId: s.segment, from, subject: "Now", text: "x", send: true }), hasId],
+  ["broadcasts.send", () => copied(resend.broadcasts.send(s.broadcast2, { scheduledAt: "in 1 hour" }), (id) => resend.broadcasts.get(id)),
+    (d) => d.id === s.broadcast2 && d.got?.status === "scheduled" && d.got?.segment_id === s.audience], // audienceId: Resend's audiences are segments
+  ["broadcasts.create{send}", () => copied(resend.broadcasts.create({ segmentId: s.segment, from, subject: "Now", text: "x", send: true }),
+    (id) => resend.broadcasts.recipients(id, { type: "sent" })), (d) => hasId(d) && d.got?.data?.some((r) => r.email === to)], // the subscriber startWithMail made
   ["broadcasts.recipients", () => resend.broadcasts.recipients(s.broadcast2, { type: "sent" }), isList],
   ["broadcasts.clickedLinks", () => resend.broadcasts.clickedLinks(s.broadcast2), isList],
   ["broadcasts.cancel", () => resend.broadcasts.cancel(s.broadcast2)],

@@ -132,6 +132,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("DELETE /v1/webhooks/{id}", box, nested, h.deleteWebhook)
 	t.handle("POST /v1/webhooks/{id}/signing-secret/rotate", box, nested, h.rotateWebhookSecret) // Resend's rotate_secret
 	t.handle("GET /v1/webhooks/{id}/events", box, nested, h.listWebhookEvents)                   // the delivery log by event, for the Resend SDKs
+	t.handle("GET /v1/webhooks/{id}/events/{event}", box, nested, h.getWebhookEvent)             // with its body as delivered
 	t.handle("GET /v1/webhooks/{id}/events/{event}/attempts", box, nested, h.listWebhookEventAttempts)
 	t.handle("POST /v1/webhooks/{id}/events/{event}/replay", box, nested, h.replayWebhookEvent)
 

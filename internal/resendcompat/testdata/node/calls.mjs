@@ -57,6 +57,11 @@ async function mailroomAutomation() {
     headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
     body: JSON.stringify({ yaml: `name: SDK flow ${uniq}\ntrigger: { event: api.call }\nsteps:\n  - wait: 1h\n` }) });
   s.automation = (await r.json()).id;
+  // One run (an api.call trigger), for automations.runs.*.
+  const t = await fetch(`${env.RESEND_BASE_URL}/automations/${s.automation}/trigger`, { method: "POST",
+    headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ email: to, idempotency_key: `run-${uniq}` }) });
+  if (!t.ok) throw new Error(`trigger: ${t.status} ${await t.text()}`);
   return s.automation;
 }
 
@@ -204,7 +209,8 @@ const calls = [
   ["webhooks.rotateSigningSecret", () => resend.webhooks.rotateSigningSecret(s.webhook), hasId],
   ["webhooks.verify", verifyDelivery], // a real delivery to a receiver here, checked by the SDK's verify
   ["webhooks.events.list", () => resend.webhooks.events.list({ webhookId: s.loggedHook ?? "none" }), (d) => d.data?.length === 1 && d.data[0].status === "success", (d) => (s.hookEvent = d.data[0].id)],
-  ["webhooks.events.get", () => resend.webhooks.events.get({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), hasId],
+  ["webhooks.events.get", () => resend.webhooks.events.get({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }),
+    (d) => d.id === s.hookEvent && d.object === "webhook_event" && d.status === "success" && d.next_attempt_at === null && d.payload?.event === "email.delivered"], // the spec's body: event, not type,
   ["webhooks.events.attempts.list", () => resend.webhooks.events.attempts.list({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.data?.length === 1 && d.data[0].http_status_code === 200],
   ["webhooks.events.replay", () => resend.webhooks.events.replay({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.id === s.hookEvent],
   ["webhooks.remove", () => resend.webhooks.remove(s.webhook)],
@@ -218,8 +224,10 @@ const calls = [
   ["automations.stop", async () => resend.automations.update(await mailroomAutomation(), { status: "enabled" }).then(() => resend.automations.stop(s.automation))
     .then(async (r) => r.error ? r : { data: { ...r.data, got: (await resend.automations.get(s.automation)).data }, error: null }),
     (d) => d.id === s.automation && d.status === "disabled" && d.got?.enabled === false],
-  ["automations.runs.list", async () => resend.automations.runs.list({ automationId: await mailroomAutomation() }), isList, (d) => (s.run = d.data?.[0]?.id)],
-  ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }), hasId],
+  ["automations.runs.list", async () => resend.automations.runs.list({ automationId: await mailroomAutomation() }), (d) => d.data?.length === 1 && hasId(d.data[0]),
+    (d) => (s.run = d.data[0].id)],
+  ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }),
+    (d) => d.id === s.run && d.object === "automation_run" && Array.isArray(d.steps)],
   ["automations.remove", async () => resend.automations.remove(await mailroomAutomation())],
 
   ["events.create", () => resend.events.create({ name: `user.created.${uniq}`, schema: { plan: "string" } }), (d) => hasId(d) && d.object === "event", (d) => (s.event = d.id)],

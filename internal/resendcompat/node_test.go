@@ -161,7 +161,6 @@ var nodeUnsupported = unsupported(
 		"contacts.segments.remove"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "templates.update"),
 	notYet("a broadcast's clicked links (Mailroom counts clicks per email)", "broadcasts.clickedLinks"),
-	notYet("Resend's step graph: Mailroom's automations are YAML (the SDK's other calls meet one made by POST /v1/automations)", "automations.create"),
 	notOffered("no labels, drafts or AI agent on mailboxes", "inboxes.threads.labels.add", "inboxes.threads.labels.set",
 		"inboxes.threads.labels.remove", "inboxes.labels.list", "inboxes.labels.create", "inboxes.labels.update", "inboxes.labels.remove",
 		"inboxes.drafts.list", "inboxes.drafts.create", "inboxes.drafts.get", "inboxes.drafts.update", "inboxes.drafts.remove",

@@ -215,7 +215,11 @@ const calls = [
   ["webhooks.events.replay", () => resend.webhooks.events.replay({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.id === s.hookEvent],
   ["webhooks.remove", () => resend.webhooks.remove(s.webhook)],
 
-  ["automations.create", () => resend.automations.create({ name: `auto-${uniq}`, steps: [{ key: "start", type: "trigger", config: { eventName: "user.created" } }], connections: [] }), hasId, (d) => (s.automation = d.id)],
+  ["automations.create", () => copied(resend.automations.create({ name: `auto-${uniq}`, status: "disabled",
+    steps: [{ key: "start", type: "trigger", config: { eventName: "contact.created" } }, { key: "pause", type: "delay", config: { duration: "1 hour" } },
+      { key: "welcome", type: "send_email", config: { template: { id: s.template }, from, subject: "Welcome" } }],
+    connections: [{ from: "start", to: "pause" }, { from: "pause", to: "welcome", type: "default" }] }), (id) => resend.automations.get(id)),
+    (d) => d.object === "automation" && hasId(d) && d.got?.enabled === false && /wait: 1h/.test(d.got?.yaml) && /template: tpl_/.test(d.got?.yaml)],
   ["automations.list", () => resend.automations.list(), isList],
   ["automations.get", async () => resend.automations.get(await mailroomAutomation()), (d) => d.id === s.automation],
   ["automations.update", async () => resend.automations.update(await mailroomAutomation(), { status: "disabled" }), hasId],

@@ -174,6 +174,14 @@ func (l audienceList) MarshalJSON() ([]byte, error) {
 	}{fields(l), listOf(l.Audiences)})
 }
 
+func (l segmentMembers) MarshalJSON() ([]byte, error) {
+	type fields segmentMembers
+	return json.Marshal(struct {
+		fields
+		sdkList[segmentMemberJSON]
+	}{fields(l), listOf(l.Members)})
+}
+
 func (l automationListJSON) MarshalJSON() ([]byte, error) {
 	type fields automationListJSON
 	return json.Marshal(struct {

@@ -218,6 +218,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/segments/{id}", ws, nested, h.patchSegment)
 	t.handle("DELETE /v1/segments/{id}", ws, nested, h.deleteSegment) // contacts untouched
 	t.handle("GET /v1/segments/{id}/members", ws, nested, h.listSegmentMembers)
+	t.handle("GET /v1/segments/{id}/contacts", ws, nested, h.listSegmentMembers) // the Resend SDKs' contacts.list{segmentId}
 
 	t.handle("GET /v1/broadcasts", ws, nested, h.listBroadcasts)
 	t.handle("POST /v1/broadcasts", ws, nested, h.createBroadcast)

@@ -51,6 +51,7 @@ var owners = map[string]string{
 	"memberships":          "contacts",
 	"automation_events":    "contacts",
 	"contact_properties":   "contacts",
+	"contact_imports":      "contacts",
 	"contacts_search":      "contacts", // SQLite's FTS5 trigram index of contacts.search (store.DB.ContainsIndexed)
 	"topics":               "topics",
 	"topic_preferences":    "topics",

@@ -204,13 +204,19 @@ func (s *Service) check(ctx context.Context, workspaceID string, src []byte) (De
 
 // Create checks and stores a new automation, enabled, at version 1.
 func (s *Service) Create(ctx context.Context, workspaceID string, src []byte) (Automation, error) {
+	return s.CreateEnabled(ctx, workspaceID, src, true)
+}
+
+// CreateEnabled is Create with the automation enabled or not (a duplicate,
+// or the Resend SDKs' status: disabled, starts disabled).
+func (s *Service) CreateEnabled(ctx context.Context, workspaceID string, src []byte, enabled bool) (Automation, error) {
 	def, err := s.check(ctx, workspaceID, src)
 	if err != nil {
 		return Automation{}, err
 	}
 	now := s.clock.Now()
 	a := Automation{ID: ids.New("auto"), WorkspaceID: workspaceID, Name: def.Name, Trigger: def.Trigger.Event,
-		TriggerTag: def.Trigger.Tag, TriggerAudienceID: def.Trigger.AudienceID, Enabled: true, Version: 1,
+		TriggerTag: def.Trigger.Tag, TriggerAudienceID: def.Trigger.AudienceID, Enabled: enabled, Version: 1,
 		YAML: string(src), CreatedAt: now, UpdatedAt: now, SigningSecret: webhooks.NewSecret()}
 	base := templates.Slugify(def.Name)
 	if base == "" {

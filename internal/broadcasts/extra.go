@@ -38,7 +38,7 @@ func (s *Service) Recipients(ctx context.Context, workspaceID, id, status string
 // mailable size of the audience.
 func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (map[string]any, int, error) {
 	v := render.MemberVars(email, "", "", "", nil)
-	if b.AudienceID == "" {
+	if b.AudienceID == "" && b.SegmentID == "" {
 		return v, 0, nil
 	}
 	sel, err := s.selection(ctx, b)

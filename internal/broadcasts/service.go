@@ -410,9 +410,12 @@ func (s *Service) resolveTopic(ctx context.Context, b *Broadcast) error {
 }
 
 // selection is who the broadcast goes to: the audience's members, narrowed
-// by the segment's rules when it has one; with a topic, those who switched
-// it off are skipped (topic_opt_out). A topic that names nothing opts
-// nobody out: the problems list it, so such a broadcast does not send.
+// by the segment's rules when it has one. A segment alone (the Resend SDKs'
+// broadcasts) goes to its own audience's members or, for a segment over
+// the workspace, to the contacts subscribed to some live audience (consent
+// stays a membership's). With a topic, those who switched it off are
+// skipped (topic_opt_out). A topic that names nothing opts nobody out: the
+// problems list it, so such a broadcast does not send.
 func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selection, error) {
 	var sel contacts.Selection
 	if b.SegmentID == "" {
@@ -422,7 +425,11 @@ func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selectio
 		if err != nil {
 			return contacts.Selection{}, err
 		}
-		sel = s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, seg.Set(), false)
+		audience := b.AudienceID
+		if audience == "" {
+			audience = seg.AudienceID
+		}
+		sel = s.c.Contacts.Select(b.WorkspaceID, audience, seg.Set(), false)
 	}
 	if b.TopicID != "" && s.c.Topics != nil {
 		t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
@@ -439,14 +446,17 @@ func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selectio
 func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) {
 	ps := []Problem{}
 	add := func(code, format string, a ...any) { ps = append(ps, Problem{code, fmt.Sprintf(format, a...)}) }
-	if b.AudienceID == "" {
-		add("no_audience", "No audience: set audience_id to the audience this broadcast goes to.")
-	} else if _, err := s.c.Contacts.Audience(ctx, b.WorkspaceID, b.AudienceID); err != nil {
-		if _, ok := apierr.As(err); !ok {
-			return nil, err
+	switch {
+	case b.AudienceID == "" && b.SegmentID == "":
+		add("no_audience", "No audience: set audience_id to the audience this broadcast goes to (or segment_id to a segment).")
+	case b.AudienceID != "":
+		if _, err := s.c.Contacts.Audience(ctx, b.WorkspaceID, b.AudienceID); err != nil {
+			if _, ok := apierr.As(err); !ok {
+				return nil, err
+			}
+			add("unknown_audience", "Audience %s does not exist (or was deleted): choose another audience_id.", b.AudienceID)
+			b.AudienceID, b.SegmentID = "", "" // nobody to sample below
 		}
-		add("unknown_audience", "Audience %s does not exist (or was deleted): choose another audience_id.", b.AudienceID)
-		b.AudienceID = ""
 	}
 	if b.SegmentID != "" {
 		seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
@@ -456,7 +466,7 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 				return nil, err
 			}
 			add("unknown_segment", "Segment %s does not exist: choose another segment_id or remove it.", b.SegmentID)
-		case seg.AudienceID != "" && seg.AudienceID != b.AudienceID:
+		case b.AudienceID != "" && seg.AudienceID != "" && seg.AudienceID != b.AudienceID:
 			add("segment_audience", "Segment %s belongs to audience %s, not to this broadcast's audience: choose a segment of the same audience.", seg.ID, seg.AudienceID)
 		}
 	}
@@ -514,7 +524,7 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 			add("from_domain_not_verified", "The from domain %s is not verified: verify it (POST /v1/domains/{id}/verify) or send from a verified domain.", dom)
 		}
 	}
-	if b.AudienceID != "" {
+	if b.AudienceID != "" || b.SegmentID != "" {
 		sel, err := s.selection(ctx, b)
 		if err == nil {
 			sel.Mailable = true
@@ -707,4 +717,27 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 		}
 	}
 	return out, l.Headers(), nil
+}
+
+// Duplicate copies a broadcast, whatever its status, as a new draft named
+// "<name> (copy)" with the same content and recipients (the Resend SDKs'
+// broadcasts.duplicate); nothing of its sending is copied.
+func (s *Service) Duplicate(ctx context.Context, workspaceID, id string) (Broadcast, error) {
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return b, err
+	}
+	name := b.Name
+	if name == "" {
+		name = b.Subject
+	}
+	now := s.c.Clock.Now()
+	c := Broadcast{ID: ids.New("bc"), WorkspaceID: workspaceID, Name: name + " (copy)", From: b.From, ReplyTo: b.ReplyTo,
+		Subject: b.Subject, HTML: b.HTML, Text: b.Text, AudienceID: b.AudienceID, SegmentID: b.SegmentID, TopicID: b.TopicID,
+		TemplateID: b.TemplateID, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks, Status: StatusDraft, Footer: b.Footer,
+		CreatedAt: now, UpdatedAt: now}
+	if b.Status == StatusDraft {
+		c.TemplateVersionID = b.TemplateVersionID // a sent one's is the version its run recorded, not one asked for
+	}
+	return c, insertBroadcast(ctx, s.c.DB, c)
 }

@@ -54,8 +54,11 @@ type checked struct {
 // Import adds rows to an audience in one transaction: contacts are created
 // or gain the row's tags, memberships are created or updated (never
 // duplicated). A suppressed address becomes cleaned and an unsubscribed
-// member stays unsubscribed, both counted in held_back. With dryRun nothing
-// is written and the result is what would have been done.
+// member stays unsubscribed, both counted in held_back. With audienceID ""
+// only contacts are written, counted by contact, and a row that
+// unsubscribes takes its contact off every list (the Resend SDKs'
+// contacts.imports). With dryRun nothing is written and the result is what
+// would have been done.
 func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, rows []ImportRow, dryRun bool) (ImportResult, error) {
 	res := ImportResult{Held: []HeldRow{}, Errors: []RowError{}}
 	var ok []checked
@@ -75,9 +78,12 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 		ok = append(ok, c)
 	}
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		aud, err := audienceByID(ctx, tx, workspaceID, audienceID)
-		if err != nil {
-			return notFound(err, errAudienceNotFound)
+		var aud Audience
+		if audienceID != "" {
+			var err error
+			if aud, err = audienceByID(ctx, tx, workspaceID, audienceID); err != nil {
+				return notFound(err, errAudienceNotFound)
+			}
 		}
 		// An import's events are tens of thousands of rows: only the kinds
 		// an automation starts on are queued (an event made before its
@@ -106,7 +112,10 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 		for _, c := range existing {
 			contactIDs = append(contactIDs, c.ID)
 		}
-		members, err := membersOf(ctx, tx, audienceID, contactIDs)
+		members := map[string]Member{}
+		if audienceID != "" {
+			members, err = membersOf(ctx, tx, audienceID, contactIDs)
+		}
 		if err != nil {
 			return err
 		}
@@ -119,10 +128,14 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 			// The contact: created, or given the row's new tags.
 			c, found := existing[r.email]
 			var added []string
+			touched := false // names or (contacts alone) attributes changed
 			if !found {
 				c = Contact{ID: ids.New("ct"), WorkspaceID: workspaceID, Email: r.email, FirstName: r.FirstName, LastName: r.LastName,
 					Attributes: map[string]string{}, Tags: slices.Sorted(slices.Values(r.tags)), CreatedAt: now, UpdatedAt: now}
 				added = c.Tags
+				if audienceID == "" { // contacts alone: the row's attributes are the contact's
+					maps.Copy(c.Attributes, r.Attributes)
+				}
 				if !dryRun {
 					deferContact(tx, c)
 					if queue(EventContactCreated) {
@@ -136,14 +149,23 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 					}
 				}
 				// Names fill a contact's empty ones; they never overwrite.
-				named := false
 				if c.FirstName == "" && r.FirstName != "" {
-					c.FirstName, named = r.FirstName, true
+					c.FirstName, touched = r.FirstName, true
 				}
 				if c.LastName == "" && r.LastName != "" {
-					c.LastName, named = r.LastName, true
+					c.LastName, touched = r.LastName, true
 				}
-				if (len(added) > 0 || named) && !dryRun {
+				if audienceID == "" && len(r.Attributes) > 0 {
+					attrs := maps.Clone(c.Attributes)
+					if attrs == nil {
+						attrs = map[string]string{}
+					}
+					maps.Copy(attrs, r.Attributes)
+					if !maps.Equal(attrs, c.Attributes) {
+						c.Attributes, touched = attrs, true
+					}
+				}
+				if (len(added) > 0 || touched) && !dryRun {
 					c.Tags = append(slices.Clone(c.Tags), added...)
 					sort.Strings(c.Tags)
 					c.UpdatedAt = now
@@ -159,6 +181,26 @@ func (s *Service) Import(ctx context.Context, workspaceID, audienceID string, ro
 						deferEvent(tx, workspaceID, EventTagAdded, c.ID, map[string]any{"tag": t, "email": c.Email}, now)
 					}
 				}
+			}
+
+			if audienceID == "" { // contacts alone: counted by the contact
+				// A row that unsubscribes takes the contact off every list,
+				// as PATCH /v1/contacts/{id} {unsubscribed: true} does.
+				unsubscribed := 0
+				if found && !dryRun && (r.Status == StatusUnsubscribed || (r.Subscribed != nil && !*r.Subscribed)) {
+					if unsubscribed, err = unsubscribeAll(ctx, tx, c.ID, now); err != nil {
+						return err
+					}
+				}
+				switch {
+				case !found:
+					res.Created++
+				case len(added) > 0 || touched || unsubscribed > 0:
+					res.Updated++
+				default:
+					res.Unchanged++
+				}
+				continue
 			}
 
 			// The membership.

@@ -736,3 +736,41 @@ func countProperties(ctx context.Context, q store.Querier, workspaceID string) (
 func deleteProperty(ctx context.Context, q store.Querier, workspaceID, id string) (bool, error) {
 	return store.Changed(q.Exec(ctx, `DELETE FROM contact_properties WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 }
+
+// --- contact_imports
+
+const importColumns = `id, workspace_id, audience_id, status, total, created, updated, skipped, failed, created_at, completed_at`
+
+func scanImport(sc scanner) (ImportRecord, error) {
+	var r ImportRecord
+	var created int64
+	var completed sql.NullInt64
+	if err := sc.Scan(&r.ID, &r.WorkspaceID, &r.AudienceID, &r.Status, &r.Total, &r.Created, &r.Updated, &r.Skipped, &r.Failed, &created, &completed); err != nil {
+		return r, err
+	}
+	r.CreatedAt = store.FromMillis(created)
+	if completed.Valid {
+		t := store.FromMillis(completed.Int64)
+		r.CompletedAt = &t
+	}
+	return r, nil
+}
+
+func insertImport(ctx context.Context, q store.Querier, r ImportRecord) error {
+	var completed *int64
+	if r.CompletedAt != nil {
+		ms := store.Millis(*r.CompletedAt)
+		completed = &ms
+	}
+	_, err := q.Exec(ctx, `INSERT INTO contact_imports (`+importColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.WorkspaceID, r.AudienceID, r.Status, r.Total, r.Created, r.Updated, r.Skipped, r.Failed, store.Millis(r.CreatedAt), completed)
+	return err
+}
+
+func importByID(ctx context.Context, q store.Querier, workspaceID, id string) (ImportRecord, error) {
+	return scanImport(q.QueryRow(ctx, `SELECT `+importColumns+` FROM contact_imports WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+}
+
+func listImports(ctx context.Context, q store.Querier, workspaceID string, limit int) ([]ImportRecord, error) {
+	return store.QueryAll(ctx, q, scanImport, `SELECT `+importColumns+` FROM contact_imports WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, workspaceID, limit)
+}

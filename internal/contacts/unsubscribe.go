@@ -3,6 +3,7 @@ package contacts
 import (
 	"context"
 	"errors"
+	"time"
 
 	"mailroom/internal/store"
 )
@@ -22,22 +23,29 @@ func (s *Service) UnsubscribeEverywhere(ctx context.Context, workspaceID, email 
 		if err != nil {
 			return err
 		}
-		ms, err := contactMemberships(ctx, tx, c.ID)
-		if err != nil {
-			return err
-		}
-		now := s.clock.Now()
-		for _, m := range ms {
-			if m.Status != StatusSubscribed && m.Status != StatusPending {
-				continue
-			}
-			m.Status, m.UpdatedAt = StatusUnsubscribed, now
-			if err := updateMember(ctx, tx, m); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
+		n, err = unsubscribeAll(ctx, tx, c.ID, s.clock.Now())
+		return err
 	})
 	return n, err
+}
+
+// unsubscribeAll turns the contact's subscribed and pending memberships
+// unsubscribed and answers how many changed.
+func unsubscribeAll(ctx context.Context, tx *store.Tx, contactID string, now time.Time) (int, error) {
+	ms, err := contactMemberships(ctx, tx, contactID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range ms {
+		if m.Status != StatusSubscribed && m.Status != StatusPending {
+			continue
+		}
+		m.Status, m.UpdatedAt = StatusUnsubscribed, now
+		if err := updateMember(ctx, tx, m); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

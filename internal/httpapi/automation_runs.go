@@ -35,6 +35,9 @@ type runStepJSON struct {
 }
 
 type runJSON struct {
+	// ID and Object are run_id and the kind where the Resend SDKs read them.
+	ID           string         `json:"id"`
+	Object       string         `json:"object"`
 	RunID        string         `json:"run_id"`
 	AutomationID string         `json:"automation_id"`
 	Version      int            `json:"version"`
@@ -59,7 +62,7 @@ type runListJSON struct {
 const maxIdempotencyKey = 256
 
 func runOut(r automations.Run) runJSON {
-	out := runJSON{RunID: r.ID, AutomationID: r.AutomationID, Version: r.Version, Status: r.Status, ContactID: r.ContactID, Email: r.Email,
+	out := runJSON{ID: r.ID, Object: "automation_run", RunID: r.ID, AutomationID: r.AutomationID, Version: r.Version, Status: r.Status, ContactID: r.ContactID, Email: r.Email,
 		Steps: make([]runStepJSON, 0, len(r.Steps)), EmailsSent: r.EmailsSent, Error: r.Error, Trigger: r.TriggerData, CreatedAt: ts(r.CreatedAt)}
 	if r.WaitUntil != nil {
 		s := ts(*r.WaitUntil)

@@ -21,7 +21,38 @@ import (
 const maxAutomationBody = 2 << 20
 
 type automationYAMLRequest struct {
-	YAML *string `json:"yaml"` // required
+	YAML *string `json:"yaml"` // required, unless steps
+	// The Resend SDKs' create: a step graph, written as YAML where it maps
+	// (automations.FromGraph), and its status (enabled or disabled).
+	Name        *string                       `json:"name"`
+	Status      *string                       `json:"status"`
+	Steps       []automations.GraphStep       `json:"steps"`
+	Connections []automations.GraphConnection `json:"connections"`
+}
+
+// source is the definition the request holds, and whether it starts enabled.
+func (req automationYAMLRequest) source() ([]byte, bool, error) {
+	enabled := true
+	if req.Status != nil {
+		if *req.Status != "enabled" && *req.Status != "disabled" {
+			return nil, false, apierr.InvalidRequest("status must be enabled or disabled.")
+		}
+		enabled = *req.Status == "enabled"
+	}
+	switch {
+	case req.YAML != nil && (req.Steps != nil || req.Name != nil || req.Connections != nil):
+		return nil, false, apierr.InvalidRequest("Send yaml, or the Resend SDKs' name, steps and connections, not both.")
+	case req.YAML != nil:
+		return []byte(*req.YAML), enabled, nil
+	case req.Steps != nil:
+		name := ""
+		if req.Name != nil {
+			name = *req.Name
+		}
+		src, err := automations.FromGraph(name, req.Steps, req.Connections)
+		return src, enabled, err
+	}
+	return nil, false, apierr.InvalidRequest("yaml is required: send { \"yaml\": \"name: ...\" } or the YAML itself as application/yaml.")
 }
 
 type patchAutomationRequest struct {
@@ -50,6 +81,7 @@ type automationJSON struct {
 // automationDetailJSON is the single read (and the answer of writes): the
 // automation with its graph and trigger_url (null unless api.call).
 type automationDetailJSON struct {
+	Object string `json:"object"` // "automation", where the Resend SDKs read it
 	automationJSON
 	TriggerURL *string           `json:"trigger_url"`
 	Graph      automations.Graph `json:"graph"`
@@ -84,7 +116,7 @@ func automationOut(a automations.Automation) automationJSON {
 
 // automationFull is the single read: with graph and trigger_url.
 func (h *handler) automationFull(a automations.Automation) automationDetailJSON {
-	out := automationDetailJSON{automationJSON: automationOut(a), Graph: a.Definition().Graph(), SigningSecret: a.SigningSecret}
+	out := automationDetailJSON{Object: "automation", automationJSON: automationOut(a), Graph: a.Definition().Graph(), SigningSecret: a.SigningSecret}
 	if u := h.d.Services.Automations.TriggerURL(a); u != "" {
 		out.TriggerURL = &u
 	}
@@ -94,27 +126,27 @@ func (h *handler) automationFull(a automations.Automation) automationDetailJSON 
 // readAutomationBody reads a definition: raw YAML (a YAML or text/plain
 // content type) or a JSON object {yaml}. Without a content type, a body
 // that is a JSON object is the wrapper and anything else is YAML.
-func readAutomationBody(w http.ResponseWriter, r *http.Request, jsonAllowed bool) ([]byte, error) {
+func readAutomationBody(w http.ResponseWriter, r *http.Request, jsonAllowed bool) ([]byte, bool, error) {
 	kind := "raw"
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		switch {
 		case err != nil:
-			return nil, apierr.InvalidRequest("Content-Type %q does not parse.", ct)
+			return nil, false, apierr.InvalidRequest("Content-Type %q does not parse.", ct)
 		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 			kind = "json"
 		case mt == "text/plain" || strings.HasSuffix(mt, "/yaml") || strings.HasSuffix(mt, "/x-yaml") || strings.HasSuffix(mt, "+yaml"):
 		default:
-			return nil, apierr.InvalidRequest("Content-Type %q is not accepted; send the YAML as application/yaml or text/plain, or JSON { \"yaml\": ... }.", ct)
+			return nil, false, apierr.InvalidRequest("Content-Type %q is not accepted; send the YAML as application/yaml or text/plain, or JSON { \"yaml\": ... }.", ct)
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAutomationBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, errTooLarge
+			return nil, false, errTooLarge
 		}
-		return nil, bodyError(err)
+		return nil, false, bodyError(err)
 	}
 	if kind == "raw" && r.Header.Get("Content-Type") == "" && jsonAllowed {
 		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '{' && json.Valid(t) {
@@ -123,26 +155,23 @@ func readAutomationBody(w http.ResponseWriter, r *http.Request, jsonAllowed bool
 	}
 	if kind == "json" {
 		if !jsonAllowed {
-			return body, nil // a JSON document is YAML too
+			return body, true, nil // a JSON document is YAML too
 		}
 		var req automationYAMLRequest
 		if err := decodeJSON(body, &req); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if req.YAML == nil {
-			return nil, apierr.InvalidRequest("yaml is required: send { \"yaml\": \"name: ...\" } or the YAML itself as application/yaml.")
-		}
-		return []byte(*req.YAML), nil
+		return req.source()
 	}
-	return body, nil
+	return body, true, nil
 }
 
 func (h *handler) createAutomation(w http.ResponseWriter, r *http.Request) error {
-	src, err := readAutomationBody(w, r, true)
+	src, enabled, err := readAutomationBody(w, r, true)
 	if err != nil {
 		return err
 	}
-	a, err := h.d.Services.Automations.Create(r.Context(), apiKey(r).WorkspaceID, src)
+	a, err := h.d.Services.Automations.CreateEnabled(r.Context(), apiKey(r).WorkspaceID, src, enabled)
 	if err != nil {
 		return err
 	}
@@ -212,7 +241,7 @@ func (h *handler) putAutomationYAML(w http.ResponseWriter, r *http.Request) erro
 	if !ok {
 		return errNoRoute()
 	}
-	src, err := readAutomationBody(w, r, false)
+	src, _, err := readAutomationBody(w, r, false)
 	if err != nil {
 		return err
 	}
@@ -296,5 +325,34 @@ func (h *handler) restoreAutomationVersion(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	writeJSON(w, http.StatusCreated, h.automationFull(a))
+	return nil
+}
+
+// duplicateAutomation copies an automation, disabled (the Resend SDKs'
+// automations.duplicate).
+func (h *handler) duplicateAutomation(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.d.Services.Automations.Duplicate(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, copiedJSON{Object: "automation", ID: a.ID, Name: a.Name})
+	return nil
+}
+
+type stoppedJSON struct {
+	Object string `json:"object"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// stopAutomation is the Resend SDKs' automations.stop: it disables the
+// automation (PATCH {enabled: false}); runs already started carry on.
+func (h *handler) stopAutomation(w http.ResponseWriter, r *http.Request) error {
+	off := false
+	a, err := h.d.Services.Automations.Update(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), &off, nil)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, stoppedJSON{Object: "automation", ID: a.ID, Status: "disabled"})
 	return nil
 }

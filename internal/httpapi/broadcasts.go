@@ -33,6 +33,19 @@ type broadcastRequest struct {
 	BroadcastID *string `json:"broadcast_id"`
 }
 
+// segmentAudience reads an audience_id that names a segment as its
+// segment_id: Resend's audiences are its segments (docs/resend.md).
+func (r *broadcastRequest) segmentAudience() error {
+	if r.AudienceID == nil || !strings.HasPrefix(*r.AudienceID, "seg_") {
+		return nil
+	}
+	if r.SegmentID != nil && *r.SegmentID != *r.AudienceID {
+		return apierr.InvalidRequest("audience_id names segment %s and segment_id another; pass one.", *r.AudienceID)
+	}
+	r.SegmentID, r.AudienceID = r.AudienceID, nil
+	return nil
+}
+
 func (r broadcastRequest) input() broadcasts.Input {
 	return broadcasts.Input{From: r.From, Name: r.Name, ReplyTo: r.ReplyTo, Subject: r.Subject, HTML: r.HTML, Text: r.Text,
 		AudienceID: r.AudienceID, SegmentID: r.SegmentID, TopicID: r.TopicID, TemplateID: r.TemplateID, TrackOpens: r.TrackOpens, TrackClicks: r.TrackClicks,
@@ -135,6 +148,9 @@ func (h *handler) createBroadcast(w http.ResponseWriter, r *http.Request) error 
 	}
 	if req.BroadcastID != nil {
 		return apierr.InvalidRequest("Unknown field \"broadcast_id\".")
+	}
+	if err := req.segmentAudience(); err != nil {
+		return err
 	}
 	send := req.Send != nil && *req.Send
 	if req.ScheduledAt != nil && !send {
@@ -286,6 +302,9 @@ func (h *handler) patchBroadcast(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.From != nil {
 		return apierr.InvalidRequest("from cannot be changed.").WithNext("Create a new broadcast to send from another address.")
+	}
+	if err := req.segmentAudience(); err != nil {
+		return err
 	}
 	b, _, err := h.d.Services.Broadcasts.Update(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"), req.input())
 	if err != nil {
@@ -484,5 +503,16 @@ func (h *handler) listBroadcastRecipients(w http.ResponseWriter, r *http.Request
 	}
 	writeJSON(w, http.StatusOK, recipientList{Recipients: out, HasMore: meta.HasMore, NextCursor: meta.NextCursor, NextAfter: meta.NextCursor,
 		Stats: statsOut(st)})
+	return nil
+}
+
+// duplicateBroadcast copies a broadcast as a new draft (the Resend SDKs'
+// broadcasts.duplicate).
+func (h *handler) duplicateBroadcast(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.d.Services.Broadcasts.Duplicate(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, copiedJSON{Object: "broadcast", ID: b.ID, Name: b.Name})
 	return nil
 }

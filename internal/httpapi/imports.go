@@ -91,6 +91,15 @@ func (h *handler) importContacts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	status := http.StatusCreated
+	if dryRun {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, importOut(res, dryRun))
+	return nil
+}
+
+func importOut(res contacts.ImportResult, dryRun bool) importResultJSON {
 	out := importResultJSON{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Duplicates: res.Duplicates,
 		TagsAdded: res.TagsAdded, Imported: res.Imported, HeldBack: res.HeldBack, Skipped: res.Skipped, DryRun: dryRun,
 		Held: make([]importRowJSON, 0, len(res.Held)), Errors: make([]importRowJSON, 0, len(res.Errors))}
@@ -100,10 +109,5 @@ func (h *handler) importContacts(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range res.Errors {
 		out.Errors = append(out.Errors, importRowJSON{Row: e.Row, Email: e.Email, Reason: e.Reason})
 	}
-	status := http.StatusCreated
-	if dryRun {
-		status = http.StatusOK
-	}
-	writeJSON(w, status, out)
-	return nil
+	return out
 }

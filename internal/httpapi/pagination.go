@@ -174,6 +174,14 @@ func (l audienceList) MarshalJSON() ([]byte, error) {
 	}{fields(l), listOf(l.Audiences)})
 }
 
+func (l segmentMembers) MarshalJSON() ([]byte, error) {
+	type fields segmentMembers
+	return json.Marshal(struct {
+		fields
+		sdkList[segmentMemberJSON]
+	}{fields(l), listOf(l.Members)})
+}
+
 func (l automationListJSON) MarshalJSON() ([]byte, error) {
 	type fields automationListJSON
 	return json.Marshal(struct {
@@ -282,4 +290,12 @@ func (l recipientList) MarshalJSON() ([]byte, error) {
 		fields
 		sdkList[recipientJSON]
 	}{fields(l), listOf(l.Recipients)})
+}
+
+// copiedJSON answers a duplicate (the Resend SDKs' {object, id}), with the
+// copy's name beside.
+type copiedJSON struct {
+	Object string `json:"object"`
+	ID     string `json:"id"`
+	Name   string `json:"name"`
 }

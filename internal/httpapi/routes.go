@@ -132,6 +132,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("DELETE /v1/webhooks/{id}", box, nested, h.deleteWebhook)
 	t.handle("POST /v1/webhooks/{id}/signing-secret/rotate", box, nested, h.rotateWebhookSecret) // Resend's rotate_secret
 	t.handle("GET /v1/webhooks/{id}/events", box, nested, h.listWebhookEvents)                   // the delivery log by event, for the Resend SDKs
+	t.handle("GET /v1/webhooks/{id}/events/{event}", box, nested, h.getWebhookEvent)             // with its body as delivered
 	t.handle("GET /v1/webhooks/{id}/events/{event}/attempts", box, nested, h.listWebhookEventAttempts)
 	t.handle("POST /v1/webhooks/{id}/events/{event}/replay", box, nested, h.replayWebhookEvent)
 
@@ -153,6 +154,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/templates/{id}/publish", ws, flat, h.publishTemplate)
 	t.handle("POST /v1/templates/{id}/render", ws, flat, h.renderTemplate)
 	t.handle("POST /v1/templates/{id}/preview", ws, flat, h.previewTemplate)
+	t.handle("POST /v1/templates/{id}/duplicate", ws, flat, h.duplicateTemplate) // a draft "<name> (copy)"
 
 	t.handle("GET /v1/topics", ws, flat, h.listTopics) // ?include_archived=true
 	t.handle("POST /v1/topics", ws, flat, h.createTopic)
@@ -180,7 +182,11 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/contacts", ws, flat, h.listContacts)
 	t.handle("POST /v1/contacts", ws, flat, h.createContact)
 	t.handle("GET /v1/contacts/duplicates", ws, flat, h.listDuplicates)
-	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates) // { survivor_id, loser_id }
+	// The Resend SDKs' contacts.imports: a CSV form through the audience import, kept with an id.
+	t.handle("POST /v1/contacts/imports", ws, flat, h.createContactImport) // multipart: file, column_map, segments, audience_id
+	t.handle("GET /v1/contacts/imports", ws, flat, h.listContactImports)
+	t.handle("GET /v1/contact-imports/{id}", ws, flat, h.getContactImport) // and GET /v1/contacts/imports/{id} (server.go sdkContactImport)
+	t.handle("POST /v1/contacts/duplicates", ws, flat, h.mergeDuplicates)  // { survivor_id, loser_id }
 	// {id} is a contact's id or, as the Resend SDKs pass it, its address.
 	t.handle("GET /v1/contacts/{id}", ws, flat, h.byContactRef(h.getContact))
 	t.handle("PATCH /v1/contacts/{id}", ws, flat, h.byContactRef(h.patchContact))
@@ -212,6 +218,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("PATCH /v1/segments/{id}", ws, nested, h.patchSegment)
 	t.handle("DELETE /v1/segments/{id}", ws, nested, h.deleteSegment) // contacts untouched
 	t.handle("GET /v1/segments/{id}/members", ws, nested, h.listSegmentMembers)
+	t.handle("GET /v1/segments/{id}/contacts", ws, nested, h.listSegmentMembers) // the Resend SDKs' contacts.list{segmentId}
 
 	t.handle("GET /v1/broadcasts", ws, nested, h.listBroadcasts)
 	t.handle("POST /v1/broadcasts", ws, nested, h.createBroadcast)
@@ -224,6 +231,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/broadcasts/{id}/test", ws, nested, h.testBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
+	t.handle("POST /v1/broadcasts/{id}/duplicate", ws, nested, h.duplicateBroadcast) // a draft "<name> (copy)"
 	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).
 	t.handle("GET /v1/mailboxes", box, nested, h.listMailboxes)
 	t.handle("POST /v1/mailboxes", box, nested, h.createMailbox)
@@ -269,6 +277,8 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/automations/{id}/versions", ws, nested, h.listAutomationVersions)
 	t.handle("POST /v1/automations/{id}/versions", ws, nested, h.restoreAutomationVersion) // { version_id }
 	t.handle("POST /v1/automations/{id}/trigger", ws, nested, h.triggerAutomation)         // api.call automations only
+	t.handle("POST /v1/automations/{id}/duplicate", ws, nested, h.duplicateAutomation)     // disabled, "<name> (copy)"
+	t.handle("POST /v1/automations/{id}/stop", ws, nested, h.stopAutomation)               // the Resend SDKs' stop: disables it
 	t.handle("GET /v1/automations/{id}/runs", ws, nested, h.listAutomationRuns)
 	t.handle("GET /v1/automations/{id}/runs/{runId}", ws, nested, h.getAutomationRun)
 	t.handle("DELETE /v1/automations/{id}/runs/{runId}", ws, nested, h.cancelAutomationRun) // a waiting run

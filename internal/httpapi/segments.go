@@ -46,6 +46,7 @@ type segmentList struct {
 }
 
 type segmentMemberJSON struct {
+	ID         string            `json:"id"` // contact_id again, where the Resend SDKs' contacts.list reads it
 	ContactID  string            `json:"contact_id"`
 	MemberID   *string           `json:"member_id"`
 	Email      string            `json:"email"`
@@ -177,7 +178,7 @@ func (h *handler) listSegmentMembers(w http.ResponseWriter, r *http.Request) err
 }
 
 func segmentMemberOut(p contacts.Person) segmentMemberJSON {
-	m := segmentMemberJSON{ContactID: p.ContactID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
+	m := segmentMemberJSON{ID: p.ContactID, ContactID: p.ContactID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
 		Attributes: p.Merged(), Tags: p.Tags, CreatedAt: ts(p.CreatedAt)}
 	if p.MemberID != "" {
 		m.MemberID, m.Status = &p.MemberID, &p.Status

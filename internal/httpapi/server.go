@@ -92,7 +92,7 @@ func NewHandler(d Deps) http.Handler {
 
 	root := http.NewServeMux()
 	h.rootRoutes(root, v1)
-	return h.outer(sdkSentAttachments(sdkBroadcasts(root, v1)))
+	return h.outer(sdkContactImport(sdkSentAttachments(sdkBroadcasts(root, v1))))
 }
 
 // sdkSentAttachments serves the Resend SDKs' GET /v1/emails/{id}/attachments
@@ -109,6 +109,21 @@ func sdkSentAttachments(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r2)
 				return
 			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sdkContactImport serves the Resend SDKs' GET /v1/contacts/imports/{id}
+// as /v1/contact-imports/{id}: ServeMux cannot hold it beside GET
+// /v1/contacts/{id}/tags and the other {id} routes (neither is more specific).
+func sdkContactImport(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, ok := strings.CutPrefix(r.URL.Path, "/v1/contacts/imports/"); ok && r.Method == http.MethodGet && id != "" && !strings.Contains(id, "/") {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path, r2.URL.RawPath = "/v1/contact-imports/"+id, ""
+			next.ServeHTTP(w, r2)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

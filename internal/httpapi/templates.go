@@ -382,3 +382,14 @@ func (h *handler) previewTemplate(w http.ResponseWriter, r *http.Request) error 
 		Values: p.Values, FilledWithSamples: p.FilledWithSamples, Warnings: p.Warnings})
 	return nil
 }
+
+// duplicateTemplate copies a template as a new draft (the Resend SDKs'
+// templates.duplicate).
+func (h *handler) duplicateTemplate(w http.ResponseWriter, r *http.Request) error {
+	t, err := h.d.Services.Templates.Duplicate(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, copiedJSON{Object: "template", ID: t.ID, Name: t.Name})
+	return nil
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"mailroom/internal/apierr"
@@ -63,17 +64,63 @@ func (h *handler) listWebhookEvents(w http.ResponseWriter, r *http.Request) erro
 		i, seen := at[d.EventID]
 		if !seen {
 			at[d.EventID] = len(out.Data)
-			status := "failed"
-			switch {
-			case d.StatusCode != nil && *d.StatusCode >= 200 && *d.StatusCode < 300:
-				status = "success"
-			case d.Retry != nil:
-				status = "attempting"
-			}
-			out.Data = append(out.Data, webhookEventJSON{ID: d.EventID, Type: d.Event, CreatedAt: ts(d.CreatedAt), Status: status})
+			out.Data = append(out.Data, webhookEventJSON{ID: d.EventID, Type: d.Event, CreatedAt: ts(d.CreatedAt), Status: eventStatus(d)})
 			continue
 		}
 		out.Data[i].CreatedAt = ts(d.CreatedAt) // the first attempt's time
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// eventStatus is an event's status from its latest attempt: success when it
+// got a 2xx, attempting while retries are owed, else failed.
+func eventStatus(latest webhooks.Delivery) string {
+	switch {
+	case latest.StatusCode != nil && *latest.StatusCode >= 200 && *latest.StatusCode < 300:
+		return "success"
+	case latest.Retry != nil:
+		return "attempting"
+	}
+	return "failed"
+}
+
+type webhookEventDetailJSON struct {
+	Object string `json:"object"`
+	webhookEventJSON
+	NextAttemptAt *string         `json:"next_attempt_at"`
+	Payload       json.RawMessage `json:"payload"` // the body as delivered
+}
+
+// getWebhookEvent is one event delivered to the endpoint, with its status
+// (from its attempts to this endpoint) and its body.
+func (h *handler) getWebhookEvent(w http.ResponseWriter, r *http.Request) error {
+	ds, _, err := h.endpointAttempts(r)
+	if err != nil {
+		return err
+	}
+	var out *webhookEventDetailJSON
+	for _, d := range ds { // newest first
+		if d.EventID != r.PathValue("event") {
+			continue
+		}
+		if out == nil {
+			out = &webhookEventDetailJSON{Object: "webhook_event", webhookEventJSON: webhookEventJSON{ID: d.EventID, Type: d.Event, Status: eventStatus(d)}}
+			if d.Retry != nil {
+				out.NextAttemptAt = tsPtr(d.Retry.NextAttemptAt)
+			}
+		}
+		out.CreatedAt = ts(d.CreatedAt) // the first attempt's time
+	}
+	if out == nil {
+		return apierr.NotFound("event delivered to this webhook")
+	}
+	_, body, err := h.d.Services.Webhooks.EventBody(r.Context(), apiKey(r).WorkspaceID, apiKey(r).MailboxID, out.ID)
+	if err != nil {
+		return err
+	}
+	if json.Valid(body) {
+		out.Payload = body
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -364,3 +364,30 @@ func (c *compiledCache) get(v Version) (compiled, error) {
 	c.mu.Unlock()
 	return e, nil
 }
+
+// CopyName is "<name> (copy)", the name a duplicate takes, the
+// original clipped by whole characters so the copy stays within max bytes.
+func CopyName(name string, max int) string {
+	const suffix = " (copy)"
+	r := []rune(name)
+	for len(string(r))+len(suffix) > max && len(r) > 0 {
+		r = r[:len(r)-1]
+	}
+	return string(r) + suffix
+}
+
+// Duplicate copies a template as a new draft, "<name> (copy)" with a slug
+// of its own, whose one version is the original's latest (the Resend SDKs'
+// templates.duplicate): nothing is published.
+func (s *Service) Duplicate(ctx context.Context, workspaceID, ref string) (Template, error) {
+	t, err := s.Get(ctx, workspaceID, ref)
+	if err != nil {
+		return t, err
+	}
+	var c Content
+	if len(t.Versions) > 0 {
+		v := t.Versions[0] // newest first
+		c = Content{Subject: v.Subject, HTML: v.HTML, Text: v.Text, Variables: v.Variables}
+	}
+	return s.Create(ctx, workspaceID, CreateInput{Name: CopyName(t.Name, MaxNameLen), Description: t.Description, Content: c})
+}

@@ -86,3 +86,17 @@ func (s *Service) ReplayEvent(ctx context.Context, workspaceID, boundTo, eventID
 	}
 	return out, nil
 }
+
+// EventBody reads the event eventID (a whd_ id) as delivered: its type and
+// JSON body (the Resend SDKs' webhooks.events.get). A caller bound to a
+// mailbox (boundTo) finds only its mailbox's events.
+func (s *Service) EventBody(ctx context.Context, workspaceID, boundTo, eventID string) (string, []byte, error) {
+	ev, err := s.findEvent(ctx, workspaceID, eventID)
+	if err != nil {
+		return "", nil, err
+	}
+	if !reaches(boundTo, ev.mailbox, ev.name) {
+		return "", nil, apierr.NotFound("delivery")
+	}
+	return ev.name, ev.body, nil
+}

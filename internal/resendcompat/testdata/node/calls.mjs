@@ -57,6 +57,11 @@ async function mailroomAutomation() {
     headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
     body: JSON.stringify({ yaml: `name: SDK flow ${uniq}\ntrigger: { event: api.call }\nsteps:\n  - wait: 1h\n` }) });
   s.automation = (await r.json()).id;
+  // One run (an api.call trigger), for automations.runs.*.
+  const t = await fetch(`${env.RESEND_BASE_URL}/automations/${s.automation}/trigger`, { method: "POST",
+    headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ email: to, idempotency_key: `run-${uniq}` }) });
+  if (!t.ok) throw new Error(`trigger: ${t.status} ${await t.text()}`);
   return s.automation;
 }
 
@@ -67,6 +72,15 @@ async function eventAutomation() {
     headers: { Authorization: `Bearer ${env.MAILROOM_KEY}`, "Content-Type": "application/json" },
     body: JSON.stringify({ yaml: `name: On event ${uniq}\ntrigger: { event: user.created.${uniq} }\nsteps:\n  - wait: 1h\n` }) });
   if (!r.ok) throw new Error(`automation on the event: ${r.status} ${await r.text()}`);
+}
+
+// copied runs a duplicate call and reads the copy back (got), so the check
+// sees the copy's name and state, not only its id.
+async function copied(dup, get) {
+  const r = await dup;
+  if (r.error) return r;
+  const g = await get(r.data.id);
+  return { data: { ...r.data, got: g.data }, error: g.error };
 }
 
 // [call, fn returning the SDK's promise, check of data (optional)]
@@ -130,7 +144,7 @@ const calls = [
   ["contacts.create{segments}", () => resend.contacts.create({ email: `bob-${uniq}@example.com`, segments: [{ id: s.segment }] }), hasId, (d) => (s.contact2 = d.id)],
   ["contacts.create{audienceId}", () => resend.contacts.create({ email: `cy-${uniq}@example.com`, audienceId: s.audience }), hasId],
   ["contacts.list", () => resend.contacts.list(), isList],
-  ["contacts.list{audienceId}", () => resend.contacts.list({ audienceId: s.audience }), isList],
+  ["contacts.list{audienceId}", () => resend.contacts.list({ audienceId: s.audience }), (d) => d.data?.some((c) => c.id === s.contact)], // a segment without rules: everyone
   ["contacts.get", () => resend.contacts.get(s.contact), (d) => d.id === s.contact],
   ["contacts.get{email}", () => resend.contacts.get({ email: `ann-${uniq}@example.com` }), (d) => d.id === s.contact],
   ["contacts.update", () => resend.contacts.update({ id: s.contact, lastName: "Lee" }), hasId],
@@ -140,9 +154,14 @@ const calls = [
   ["contacts.segments.remove", () => resend.contacts.segments.remove({ contactId: s.contact, segmentId: s.segment })],
   ["contacts.topics.update", () => resend.contacts.topics.update({ id: s.contact, topics: [{ id: s.topic, subscription: "opt_out" }] }), hasId],
   ["contacts.topics.list", () => resend.contacts.topics.list({ id: s.contact }), (d) => d.data?.some((t) => t.id === s.topic && t.subscription === "opt_out")],
-  ["contacts.imports.create", () => resend.contacts.imports.create({ file: new Blob(["email\ndee@example.com\n"], { type: "text/csv" }) }), hasId, (d) => (s.import = d.id)],
-  ["contacts.imports.list", () => resend.contacts.imports.list(), isList],
-  ["contacts.imports.get", () => resend.contacts.imports.get(s.import ?? "none"), hasId],
+  ["contacts.imports.create", () => resend.contacts.imports.create({ file: new Blob([`email,First,Plan\nimp-${uniq}@example.com,Imp,pro\nnot-an-address,X,free\n`], { type: "text/csv" }),
+    columnMap: { email: "email", firstName: "First", properties: { plan: { column: "Plan", type: "string" } } } }),
+    (d) => d.object === "contact_import" && hasId(d), (d) => (s.import = d.id)],
+  ["contacts.imports.list", () => resend.contacts.imports.list(), (d) => d.data?.some((i) => i.id === s.import)],
+  ["contacts.imports.get", () => Promise.all([resend.contacts.imports.get(s.import ?? "none"), resend.contacts.get({ email: `imp-${uniq}@example.com` })])
+    .then(([r, c]) => (r.error || c.error ? { error: r.error ?? c.error } : { data: { ...r.data, contact: c.data } })),
+    (d) => d.id === s.import && d.status === "completed" && d.counts?.created === 1 && d.counts?.failed === 1 && d.counts?.total === 2 &&
+      d.contact?.first_name === "Imp" && d.contact?.attributes?.plan === "pro"],
   ["contacts.remove", () => resend.contacts.create({ email: `dee-${uniq}@example.com` }).then((r) => resend.contacts.remove(r.data?.id ?? "none"))],
   ["contacts.remove{email}", () => resend.contacts.remove({ email: `ann-${uniq}@example.com` })],
 
@@ -152,7 +171,8 @@ const calls = [
   ["templates.get", () => resend.templates.get(s.template2), (d) => d.id === s.template2],
   ["templates.update", () => resend.templates.update(s.template2, { subject: "New", html: "<p>New</p>" }), hasId],
   ["templates.publish", () => resend.templates.publish(s.template2)],
-  ["templates.duplicate", () => resend.templates.duplicate(s.template2), hasId],
+  ["templates.duplicate", () => copied(resend.templates.duplicate(s.template2), (id) => resend.templates.get(id)),
+    (d) => d.object === "template" && hasId(d) && d.id !== s.template2 && d.got?.name === `tpl2-${uniq} (copy)` && d.got?.published_version_id === null],
   ["templates.create().publish", () => resend.templates.create({ name: `tpl3-${uniq}`, html: "<p>x</p>" }).publish()],
   ["templates.remove", () => resend.templates.remove(s.template2)],
 
@@ -161,9 +181,12 @@ const calls = [
   ["broadcasts.list", () => resend.broadcasts.list(), isList],
   ["broadcasts.get", () => resend.broadcasts.get(s.broadcast), (d) => d.id === s.broadcast],
   ["broadcasts.update", () => resend.broadcasts.update(s.broadcast, { subject: "News 2" }), hasId],
-  ["broadcasts.duplicate", () => resend.broadcasts.duplicate(s.broadcast), hasId],
-  ["broadcasts.send", () => resend.broadcasts.send(s.broadcast2, { scheduledAt: "in 1 hour" }), hasId],
-  ["broadcasts.create{send}", () => resend.broadcasts.create({ segmentId: s.segment, from, subject: "Now", text: "x", send: true }), hasId],
+  ["broadcasts.duplicate", () => copied(resend.broadcasts.duplicate(s.broadcast), (id) => resend.broadcasts.get(id)),
+    (d) => d.object === "broadcast" && d.id !== s.broadcast && d.got?.name === "News 2 (copy)" && d.got?.status === "draft" && d.got?.subject === "News 2"],
+  ["broadcasts.send", () => copied(resend.broadcasts.send(s.broadcast2, { scheduledAt: "in 1 hour" }), (id) => resend.broadcasts.get(id)),
+    (d) => d.id === s.broadcast2 && d.got?.status === "scheduled" && d.got?.segment_id === s.audience], // audienceId: Resend's audiences are segments
+  ["broadcasts.create{send}", () => copied(resend.broadcasts.create({ segmentId: s.segment, from, subject: "Now", text: "x", send: true }),
+    (id) => resend.broadcasts.recipients(id, { type: "sent" })), (d) => hasId(d) && d.got?.data?.some((r) => r.email === to)], // the subscriber startWithMail made
   ["broadcasts.recipients", () => resend.broadcasts.recipients(s.broadcast2, { type: "sent" }), isList],
   ["broadcasts.clickedLinks", () => resend.broadcasts.clickedLinks(s.broadcast2), isList],
   ["broadcasts.cancel", () => resend.broadcasts.cancel(s.broadcast2)],
@@ -186,19 +209,29 @@ const calls = [
   ["webhooks.rotateSigningSecret", () => resend.webhooks.rotateSigningSecret(s.webhook), hasId],
   ["webhooks.verify", verifyDelivery], // a real delivery to a receiver here, checked by the SDK's verify
   ["webhooks.events.list", () => resend.webhooks.events.list({ webhookId: s.loggedHook ?? "none" }), (d) => d.data?.length === 1 && d.data[0].status === "success", (d) => (s.hookEvent = d.data[0].id)],
-  ["webhooks.events.get", () => resend.webhooks.events.get({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), hasId],
+  ["webhooks.events.get", () => resend.webhooks.events.get({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }),
+    (d) => d.id === s.hookEvent && d.object === "webhook_event" && d.status === "success" && d.next_attempt_at === null && d.payload?.event === "email.delivered"], // the spec's body: event, not type,
   ["webhooks.events.attempts.list", () => resend.webhooks.events.attempts.list({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.data?.length === 1 && d.data[0].http_status_code === 200],
   ["webhooks.events.replay", () => resend.webhooks.events.replay({ webhookId: s.loggedHook ?? "none", eventId: s.hookEvent ?? "none" }), (d) => d.id === s.hookEvent],
   ["webhooks.remove", () => resend.webhooks.remove(s.webhook)],
 
-  ["automations.create", () => resend.automations.create({ name: `auto-${uniq}`, steps: [{ key: "start", type: "trigger", config: { eventName: "user.created" } }], connections: [] }), hasId, (d) => (s.automation = d.id)],
+  ["automations.create", () => copied(resend.automations.create({ name: `auto-${uniq}`, status: "disabled",
+    steps: [{ key: "start", type: "trigger", config: { eventName: "contact.created" } }, { key: "pause", type: "delay", config: { duration: "1 hour" } },
+      { key: "welcome", type: "send_email", config: { template: { id: s.template }, from, subject: "Welcome" } }],
+    connections: [{ from: "start", to: "pause" }, { from: "pause", to: "welcome", type: "default" }] }), (id) => resend.automations.get(id)),
+    (d) => d.object === "automation" && hasId(d) && d.got?.enabled === false && /wait: 1h/.test(d.got?.yaml) && /template: tpl_/.test(d.got?.yaml)],
   ["automations.list", () => resend.automations.list(), isList],
   ["automations.get", async () => resend.automations.get(await mailroomAutomation()), (d) => d.id === s.automation],
   ["automations.update", async () => resend.automations.update(await mailroomAutomation(), { status: "disabled" }), hasId],
-  ["automations.duplicate", async () => resend.automations.duplicate(await mailroomAutomation()), hasId],
-  ["automations.stop", async () => resend.automations.stop(await mailroomAutomation())],
-  ["automations.runs.list", async () => resend.automations.runs.list({ automationId: await mailroomAutomation() }), isList, (d) => (s.run = d.data?.[0]?.id)],
-  ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }), hasId],
+  ["automations.duplicate", async () => copied(resend.automations.duplicate(await mailroomAutomation()), (id) => resend.automations.get(id)),
+    (d) => d.object === "automation" && d.id !== s.automation && d.got?.name === `SDK flow ${uniq} (copy)` && d.got?.enabled === false],
+  ["automations.stop", async () => resend.automations.update(await mailroomAutomation(), { status: "enabled" }).then(() => resend.automations.stop(s.automation))
+    .then(async (r) => r.error ? r : { data: { ...r.data, got: (await resend.automations.get(s.automation)).data }, error: null }),
+    (d) => d.id === s.automation && d.status === "disabled" && d.got?.enabled === false],
+  ["automations.runs.list", async () => resend.automations.runs.list({ automationId: await mailroomAutomation() }), (d) => d.data?.length === 1 && hasId(d.data[0]),
+    (d) => (s.run = d.data[0].id)],
+  ["automations.runs.get", async () => resend.automations.runs.get({ automationId: await mailroomAutomation(), runId: s.run ?? "none" }),
+    (d) => d.id === s.run && d.object === "automation_run" && Array.isArray(d.steps)],
   ["automations.remove", async () => resend.automations.remove(await mailroomAutomation())],
 
   ["events.create", () => resend.events.create({ name: `user.created.${uniq}`, schema: { plan: "string" } }), (d) => hasId(d) && d.object === "event", (d) => (s.event = d.id)],

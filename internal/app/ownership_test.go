@@ -39,6 +39,7 @@ var owners = map[string]string{
 	"idempotency_keys":     "sending",
 	"email_message_ids":    "sending",
 	"outbound_messages":    "delivery",
+	"email_attempts":       "delivery",
 	"events":               "events",
 	"suppressions":         "suppressions",
 	"webhooks":             "webhooks",

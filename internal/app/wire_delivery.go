@@ -98,6 +98,7 @@ func (a *App) wireDelivery(w *wiring) error {
 		OutcomeRetryFor: cfg.JobRescueAfter / 2,
 	})
 
+	a.services.Delivery = svc
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})
 	river.AddWorker(w.workers, &delivery.MarketingBatchWorker{Service: svc})

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"mailroom/internal/delivery"
 
 	"github.com/riverqueue/river"
 
@@ -20,6 +21,7 @@ func (a *App) wireRetention(w *wiring) error {
 		Kinds: []retention.Kind{
 			{Name: "bodies", Keep: r.Bodies, Purge: sending.PurgeBodies},
 			{Name: "events", Keep: r.Events, Purge: events.Purge},
+			{Name: "attempts", Keep: r.Events, Purge: delivery.PurgeAttempts}, // an email's story, kept as long as its timeline
 			{Name: "received", Keep: r.Received, Purge: inbound.PurgeRaw},
 			{Name: "request_logs", Keep: r.RequestLogs, Purge: requestlog.Purge},
 		}}

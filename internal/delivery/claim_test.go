@@ -45,7 +45,7 @@ func TestStaleAttemptCommitsNothing(t *testing.T) {
 	claim("first")
 	claim("second") // the node that took the work over
 	delivered := []Recipient{{Email: "ann@example.net", Status: RcptDelivered, Code: 250, Attempts: 1}}
-	if err := s.recordOnce(stale, delivered, nil, now); !errors.Is(err, errGone) {
+	if err := s.recordOnce(stale, delivered, nil, nil, now); !errors.Is(err, errGone) {
 		t.Fatalf("the stale attempt's outcome: %v, want errGone", err)
 	}
 	var status, holder string
@@ -54,7 +54,7 @@ func TestStaleAttemptCommitsNothing(t *testing.T) {
 	}
 	holderEmail, _ := loadEmail(ctx, db, id)
 	holderEmail.claim = "second"
-	if err := s.recordOnce(holderEmail, delivered, nil, now); err != nil {
+	if err := s.recordOnce(holderEmail, delivered, nil, nil, now); err != nil {
 		t.Fatalf("the holder's outcome: %v", err)
 	}
 	if err := db.QueryRow(ctx, `SELECT status FROM emails WHERE id = ?`, id).Scan(&status); err != nil || status != "delivered" {

@@ -23,10 +23,10 @@ import (
 // OutcomeRetryFor (issue #39): once a server has answered 250 the outcome
 // must be kept, or the job runs again and sends the message twice. A full
 // disk or a restarting database is the usual cause, and passes.
-func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Time) error {
+func (s *Service) record(e *email, changed []Recipient, keep []byte, tried []attemptRow, now time.Time) error {
 	wait, deadline := 100*time.Millisecond, time.Now().Add(s.outcomeRetryFor)
 	for try := 1; ; try++ {
-		err := s.recordOnce(e, changed, keep, now)
+		err := s.recordOnce(e, changed, keep, tried, now)
 		if err == nil || errors.Is(err, errGone) {
 			return err
 		}
@@ -42,7 +42,7 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, now time.Ti
 }
 
 // recordOnce is one try of record.
-func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, now time.Time) error {
+func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried []attemptRow, now time.Time) error {
 	ctx := context.Background()
 	return s.writes.Do(ctx, func(tx *store.Tx) error {
 		status, rcpts, err := lockRecipients(ctx, tx, e)
@@ -101,6 +101,9 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, now tim
 			final = sending.StatusSending
 		}
 		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, lastError, now); err != nil {
+			return err
+		}
+		if err := writeAttempts(ctx, tx, e, tried); err != nil {
 			return err
 		}
 		if final == sending.StatusSending && keep != nil {

@@ -2,8 +2,11 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"time"
 
+	"mailroom/internal/outbound"
 	"mailroom/internal/store"
 )
 
@@ -31,4 +34,97 @@ func keptSigned(ctx context.Context, q store.Querier, emailID string) ([]byte, e
 	var raw []byte
 	err := q.QueryRow(ctx, `SELECT data FROM outbound_messages WHERE email_id = ?`, emailID).Scan(&raw)
 	return raw, err
+}
+
+// The attempts of an email (email_attempts, issue #48): written with the
+// outcome they led to, read by GET /v1/emails/{id}/attempts.
+
+// attemptRow is one recipient's attempt as stored.
+type attemptRow struct {
+	Recipient string
+	Attempt   int
+	At        time.Time
+	Took      time.Duration
+	Outcome   string
+	Result    outbound.RcptResult
+}
+
+// writeAttempts inserts the attempts inside the outcome's transaction; a
+// rerun after a crash that wrote them finds them there (DO NOTHING).
+func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	const cols = 20
+	args := make([]any, 0, len(rows)*cols)
+	values := make([]string, 0, len(rows))
+	for _, a := range rows {
+		steps, err := json.Marshal(a.Result.Steps)
+		if err != nil {
+			return err
+		}
+		r := a.Result
+		args = append(args, e.ID, a.Recipient, a.Attempt, e.WorkspaceID, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
+			r.Stage, r.Code, r.Enhanced, truncateReply(r.Message), r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
+			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
+		values = append(values, "("+store.Placeholders(cols)+")")
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO email_attempts (email_id, recipient, attempt, workspace_id, created_at, duration_ms, outcome,
+		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)
+		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`, args...)
+	return err
+}
+
+// Attempt is one recipient's delivery attempt with its session and replies.
+type Attempt struct {
+	Recipient  string
+	Attempt    int
+	At         time.Time
+	DurationMs int64
+	Outcome    string
+	Stage      string
+	Code       int
+	Enhanced   string
+	Reply      string
+	MX         string
+	RemoteIP   string
+	SourceIP   string
+	TLS        string
+	Cipher     string
+	Verified   bool
+	MTASTS     string
+	Reused     bool
+	Steps      []outbound.Step
+}
+
+// Attempts reads an email's attempts, oldest first. The caller has already
+// read the email under its grant (sending.Get), so the workspace is the
+// only check left here.
+func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]Attempt, error) {
+	return store.QueryAll(ctx, s.db, func(sc store.Scanner) (Attempt, error) {
+		var a Attempt
+		var at int64
+		var verified, reused int
+		var steps string
+		err := sc.Scan(&a.Recipient, &a.Attempt, &at, &a.DurationMs, &a.Outcome, &a.Stage, &a.Code, &a.Enhanced, &a.Reply,
+			&a.MX, &a.RemoteIP, &a.SourceIP, &a.TLS, &a.Cipher, &verified, &a.MTASTS, &reused, &steps)
+		if err != nil {
+			return a, err
+		}
+		a.At, a.Verified, a.Reused = store.FromMillis(at), verified == 1, reused == 1
+		return a, json.Unmarshal([]byte(steps), &a.Steps)
+	}, `SELECT recipient, attempt, created_at, duration_ms, outcome, stage, code, enhanced, reply, mx, remote_ip, source_ip,
+		tls_version, tls_cipher, tls_verified, mta_sts, reused, steps
+		FROM email_attempts WHERE email_id = ? AND workspace_id = ? ORDER BY created_at, recipient, attempt`, emailID, workspaceID)
+}
+
+// PurgeAttempts removes up to limit attempts older than before (retention,
+// with the events they tell the same story as).
+func PurgeAttempts(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
+	res, err := db.Exec(ctx, `DELETE FROM email_attempts WHERE (email_id, recipient, attempt) IN
+		(SELECT email_id, recipient, attempt FROM email_attempts WHERE created_at < ? ORDER BY created_at LIMIT ?)`, store.Millis(before), limit)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -115,7 +115,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	}
 	if len(send) == 0 {
 		if len(changed) > 0 {
-			if err := s.record(e, changed, nil, now); err != nil && !errors.Is(err, errGone) {
+			if err := s.record(e, changed, nil, nil, now); err != nil && !errors.Is(err, errGone) {
 				return 0, err
 			}
 		}
@@ -215,6 +215,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	answered := time.Now()
 	took := answered.Sub(started)
 	byDomain := map[string][]outbound.RcptResult{}
+	var tried []attemptRow
 	for _, i := range owed {
 		r := &rcpts[i]
 		if r.Status == RcptSuppressed || !inFlight[r.Email] {
@@ -243,6 +244,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			r.Status = RcptBounced
 		}
 		changed = append(changed, *r)
+		tried = append(tried, attemptRow{Recipient: r.Email, Attempt: r.Attempts, At: now, Took: took, Outcome: r.Status, Result: rr})
 		s.noteAttempt(e, *r, rr, took)
 	}
 	for d, rrs := range byDomain {
@@ -262,7 +264,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			keep = raw
 		}
 	}
-	if err := s.record(e, changed, keep, now); err != nil {
+	if err := s.record(e, changed, keep, tried, now); err != nil {
 		if errors.Is(err, errGone) {
 			return 0, nil
 		}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"mailroom/internal/delivery"
 	"net/http"
 
 	"mailroom/internal/analytics"
@@ -39,6 +40,7 @@ type Services struct {
 	Inbound      *inbound.Service
 	Automations  *automations.Service
 	RequestLogs  *requestlog.Service
+	Delivery     *delivery.Service // an email's attempts
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -105,7 +107,8 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/emails/receiving/{id}/attachments", read, nested, h.listReceivedAttachments)
 	t.handle("GET /v1/emails/receiving/{id}/attachments/{attachment}", read, nested, h.getReceivedAttachment)
 	// The Resend SDKs' emails.attachments: a sent email's attachments, from its stored body.
-	// GET /v1/emails/{id}/attachments… is served here (server.go sdkSentAttachments).
+	// GET /v1/emails/{id}/attachments… and /attempts are served here (server.go sentEmailParts).
+	t.handle("GET /v1/emails/sent/{id}/attempts", send, nested, h.getEmailAttempts) // its story: each SMTP attempt, each webhook delivery
 	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
 	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
 	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url

@@ -92,18 +92,19 @@ func NewHandler(d Deps) http.Handler {
 
 	root := http.NewServeMux()
 	h.rootRoutes(root, v1)
-	return h.outer(sdkContactImport(sdkSentAttachments(sdkBroadcasts(root, v1))))
+	return h.outer(sdkContactImport(sentEmailParts(sdkBroadcasts(root, v1))))
 }
 
-// sdkSentAttachments serves the Resend SDKs' GET /v1/emails/{id}/attachments
-// and …/attachments/{attachment} as /v1/emails/sent/{id}/attachments…:
-// ServeMux cannot hold a GET /v1/emails/{id}/attachments beside GET
-// /v1/emails/receiving/{id} (neither is more specific).
-func sdkSentAttachments(next http.Handler) http.Handler {
+// sentEmailParts serves GET /v1/emails/{id}/attempts (#48) and the Resend
+// SDKs' GET /v1/emails/{id}/attachments[/{attachment}] as
+// /v1/emails/sent/{id}/…: ServeMux cannot hold a GET /v1/emails/{id}/<part>
+// beside GET /v1/emails/receiving/{id} (neither is more specific).
+func sentEmailParts(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/emails/"); ok && r.Method == http.MethodGet {
 			parts := strings.Split(rest, "/")
-			if (len(parts) == 2 || len(parts) == 3) && parts[1] == "attachments" && parts[0] != "receiving" && parts[0] != "sent" {
+			part := len(parts) >= 2 && parts[0] != "receiving" && parts[0] != "sent"
+			if part && ((len(parts) == 2 || len(parts) == 3) && parts[1] == "attachments" || len(parts) == 2 && parts[1] == "attempts") {
 				r2 := r.Clone(r.Context())
 				r2.URL.Path, r2.URL.RawPath = "/v1/emails/sent/"+rest, ""
 				next.ServeHTTP(w, r2)

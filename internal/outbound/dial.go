@@ -72,14 +72,16 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 
 	cfg := s.tlsConfig(serverName)
 	var c *smtp.Client
-	var raw net.Conn // what the client talks over (BDAT writes there)
+	var raw net.Conn     // what the client talks over (BDAT writes there)
+	var secure *tls.Conn // the TLS layer, which the replay wrapper hides from c
 	newClient := func(nc net.Conn) *smtp.Client {
 		raw = nc
 		return s.newClient(nc)
 	}
 	switch {
 	case s.implicitTLS:
-		c = newClient(tls.Client(nc, cfg))
+		secure = tls.Client(nc, cfg)
+		c = newClient(secure)
 	case s.tls == nil:
 		c = newClient(nc)
 	default:
@@ -107,6 +109,7 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 			break
 		}
 		tc := tls.Client(nc, cfg)
+		secure = tc
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
 			if s.opportunistic && isTLSError(err) && (s.requireTLS == nil || !s.requireTLS(key)) {
@@ -139,7 +142,10 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 		_ = c.Close()
 		return nil, ctx.Err()
 	}
-	cn := &conn{c: c, raw: raw}
+	cn := &conn{c: c, raw: raw, secure: secure}
+	if cfg != nil {
+		cn.roots = cfg.RootCAs
+	}
 	cn.chunking, _ = c.Extension("CHUNKING")
 	return cn, nil
 }

@@ -270,6 +270,9 @@ func (t *MXTransport) sendDomain(ctx context.Context, domain string, env Envelop
 		res := &Result{Host: addr}
 		run := func(cn *conn) error {
 			rcpts, err := transact(cn, addr, env, data)
+			for i := range rcpts {
+				rcpts[i].Session.MTASTS = t.stsMode(pol)
+			}
 			res.Rcpts = rcpts
 			return err
 		}
@@ -312,6 +315,18 @@ func (t *MXTransport) stsPolicy(ctx context.Context, domain string) *STSPolicy {
 		return nil
 	}
 	return p
+}
+
+// stsMode names the policy an attempt went under for its story: enforce,
+// testing or none; "" when MTA-STS is off.
+func (t *MXTransport) stsMode(pol *STSPolicy) string {
+	switch {
+	case t.sts == nil:
+		return ""
+	case pol == nil:
+		return "none"
+	}
+	return string(pol.Mode)
 }
 
 func (t *MXTransport) report(r TLSResult) {

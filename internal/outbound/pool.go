@@ -3,6 +3,7 @@ package outbound
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/textproto"
 	"sync"
@@ -25,6 +26,57 @@ type conn struct {
 	// clean: the last transaction ended with the server's answer to the
 	// message or to RSET, so no transaction is open there.
 	clean bool
+
+	secure        *tls.Conn      // its TLS layer, nil in the clear
+	connectMillis int64          // how long opening it took (TCP to EHLO, TLS, AUTH)
+	roots         *x509.CertPool // what its certificate is checked against (nil: the system's)
+	facts         *Session       // session(), worked out once
+}
+
+// tlsState is the session's TLS state: the client cannot see it through
+// the wrapper that replays a STARTTLS session's greeting.
+func (cn *conn) tlsState() (tls.ConnectionState, bool) {
+	if cn.secure != nil {
+		return cn.secure.ConnectionState(), true
+	}
+	if cn.c != nil {
+		return cn.c.TLSConnectionState()
+	}
+	return tls.ConnectionState{}, false
+}
+
+// session describes the connection for an attempt's story; the
+// certificate is checked once per connection, not per message.
+func (cn *conn) session() Session {
+	if cn.facts == nil {
+		f := &Session{}
+		if a, ok := cn.raw.LocalAddr().(*net.TCPAddr); ok && cn.raw != nil {
+			f.SourceIP = a.IP.String()
+		}
+		if st, ok := cn.tlsState(); ok {
+			f.Cipher = tls.CipherSuiteName(st.CipherSuite)
+			f.Verified = verifiedPeer(st, cn.roots)
+		}
+		cn.facts = f
+	}
+	s := *cn.facts
+	s.Reused = cn.msgs > 0
+	return s
+}
+
+// verifiedPeer says whether the server's chain verifies for the name the
+// session asked for: opportunistic TLS does not require it, the story
+// tells it.
+func verifiedPeer(st tls.ConnectionState, roots *x509.CertPool) bool {
+	if len(st.PeerCertificates) == 0 {
+		return false
+	}
+	inter := x509.NewCertPool()
+	for _, c := range st.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := st.PeerCertificates[0].Verify(x509.VerifyOptions{DNSName: st.ServerName, Roots: roots, Intermediates: inter})
+	return err == nil
 }
 
 // peer is the session's remote address and TLS version, for logs.
@@ -36,10 +88,8 @@ func (cn *conn) peer() (ip, version string) {
 			ip = a.String()
 		}
 	}
-	if cn.c != nil {
-		if st, ok := cn.c.TLSConnectionState(); ok {
-			version = tls.VersionName(st.Version)
-		}
+	if st, ok := cn.tlsState(); ok {
+		version = tls.VersionName(st.Version)
 	}
 	return ip, version
 }
@@ -133,9 +183,11 @@ func (p *pool) do(ctx context.Context, addr string, fn func(*conn) error) error 
 	for {
 		if cn == nil {
 			var err error
+			began := p.clock.Now()
 			if cn, err = p.dial(ctx, addr); err != nil {
 				return err
 			}
+			cn.connectMillis = p.clock.Now().Sub(began).Milliseconds()
 		}
 		stop := context.AfterFunc(ctx, func() { _ = cn.c.Close() })
 		err := fn(cn)

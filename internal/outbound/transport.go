@@ -65,6 +65,30 @@ type RcptResult struct {
 	// Timeout: no server answered within the command timeout (a hanging
 	// server, held back like one that refuses).
 	Timeout bool
+	// Session and Steps are the attempt's story (GET /v1/emails/{id}/attempts):
+	// the connection it went over and each command with its reply.
+	Session Session
+	Steps   []Step
+}
+
+// Session is what is known of the connection an attempt went over.
+type Session struct {
+	SourceIP string // the local address it left from
+	Cipher   string // the TLS cipher suite, "" in the clear
+	// Verified: the server's certificate chain and name verified against
+	// the system roots (opportunistic TLS goes on when they do not).
+	Verified bool
+	MTASTS   string // the recipient domain's MTA-STS mode: enforce, testing, none; "" when off
+	Reused   bool   // an idle pooled session carried it (no connect step)
+}
+
+// Step is one SMTP command of an attempt and the server's reply to it.
+type Step struct {
+	Command  string `json:"command"` // CONNECT (TCP, greeting, EHLO, STARTTLS, AUTH), MAIL, RCPT, DATA or BDAT
+	Code     int    `json:"code,omitempty"`
+	Enhanced string `json:"enhanced,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Millis   int64  `json:"ms"`
 }
 
 // Transaction stages (RcptResult.Stage). StageReport marks a failure that
@@ -147,11 +171,20 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 	cn.clean = false
 	out := make([]RcptResult, len(env.To))
 	ip, tlsVersion := cn.peer()
+	sess := cn.session()
+	var shared []Step // the session's steps every recipient shares
+	if !sess.Reused {
+		shared = append(shared, Step{Command: "CONNECT", Millis: cn.connectMillis})
+	}
 	for i, r := range env.To {
-		out[i] = RcptResult{Rcpt: r, Host: host, RemoteIP: ip, TLS: tlsVersion, Stage: StageMail}
+		out[i] = RcptResult{Rcpt: r, Host: host, RemoteIP: ip, TLS: tlsVersion, Stage: StageMail, Session: sess}
 	}
 	opts := &smtp.MailOptions{Size: int64(len(data))}
-	if err := c.Mail(env.From, opts); err != nil {
+	began := time.Now()
+	err := c.Mail(env.From, opts)
+	shared = append(shared, step("MAIL", began, err, ""))
+	if err != nil {
+		withSteps(out, nil, shared)
 		if !applyReply(out, nil, err) {
 			return out, errBroken{err: err, unsent: true}
 		}
@@ -161,7 +194,10 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 	accepted := make([]int, 0, len(env.To))
 	for i, r := range env.To {
 		out[i].Stage = StageRcpt
-		if err := c.Rcpt(r, nil); err != nil {
+		began := time.Now()
+		err := c.Rcpt(r, nil)
+		out[i].Steps = append(append(out[i].Steps, shared...), step("RCPT", began, err, ""))
+		if err != nil {
 			if !applyReply(out[i:i+1], nil, err) {
 				return out, errBroken{err: err}
 			}
@@ -179,12 +215,15 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 		out[i].Stage = StageData
 	}
 	var text string
-	var err error
+	command := "DATA"
+	began = time.Now()
 	if cn.chunking && cn.raw != nil {
+		command = "BDAT"
 		text, err = bdat(cn, data)
 	} else {
 		text, err = dataCmd(c, data)
 	}
+	withSteps(out, accepted, []Step{step(command, began, err, text)})
 	if err != nil {
 		if !applyReply(out, accepted, err) {
 			return out, errBroken{err: err}
@@ -244,6 +283,37 @@ func bdat(cn *conn, data []byte) (string, error) {
 		return "", replyError(code, lines)
 	}
 	return strings.Join(lines, "\n"), nil // as go-smtp's DataResponse has it
+}
+
+// step is one command's entry: its reply from err (a server's refusal, or
+// a broken session: no code), else 250 with text when the server's text
+// is known.
+func step(command string, began time.Time, err error, text string) Step {
+	st := Step{Command: command, Millis: time.Since(began).Milliseconds(), Code: 250, Text: text}
+	var se *smtp.SMTPError
+	switch {
+	case errors.As(err, &se):
+		st.Code, st.Text = se.Code, se.Message
+		if se.EnhancedCode != smtp.NoEnhancedCode && se.EnhancedCode != (smtp.EnhancedCode{}) {
+			st.Enhanced = fmt.Sprintf("%d.%d.%d", se.EnhancedCode[0], se.EnhancedCode[1], se.EnhancedCode[2])
+		}
+	case err != nil:
+		st.Code, st.Text = 0, err.Error()
+	}
+	return st
+}
+
+// withSteps appends steps to the recipients at idx (all when idx is nil).
+func withSteps(out []RcptResult, idx []int, steps []Step) {
+	if idx == nil {
+		for i := range out {
+			out[i].Steps = append(out[i].Steps, steps...)
+		}
+		return
+	}
+	for _, i := range idx {
+		out[i].Steps = append(out[i].Steps, steps...)
+	}
 }
 
 // applyReply records a server reply on the recipients at idx (all when idx

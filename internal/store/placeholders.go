@@ -62,3 +62,11 @@ func PaddedIn[T any](args []any, vals []T) ([]any, string) {
 func Placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
+
+// BoolInt is b as the 0 or 1 both dialects store flags as.
+func BoolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

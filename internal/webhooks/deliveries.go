@@ -45,7 +45,10 @@ type DeliveryQuery struct {
 	// BoundTo, when not "", is the mailbox the caller's key is bound to: only
 	// the deliveries of endpoints scoped to it are read.
 	BoundTo string
-	Limit   int
+	// EventIDs, when given, reads only the deliveries of these events (an
+	// email's story).
+	EventIDs []string
+	Limit    int
 	// After continues below the row with this time and id.
 	AfterAt int64
 	AfterID string

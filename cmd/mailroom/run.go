@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"mailroom/internal/libcrypto"
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/tracing"
 	"mailroom/internal/version"
 	"mailroom/internal/workspaces"
 )
@@ -173,6 +175,15 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	slog.SetDefault(logger)
+	// One trace per email over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	stopTracing, err := tracing.Setup(ctx, version.Read().Version)
+	if err != nil {
+		return fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
+	}
+	defer func() { _ = stopTracing(context.Background()) }()
+	if tracing.On() {
+		logger.Info("exporting a trace per email over OTLP", "endpoint", cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
+	}
 	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
 		return err

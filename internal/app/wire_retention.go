@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+
 	"mailroom/internal/delivery"
 
 	"github.com/riverqueue/river"

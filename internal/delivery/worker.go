@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
@@ -15,6 +17,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/tracing"
 )
 
 // Worker runs jobs.DeliverArgs.
@@ -71,6 +74,9 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	}
 	rcpts := e.recipients()
 	now := s.clock.Now()
+	jobStart := time.Now()
+	ctx, span := tracing.Start(tracing.InEmail(ctx, e.ID), "email.deliver", attribute.String("mailroom.email_id", e.ID))
+	defer span.End()
 
 	// Suppressions are checked again at send time: one may have been added
 	// (a bounce of another email, a complaint) since the send was accepted.
@@ -133,6 +139,9 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	// A topic send's recipients each get their own message (personal
 	// links), built as it is sent; any other email is built once.
 	personal := s.personal(e)
+	if !retry {
+		tracing.Span(ctx, "queue.wait", e.CreatedAt, jobStart)
+	}
 	var raw []byte
 	if !personal {
 		l.builds <- struct{}{}
@@ -187,6 +196,8 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		defer context.AfterFunc(s.live(), stop)()
 	}
 	started := time.Now()
+	sctx, attempt := tracing.Start(sctx, "smtp.attempt", attribute.Int("mailroom.recipients", len(send)))
+	defer attempt.End()
 	results := map[string]outbound.RcptResult{}
 	var sendErr error
 	var failed map[string]error // personal: each recipient's own transaction error
@@ -244,9 +255,12 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 			r.Status = RcptBounced
 		}
 		changed = append(changed, *r)
+		attempt.AddEvent("reply", trace.WithAttributes(attribute.String("mx", rr.Host), attribute.String("remote_ip", rr.RemoteIP),
+			attribute.String("tls", rr.TLS), attribute.Int("code", rr.Code), attribute.String("enhanced", rr.Enhanced), attribute.String("outcome", r.Status)))
 		tried = append(tried, attemptRow{Recipient: r.Email, Attempt: r.Attempts, At: now, Took: took, Outcome: r.Status, Result: rr})
 		s.noteAttempt(e, *r, rr, took)
 	}
+	attempt.End(trace.WithTimestamp(answered)) // its replies are its events, added above
 	for d, rrs := range byDomain {
 		if h := s.backoff.observe(d, rrs, now); h != nil {
 			s.holds.WithLabelValues(h.Reason).Inc()
@@ -297,6 +311,8 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 			return raw, nil
 		}
 	}
+	_, build := tracing.Start(ctx, "build")
+	defer build.End()
 	m, err := e.build(now, s.svcDomain)
 	if err != nil {
 		return nil, permanentError{err}
@@ -314,9 +330,12 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 	if err != nil {
 		return nil, err
 	}
+	build.End()
 	if signer == nil {
 		return raw, nil
 	}
+	_, sign := tracing.Start(ctx, "sign")
+	defer sign.End()
 	return signer.Sign(raw)
 }
 

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 
+	"go.opentelemetry.io/otel/propagation"
+
+	"mailroom/internal/tracing"
 	"mailroom/internal/workspaces"
 )
 
@@ -32,6 +35,9 @@ type route struct {
 }
 
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, span := tracing.Server(r.Context(), propagation.HeaderCarrier(r.Header), rt.pattern)
+	defer span.End()
+	r = r.WithContext(ctx)
 	if len(rt.grant.Scopes) > 0 {
 		k := apiKey(r)
 		if k == nil {

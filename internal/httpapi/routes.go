@@ -1,8 +1,9 @@
 package httpapi
 
 import (
-	"mailroom/internal/delivery"
 	"net/http"
+
+	"mailroom/internal/delivery"
 
 	"mailroom/internal/analytics"
 	"mailroom/internal/apierr"

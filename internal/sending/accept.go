@@ -16,6 +16,7 @@ import (
 	"mailroom/internal/policy"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/tracing"
 )
 
 // MaxMessageSize is the spec's limit on the assembled message.
@@ -45,18 +46,20 @@ type Result struct {
 // booking is one send on its way through validation, policy and the
 // group commit.
 type booking struct {
-	caller  Caller
-	v       *Validated
-	row     *emailRow
-	args    []any                                                      // row.insertArgs(), encoded before the commit
-	body    []any                                                      // its bodies stored apart, or nil
-	sim     string                                                     // test-mode outcome played out in the accepting commit
-	simData []byte                                                     // its events' data (eventData), encoded before the commit
-	check   *supCheck                                                  // suppressions (sends going now) and a key taken on trust, read in the commit
-	fp      string                                                     // fingerprint, when an idempotency key is given
-	key     string                                                     // idempotency key reserved in memory ("" if none)
-	ticket  *policy.Ticket                                             // what the policy counted, undone if not booked
-	inTx    func(ctx context.Context, tx *store.Tx, out Outcome) error // SendOptions.InTx
+	caller Caller
+	// policyAt and preparedAt time the accept's steps for its trace.
+	policyAt, preparedAt time.Time
+	v                    *Validated
+	row                  *emailRow
+	args                 []any                                                      // row.insertArgs(), encoded before the commit
+	body                 []any                                                      // its bodies stored apart, or nil
+	sim                  string                                                     // test-mode outcome played out in the accepting commit
+	simData              []byte                                                     // its events' data (eventData), encoded before the commit
+	check                *supCheck                                                  // suppressions (sends going now) and a key taken on trust, read in the commit
+	fp                   string                                                     // fingerprint, when an idempotency key is given
+	key                  string                                                     // idempotency key reserved in memory ("" if none)
+	ticket               *policy.Ticket                                             // what the policy counted, undone if not booked
+	inTx                 func(ctx context.Context, tx *store.Tx, out Outcome) error // SendOptions.InTx
 	// ownMessageID is the client's valid Message-ID, claimed in the commit.
 	ownMessageID string
 
@@ -154,6 +157,7 @@ func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, err
 func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, keys []string, batch bool, o SendOptions) ([]Result, error) {
 	out := make([]Result, len(raws))
 	now := s.clock.Now().UTC()
+	began := time.Now()
 	var ws *workspaceInfo
 	var wsErr error
 	bookings := make([]*booking, len(raws))
@@ -179,6 +183,7 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			continue
 		}
 		b.inTx = o.InTx
+		b.preparedAt = time.Now()
 		bookings[i] = b
 	}
 	waits := make([]<-chan error, len(raws))
@@ -211,6 +216,11 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 			out[i].Outcome = b.outcome
 			if b.outcome.ID == b.row.ID && !b.row.TestMode {
 				s.meter.Email(mailmetrics.Accepted, MailClass(b.row.Headers), len(b.row.To)+len(b.row.Cc)+len(b.row.Bcc))
+			}
+			if b.outcome.ID == b.row.ID {
+				done := time.Now()
+				tracing.Accepted(ctx, b.row.ID, c.WorkspaceID, began, done, tracing.Step{Name: "validate", Start: began, End: b.policyAt},
+					tracing.Step{Name: "policy", Start: b.policyAt, End: b.preparedAt}, tracing.Step{Name: "commit", Start: b.preparedAt, End: done})
 			}
 		}
 		if b.ticket != nil && ctx.Err() == nil && (out[i].Err != nil || out[i].Outcome.ID != b.row.ID) {
@@ -303,6 +313,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 			return nil, nil, err
 		}
 	}
+	b.policyAt = time.Now() // the trace's policy step runs from here to the end of prepare
 	if err := s.policy(ctx, c, ws, v); err != nil {
 		release()
 		return nil, nil, err

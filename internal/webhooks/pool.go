@@ -7,8 +7,13 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"mailroom/internal/events"
 	"mailroom/internal/store"
+	"mailroom/internal/tracing"
 )
 
 // The delivery pool turns due delivery rows into HTTP attempts. One
@@ -317,8 +322,16 @@ func (s *Service) attempt(ctx context.Context, j *job) outcome {
 		return outcome{kind: outcomeRelease, job: j}
 	}
 	sig := Sign(now, j.body, j.secrets...)
-	a := Deliver(ctx, s.client.Load(), j.url, j.headers, svixHeaders(j.eventID, now, j.body, j.secrets),
+	sctx, span := ctx, trace.SpanFromContext(ctx)
+	if email := gjson.GetBytes(j.body, "data.email_id").String(); tracing.On() && email != "" {
+		// The delivery of an email's event is a step of the email's trace.
+		sctx, span = tracing.Start(tracing.InEmail(ctx, email), "webhook.delivery", attribute.String("mailroom.event", j.eventName),
+			attribute.String("mailroom.webhook_id", j.webhookID), attribute.Int("mailroom.attempt", j.attempts+1))
+		defer span.End()
+	}
+	a := Deliver(sctx, s.client.Load(), j.url, j.headers, svixHeaders(j.eventID, now, j.body, j.secrets),
 		j.eventID, j.eventName, j.body, sig, now)
+	span.SetAttributes(attribute.Int("http.response.status_code", a.StatusCode))
 	j.took, j.gone = a.Duration, a.Gone
 	if ctx.Err() != nil {
 		// Shutting down: the endpoint may or may not have it; it will get

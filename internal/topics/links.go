@@ -119,8 +119,11 @@ func (s *Service) unsubscribeToken(workspaceID, topicID, email string, expires t
 // the unsubscribe address whose subject carries the token (a local part
 // is limited to 64 octets, too short for it).
 func (s *Service) UnsubscribeMailto(workspaceID, topicID, email string, expires time.Time) string {
-	return "mailto:" + s.links.UnsubscribeAddress + "?subject=" +
-		url.PathEscape(MailtoSubjectPrefix+s.unsubscribeToken(workspaceID, topicID, email, expires))
+	return s.mailto(s.unsubscribeToken(workspaceID, topicID, email, expires))
+}
+
+func (s *Service) mailto(token string) string {
+	return "mailto:" + s.links.UnsubscribeAddress + "?subject=" + url.PathEscape(MailtoSubjectPrefix+token)
 }
 
 // ListUnsubscribe is the value of the List-Unsubscribe header (RFC 2369)
@@ -145,10 +148,11 @@ type MailLinks struct {
 // the same recipient in the same second, they are the same).
 func (s *Service) Links(workspaceID, topicID, email string) MailLinks {
 	exp := s.clock.Now().Add(LinkTTL)
-	unsub := s.UnsubscribeURL(workspaceID, topicID, email, exp)
+	token := s.unsubscribeToken(workspaceID, topicID, email, exp) // one MAC for the link and the mailto
+	unsub := s.links.PublicURL + UnsubscribePath + token
 	header := "<" + unsub + ">"
 	if s.links.UnsubscribeAddress != "" {
-		header += ", <" + s.UnsubscribeMailto(workspaceID, topicID, email, exp) + ">"
+		header += ", <" + s.mailto(token) + ">"
 	}
 	return MailLinks{Unsubscribe: unsub, Preferences: s.PreferenceURL(workspaceID, email, exp), ListUnsubscribe: header}
 }

@@ -87,39 +87,63 @@ var crossings = map[string]string{}
 
 var tableRef = regexp.MustCompile(`(?i)\b(?:from|into|update|join)\s+([a-z_]+)\b`)
 
-// TestEachTableHasOneOwner: SQL naming a table appears only in the package
-// that owns it, or in a listed crossing.
-func TestEachTableHasOneOwner(t *testing.T) {
-	seen := map[string]bool{}
-	eachFile(t, func(pkg, rel string, f *ast.File) {
+// literalTables names the known tables a string literal's SQL reads or
+// writes: after FROM, INTO, UPDATE or JOIN anywhere in it, so a fragment
+// ("EXISTS (SELECT 1 FROM emails …)", " FROM " + table) counts as SQL as
+// much as a whole statement does.
+func literalTables(lit *ast.BasicLit) []string {
+	if lit.Kind != token.STRING {
+		return nil
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range tableRef.FindAllStringSubmatch(s, -1) {
+		if t := strings.ToLower(m[1]); owners[t] != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ownerViolations lists SQL on a table outside its owner (or a listed
+// crossing) in the packages under root; seen collects the crossings met.
+func ownerViolations(t *testing.T, root string, seen map[string]bool) []string {
+	var out []string
+	eachFileIn(t, root, func(pkg, rel string, f *ast.File) {
 		if pkg == "store" || strings.HasPrefix(pkg, "testkit") {
 			return // the store's machinery names tables only in comments and generic code
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
+			if !ok {
 				return true
 			}
-			s, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				return true
-			}
-			for _, m := range tableRef.FindAllStringSubmatch(s, -1) {
-				table := strings.ToLower(m[1])
-				owner, known := owners[table]
-				if !known || owner == pkg {
-					continue
+			for _, table := range literalTables(lit) {
+				if owner := owners[table]; owner != pkg {
+					key := rel + " " + table
+					if _, ok := crossings[key]; ok {
+						seen[key] = true
+						continue
+					}
+					out = append(out, fmt.Sprintf("%s: SQL on %s, which %s owns; call the %s package instead", rel, table, owner, owner))
 				}
-				key := rel + " " + table
-				if _, ok := crossings[key]; ok {
-					seen[key] = true
-					continue
-				}
-				t.Errorf("%s: SQL on %s, which %s owns; call the %s package instead", rel, table, owner, owner)
 			}
 			return true
 		})
 	})
+	return out
+}
+
+// TestEachTableHasOneOwner: SQL naming a table appears only in the package
+// that owns it, or in a listed crossing.
+func TestEachTableHasOneOwner(t *testing.T) {
+	seen := map[string]bool{}
+	for _, v := range ownerViolations(t, "..", seen) {
+		t.Error(v)
+	}
 	for key := range crossings {
 		if !seen[key] {
 			t.Errorf("crossing %q no longer occurs: remove it from the list", key)
@@ -166,23 +190,16 @@ func TestOwnersListEveryTable(t *testing.T) {
 	}
 }
 
-var sqlStatement = regexp.MustCompile(`^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\s`)
-
-// TestEachAreaKeepsItsSQLInOneFile: a package's SQL statements are all in
-// one file (its store), so a reader finds every query of an area in one
-// place. The store package's machinery and the test kit are exempt.
-func TestEachAreaKeepsItsSQLInOneFile(t *testing.T) {
+// sqlFileViolations lists the packages under root whose SQL (literals
+// naming a table, literalTables) is in more than one file.
+func sqlFileViolations(t *testing.T, root string) (out []string, packages int) {
 	files := map[string]map[string]bool{}
-	eachFile(t, func(pkg, rel string, f *ast.File) {
+	eachFileIn(t, root, func(pkg, rel string, f *ast.File) {
 		if pkg == "store" || strings.HasPrefix(pkg, "testkit") {
 			return
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			if s, err := strconv.Unquote(lit.Value); err == nil && sqlStatement.MatchString(s) {
+			if lit, ok := n.(*ast.BasicLit); ok && len(literalTables(lit)) > 0 {
 				if files[pkg] == nil {
 					files[pkg] = map[string]bool{}
 				}
@@ -191,36 +208,39 @@ func TestEachAreaKeepsItsSQLInOneFile(t *testing.T) {
 			return true
 		})
 	})
-	if len(files) < 5 {
-		t.Fatalf("found SQL in only %d packages; is the pattern still right?", len(files))
-	}
 	for pkg, fs := range files {
 		if len(fs) > 1 {
-			t.Errorf("%s has SQL in %d files %v: keep it in one (the area's store.go)", pkg, len(fs), slices.Sorted(maps.Keys(fs)))
+			out = append(out, fmt.Sprintf("%s has SQL in %d files %v: keep it in one (the area's store.go)", pkg, len(fs), slices.Sorted(maps.Keys(fs))))
 		}
 	}
+	return out, len(files)
 }
 
-// TestServicesDoNotImportHTTP: services hold the rules and answer apierr
-// errors; only the webhook client, which makes HTTP requests, uses net/http.
-func TestServicesDoNotImportHTTP(t *testing.T) {
-	services := []string{"sending", "domains", "webhooks", "workspaces", "suppressions", "delivery", "events", "templates", "render", "contacts", "rules", "segments", "broadcasts", "requestlog"}
-	eachFile(t, func(pkg, rel string, f *ast.File) {
-		if !slices.Contains(services, pkg) || rel == "webhooks/client.go" {
-			return
-		}
-		for _, imp := range f.Imports {
-			if imp.Path.Value == `"net/http"` {
-				t.Errorf("%s imports net/http; return apierr errors (apierr.Status*, apierr.Forbidden, ...) instead", rel)
-			}
-		}
-	})
+// TestEachAreaKeepsItsSQLInOneFile: a package's SQL statements are all in
+// one file (its store), so a reader finds every query of an area in one
+// place. The store package's machinery and the test kit are exempt.
+func TestEachAreaKeepsItsSQLInOneFile(t *testing.T) {
+	out, n := sqlFileViolations(t, "..")
+	if n < 5 {
+		t.Fatalf("found SQL in only %d packages; is the pattern still right?", n)
+	}
+	for _, v := range out {
+		t.Error(v)
+	}
 }
 
 // eachFile parses every non-test Go file of the packages under internal/.
 func eachFile(t *testing.T, fn func(pkg, rel string, f *ast.File)) {
 	t.Helper()
-	root := filepath.Join("..")
+	if n := eachFileIn(t, "..", fn); n < 50 {
+		t.Fatalf("parsed only %d files under internal/; is the test running from internal/app?", n)
+	}
+}
+
+// eachFileIn parses every non-test Go file under root, naming each file
+// by its path below root and its package by its directory.
+func eachFileIn(t *testing.T, root string, fn func(pkg, rel string, f *ast.File)) int {
+	t.Helper()
 	fset := token.NewFileSet()
 	n := 0
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -243,7 +263,5 @@ func eachFile(t *testing.T, fn func(pkg, rel string, f *ast.File)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n < 50 {
-		t.Fatalf("parsed only %d files under internal/; is the test running from internal/app?", n)
-	}
+	return n
 }

@@ -671,7 +671,7 @@ func writeInboxSent(w http.ResponseWriter, s *inbound.Sent) {
 	if s.MessageID != "" {
 		out.MessageID, out.ThreadID = &s.MessageID, &s.ThreadID
 	}
-	writeJSON(w, s.HTTPStatus, out)
+	writeJSON(w, sentStatus(s), out)
 }
 
 func (h *handler) replyInboxThreadEmail(w http.ResponseWriter, r *http.Request) error {

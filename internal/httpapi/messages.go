@@ -275,6 +275,14 @@ type forwardRequest struct {
 	Mode string   `json:"mode"`
 }
 
+// sentStatus is a compose's answer: 202 when it was booked for later.
+func sentStatus(s *inbound.Sent) int {
+	if s.Booked() {
+		return http.StatusAccepted
+	}
+	return http.StatusOK
+}
+
 func writeSent(w http.ResponseWriter, out *inbound.Sent) {
 	res := sentJSON{EmailID: out.EmailID, Status: out.Status}
 	if out.MessageID != "" {
@@ -283,7 +291,7 @@ func writeSent(w http.ResponseWriter, out *inbound.Sent) {
 	if out.ScheduledID != "" {
 		res.ScheduledID = &out.ScheduledID
 	}
-	writeJSON(w, out.HTTPStatus, res)
+	writeJSON(w, sentStatus(out), res)
 }
 
 func (h *handler) replyAll(w http.ResponseWriter, r *http.Request) error {

@@ -3,7 +3,6 @@ package inbound
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 
 	"mailroom/internal/apierr"
@@ -52,10 +51,9 @@ type Compose struct {
 	text      string // the text part when the body as written is not it (an inline forward's escaped headers)
 }
 
-// Sent is the outcome of a compose: sent now (200) with the stored sent
-// message, or booked for later (202) with the sending service's id.
+// Sent is the outcome of a compose: sent now with the stored sent
+// message, or booked for later (Booked) with the sending service's id.
 type Sent struct {
-	HTTPStatus  int
 	MessageID   string // "" when booked
 	ThreadID    string // "" when booked
 	EmailID     string
@@ -187,11 +185,14 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	if err != nil {
 		return nil, err
 	}
-	if out.HTTPStatus == http.StatusAccepted {
-		return &Sent{HTTPStatus: http.StatusAccepted, EmailID: out.ID, ScheduledID: ScheduledID(out.ID), Status: string(out.Status)}, nil
+	if out.Status == sending.StatusScheduled {
+		return &Sent{EmailID: out.ID, ScheduledID: ScheduledID(out.ID), Status: string(out.Status)}, nil
 	}
-	return &Sent{HTTPStatus: http.StatusOK, MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
+	return &Sent{MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
 }
+
+// Booked says the message waits for its time (the API answers 202).
+func (s *Sent) Booked() bool { return s.ScheduledID != "" }
 
 // refused is a receive-side send's refusal as the spec's rows answer it:
 // 422 with the reason's code; authentication, not-found and server errors

@@ -52,17 +52,10 @@ func slugTaken(ctx context.Context, q store.Querier, workspaceID, slug string) (
 	return n > 0, err
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func insertAutomation(ctx context.Context, tx *store.Tx, a Automation) error {
 	_, err := tx.Exec(ctx, `INSERT INTO automations (id, workspace_id, name, slug, trigger_event, trigger_tag, trigger_audience_id,
 		enabled, version, yaml, last_error, created_at, updated_at, signing_secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
-		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Trigger, a.TriggerTag, a.TriggerAudienceID, boolInt(a.Enabled), a.Version, a.YAML,
+		a.ID, a.WorkspaceID, a.Name, a.Slug, a.Trigger, a.TriggerTag, a.TriggerAudienceID, store.BoolInt(a.Enabled), a.Version, a.YAML,
 		store.Millis(a.CreatedAt), store.Millis(a.UpdatedAt), a.SigningSecret)
 	return err
 }
@@ -86,7 +79,7 @@ func bumpVersion(ctx context.Context, tx *store.Tx, workspaceID, id string, def 
 
 func setEnabled(ctx context.Context, tx *store.Tx, workspaceID, id string, enabled bool, now time.Time) error {
 	res, err := tx.Exec(ctx, `UPDATE automations SET enabled = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL`,
-		boolInt(enabled), store.Millis(now), id, workspaceID)
+		store.BoolInt(enabled), store.Millis(now), id, workspaceID)
 	return affected(res, err)
 }
 

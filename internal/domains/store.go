@@ -23,7 +23,7 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, d *Domain, keys [3]*
 	statuses, _ := json.Marshal(d.statuses)
 	if _, err := tx.Exec(ctx, `INSERT INTO domains (id, workspace_id, domain, verification_status, shared, ownership_token,
 		record_status, verified_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, d.WorkspaceID, d.Name, d.Status, boolInt(d.Shared), d.token, string(statuses), nullMillis(d), store.Millis(d.CreatedAt)); err != nil {
+		d.ID, d.WorkspaceID, d.Name, d.Status, store.BoolInt(d.Shared), d.token, string(statuses), nullMillis(d), store.Millis(d.CreatedAt)); err != nil {
 		return err
 	}
 	for i, sel := range DKIMSelectors() {
@@ -32,7 +32,7 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, d *Domain, keys [3]*
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO domain_keys (domain_id, selector, private_key, public_value, active, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, d.ID, sel, sealed, DKIMRecordValue(&keys[i].PublicKey), boolInt(i == 0), store.Millis(d.CreatedAt)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?)`, d.ID, sel, sealed, DKIMRecordValue(&keys[i].PublicKey), store.BoolInt(i == 0), store.Millis(d.CreatedAt)); err != nil {
 			return err
 		}
 	}
@@ -46,12 +46,6 @@ func nullMillis(d *Domain) any {
 	return store.Millis(*d.VerifiedAt)
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // load reads domains matching where (on alias d) with their public keys.
 func (s *Service) load(ctx context.Context, where string, args ...any) ([]*Domain, error) {

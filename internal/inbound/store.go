@@ -168,13 +168,6 @@ func nullIfEmpty(s string) any {
 	return s
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // insertMessage writes the message with its raw copy (received mail,
 // whose attachments are read back out of it) or, without one (a sent
 // copy), with its parts.
@@ -202,8 +195,8 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, nullIfEmpty(m.FromName),
 		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, nullString(m.Text), nullString(m.HTML), nullIfEmpty(m.Date),
 		nullIfEmpty(m.MessageID), nullIfEmpty(m.InReplyTo), jsonText(m.References), nullIfEmpty(m.ListID),
-		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), boolInt(m.Automated), jsonText(atts), jsonText(inl),
-		boolInt(m.Unread), boolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt),
+		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), store.BoolInt(m.Automated), jsonText(atts), jsonText(inl),
+		store.BoolInt(m.Unread), store.BoolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt),
 		searchBody(m), searchPeople(m))
 	if err != nil {
 		return err
@@ -364,10 +357,10 @@ func setFlags(ctx context.Context, q store.Querier, workspaceID, mailboxID, id s
 	where, args := scope("messages", workspaceID, mailboxID)
 	set, sargs := []string{}, []any{}
 	if unread != nil {
-		set, sargs = append(set, `unread = ?`), append(sargs, boolInt(*unread))
+		set, sargs = append(set, `unread = ?`), append(sargs, store.BoolInt(*unread))
 	}
 	if archived != nil {
-		set, sargs = append(set, `archived = ?`), append(sargs, boolInt(*archived))
+		set, sargs = append(set, `archived = ?`), append(sargs, store.BoolInt(*archived))
 	}
 	if len(set) == 0 {
 		set = append(set, `unread = unread`)

@@ -168,14 +168,14 @@ func ipByAddr(ctx context.Context, tx *store.Tx, ip string) (IP, error) {
 // insertIP stores a taken IP.
 func insertIP(ctx context.Context, tx *store.Tx, x IP) error {
 	_, err := tx.Exec(ctx, `INSERT INTO ips (`+ipColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		x.ID, x.WorkspaceID, x.IP, boolInt(x.Paused), nullInt(x.DailyCap), store.Millis(x.CreatedAt))
+		x.ID, x.WorkspaceID, x.IP, store.BoolInt(x.Paused), nullInt(x.DailyCap), store.Millis(x.CreatedAt))
 	return err
 }
 
 // updateIP writes paused and daily_cap.
 func updateIP(ctx context.Context, db *store.DB, x IP) error {
 	_, err := db.Exec(ctx, `UPDATE ips SET paused = ?, daily_cap = ? WHERE workspace_id = ? AND id = ?`,
-		boolInt(x.Paused), nullInt(x.DailyCap), x.WorkspaceID, x.ID)
+		store.BoolInt(x.Paused), nullInt(x.DailyCap), x.WorkspaceID, x.ID)
 	return err
 }
 
@@ -184,12 +184,6 @@ func deleteIP(ctx context.Context, db *store.DB, ws, id string) (bool, error) {
 	return store.Changed(db.Exec(ctx, `DELETE FROM ips WHERE workspace_id = ? AND id = ?`, ws, id))
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 func nullInt(p *int64) any {
 	if p == nil {

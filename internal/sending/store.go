@@ -100,12 +100,6 @@ func nullText(s string) any {
 	return s
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // emailColumns are the columns insertArgs fills, in order.
 var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
@@ -138,7 +132,7 @@ func (e *emailRow) insertArgs() (row, body []any) {
 	}
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, html, text, jsonText(e.Headers, "{}"), atts, jsonText(e.Tags, "{}"),
-		boolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
+		store.BoolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
 		e.TemplateID, e.TemplateVersion, e.TopicID}, body
 }
 

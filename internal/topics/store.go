@@ -30,12 +30,6 @@ func scanTopic(sc store.Scanner) (Topic, error) {
 	return t, err
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // topicByRef reads a topic of the workspace (archived or not) by id or
 // key; store.ErrNotFound when there is none.
@@ -63,7 +57,7 @@ func keyTaken(ctx context.Context, q store.Querier, workspaceID, key string) (bo
 
 func insertTopic(ctx context.Context, q store.Querier, t Topic) error {
 	_, err := q.Exec(ctx, `INSERT INTO topics (`+topicColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-		t.ID, t.WorkspaceID, t.Key, t.Name, t.Description, boolInt(t.DefaultOptIn), boolInt(t.Required),
+		t.ID, t.WorkspaceID, t.Key, t.Name, t.Description, store.BoolInt(t.DefaultOptIn), store.BoolInt(t.Required),
 		store.Millis(t.CreatedAt), store.Millis(t.UpdatedAt))
 	return err
 }
@@ -75,7 +69,7 @@ func updateTopic(ctx context.Context, q store.Querier, t Topic) error {
 	}
 	_, err := q.Exec(ctx, `UPDATE topics SET name = ?, description = ?, default_opt_in = ?, required = ?, updated_at = ?, archived_at = ?
 		WHERE id = ? AND workspace_id = ?`,
-		t.Name, t.Description, boolInt(t.DefaultOptIn), boolInt(t.Required), store.Millis(t.UpdatedAt), archived, t.ID, t.WorkspaceID)
+		t.Name, t.Description, store.BoolInt(t.DefaultOptIn), store.BoolInt(t.Required), store.Millis(t.UpdatedAt), archived, t.ID, t.WorkspaceID)
 	if err != nil {
 		return fmt.Errorf("updating topic: %w", err)
 	}
@@ -150,7 +144,7 @@ func setPreference(ctx context.Context, q store.Querier, workspaceID, topicID, e
 	_, err := q.Exec(ctx, `INSERT INTO topic_preferences (workspace_id, topic_id, email, subscribed, source, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (topic_id, email) DO UPDATE SET subscribed = excluded.subscribed, source = excluded.source, updated_at = excluded.updated_at`,
-		workspaceID, topicID, email, boolInt(subscribed), source, store.Millis(now))
+		workspaceID, topicID, email, store.BoolInt(subscribed), source, store.Millis(now))
 	if err != nil {
 		return fmt.Errorf("writing topic preference: %w", err)
 	}

@@ -173,7 +173,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, name, ownerEmail string, 
 	var secret string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, owner_email, owner_confirmed, created_at) VALUES (?, ?, ?, ?, ?)`,
-			w.ID, w.Name, w.OwnerEmail, boolInt(confirmed), store.Millis(w.CreatedAt)); err != nil {
+			w.ID, w.Name, w.OwnerEmail, store.BoolInt(confirmed), store.Millis(w.CreatedAt)); err != nil {
 			return err
 		}
 		var err error
@@ -209,12 +209,6 @@ func (s *Service) Workspace(ctx context.Context, id string) (*Workspace, error) 
 	return w, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 func hashKey(secret string) string {
 	h := sha256.Sum256([]byte(secret))

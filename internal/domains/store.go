@@ -46,7 +46,6 @@ func nullMillis(d *Domain) any {
 	return store.Millis(*d.VerifiedAt)
 }
 
-
 // load reads domains matching where (on alias d) with their public keys.
 func (s *Service) load(ctx context.Context, where string, args ...any) ([]*Domain, error) {
 	rows, err := s.db.Query(ctx, `SELECT d.id, d.workspace_id, d.domain, d.verification_status, d.shared, d.ownership_token,

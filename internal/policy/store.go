@@ -184,7 +184,6 @@ func deleteIP(ctx context.Context, db *store.DB, ws, id string) (bool, error) {
 	return store.Changed(db.Exec(ctx, `DELETE FROM ips WHERE workspace_id = ? AND id = ?`, ws, id))
 }
 
-
 func nullInt(p *int64) any {
 	if p == nil {
 		return nil

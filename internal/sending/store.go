@@ -100,7 +100,6 @@ func nullText(s string) any {
 	return s
 }
 
-
 // emailColumns are the columns insertArgs fills, in order.
 var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
 	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error",

@@ -30,7 +30,6 @@ func scanTopic(sc store.Scanner) (Topic, error) {
 	return t, err
 }
 
-
 // topicByRef reads a topic of the workspace (archived or not) by id or
 // key; store.ErrNotFound when there is none.
 func topicByRef(ctx context.Context, q store.Querier, workspaceID, ref string) (Topic, error) {

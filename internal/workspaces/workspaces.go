@@ -209,7 +209,6 @@ func (s *Service) Workspace(ctx context.Context, id string) (*Workspace, error) 
 	return w, nil
 }
 
-
 func hashKey(secret string) string {
 	h := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(h[:])

@@ -33,7 +33,8 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", x.page(anyKey, x.overview))
 	mux.Handle("GET /emails", x.page(send, x.emails)) // a send-only key sees the emails it sent
 	mux.Handle("GET /emails/{id}", x.page(send, x.email))
-	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody)) // the sandboxed iframe's document
+	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody))                  // the sandboxed iframe's document
+	mux.Handle("GET /emails/{id}/attachments/{n}", x.page(send, x.emailAttachment)) // always a download
 	mux.Handle("GET /domains", x.page(ws, x.domains))
 	mux.Handle("POST /domains", x.page(ws, x.addDomain))
 	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))
@@ -68,6 +69,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /topics/{id}/archive", x.page(ws, x.confirmArchiveTopic)) // asks; the POST archives (as DELETE /v1/topics/{id})
 	mux.Handle("POST /topics/{id}/archive", x.page(ws, x.archiveTopic))
 	mux.Handle("POST /topics/{id}/restore", x.page(ws, x.restoreTopic))
+	mux.Handle("GET /contacts", x.page(ws, x.contacts)) // ?q= searches, as GET /v1/contacts
 	mux.Handle("GET /segments", x.page(ws, x.segments))
 	mux.Handle("POST /segments", x.page(ws, x.createSegment))
 	mux.Handle("GET /segments/{id}/delete", x.page(ws, x.confirmDeleteSegment)) // asks; the POST deletes

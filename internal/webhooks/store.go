@@ -529,6 +529,16 @@ func listAttempts(ctx context.Context, q store.Querier, workspaceID string, dq D
 		where += ` AND webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = ? AND mailbox_id = ?)`
 		args = append(args, workspaceID, dq.BoundTo)
 	}
+	if dq.Event != "" {
+		where += ` AND event = ?`
+		args = append(args, dq.Event)
+	}
+	if len(dq.EventIDs) > 0 {
+		where += ` AND event_id IN (?` + strings.Repeat(", ?", len(dq.EventIDs)-1) + `)`
+		for _, id := range dq.EventIDs {
+			args = append(args, id)
+		}
+	}
 	if dq.AfterID != "" {
 		where += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, dq.AfterAt, dq.AfterAt, dq.AfterID)

@@ -69,7 +69,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.WaitText(t, "Workspace API key") // signed out: the sign-in page
 		signIn(t, a.Key)
 		text := b.Text(t)
-		for _, s := range []string{"Sending", "Sent", "Bounce rate", "Complaint rate", "Sends and deliveries per day"} {
+		for _, s := range []string{"Sending", "Sent", "Bounce rate", "Complaint rate", "Per day", "Opened", "Clicked"} {
 			if !strings.Contains(text, s) {
 				t.Fatalf("the overview lacks %q:\n%s", s, text)
 			}
@@ -81,8 +81,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		if n := browser.Eval[int](t, b, `[...document.querySelectorAll('script[src],link[href]')].filter(e => !(e.src||e.href).startsWith(location.origin)).length`); n != 0 {
 			t.Fatalf("%d assets from elsewhere", n)
 		}
-		if n := browser.Eval[int](t, b, "document.querySelectorAll('svg.chart rect').length"); n != 2*30*2 {
-			t.Fatalf("the charts have %d bars, want %d", n, 2*30*2)
+		if n := browser.Eval[int](t, b, "document.querySelectorAll('svg.chart rect').length"); n != 6*30 {
+			t.Fatalf("the charts have %d bars, want %d", n, 6*30)
 		}
 	})
 

@@ -29,18 +29,43 @@ type audienceView struct {
 	Audience contacts.Audience
 	Members  []contacts.Member
 	Counts   contacts.MemberCounts
+	Status   string   // the members' filter
+	Statuses []string // its choices
+	Paged    bool     // a page past the first
+	Next     string   // the older members' query string
 }
 
+// memberStatuses are the members list's filter's choices.
+var memberStatuses = []string{contacts.StatusSubscribed, contacts.StatusUnsubscribed, contacts.StatusPending, contacts.StatusCleaned}
+
+// audience shows an audience and a page of its members, newest first,
+// filtered by status, with "Older →" continuing below the last.
 func (x *Dashboard) audience(w http.ResponseWriter, r *http.Request, s *session) error {
 	a, err := x.d.Contacts.Audience(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	ms, counts, err := x.d.Contacts.Members(r.Context(), s.key.WorkspaceID, a.ID, "", listRows, 0, nil)
+	q := r.URL.Query()
+	v := audienceView{Audience: a, Status: q.Get("status"), Statuses: memberStatuses}
+	var pos *contacts.Position
+	if after := q.Get("after"); after != "" {
+		ms, id, err := parseCursor(after)
+		if err != nil {
+			return err
+		}
+		pos, v.Paged = &contacts.Position{At: ms, ID: id}, true
+	}
+	ms, counts, err := x.d.Contacts.Members(r.Context(), s.key.WorkspaceID, a.ID, v.Status, listRows+1, 0, pos)
 	if err != nil {
 		return err
 	}
-	x.render(w, r, s, http.StatusOK, "audience", audienceView{Audience: a, Members: ms, Counts: counts})
+	if len(ms) > listRows {
+		ms = ms[:listRows]
+		last := ms[len(ms)-1]
+		v.Next = urlValues{"status": v.Status, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
+	}
+	v.Members, v.Counts = ms, counts
+	x.render(w, r, s, http.StatusOK, "audience", v)
 	return nil
 }
 

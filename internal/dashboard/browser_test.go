@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -69,7 +70,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.WaitText(t, "Workspace API key") // signed out: the sign-in page
 		signIn(t, a.Key)
 		text := b.Text(t)
-		for _, s := range []string{"Sending", "Sent", "Bounce rate", "Complaint rate", "Sends and deliveries per day"} {
+		for _, s := range []string{"Sending", "Sent", "Bounce rate", "Complaint rate", "Per day", "Opened", "Clicked"} {
 			if !strings.Contains(text, s) {
 				t.Fatalf("the overview lacks %q:\n%s", s, text)
 			}
@@ -81,8 +82,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		if n := browser.Eval[int](t, b, `[...document.querySelectorAll('script[src],link[href]')].filter(e => !(e.src||e.href).startsWith(location.origin)).length`); n != 0 {
 			t.Fatalf("%d assets from elsewhere", n)
 		}
-		if n := browser.Eval[int](t, b, "document.querySelectorAll('svg.chart rect').length"); n != 2*30*2 {
-			t.Fatalf("the charts have %d bars, want %d", n, 2*30*2)
+		b.Screenshot(t, filepath.Join(os.TempDir(), "dashboard-first-steps-390.png"))
+		if n := browser.Eval[int](t, b, "document.querySelectorAll('svg.chart rect').length"); n != 6*30 {
+			t.Fatalf("the charts have %d bars, want %d", n, 6*30)
 		}
 	})
 
@@ -205,7 +207,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		defer b.Do(t, chromedp.EmulateViewport(browser.PhoneWidth, browser.PhoneHeight, chromedp.EmulateMobile, chromedp.EmulateTouch))
 		for _, w := range []int64{390, 768, 1280, 1920} {
 			b.Do(t, chromedp.EmulateViewport(w, 900))
-			for _, page := range []string{"/", "/emails", "/webhooks", "/api-keys", "/domains", "/audiences"} {
+			for _, page := range []string{"/", "/emails", "/webhooks", "/api-keys", "/domains", "/audiences", "/contacts", "/topics", "/segments", "/mailboxes", "/inbox", "/suppressions", "/logs"} {
 				b.Open(t, a.URL+page)
 				b.WaitText(t, "Sign out")
 				if sw := browser.Eval[int64](t, b, "document.documentElement.scrollWidth"); sw > w+1 {
@@ -215,8 +217,8 @@ func TestDashboardInBrowser(t *testing.T) {
 				if len(broken) > 0 {
 					t.Errorf("%s at %dpx breaks inside %q", page, w, broken)
 				}
-				if page == "/emails" && w == 1280 {
-					b.Screenshot(t, filepath.Join(os.TempDir(), "dashboard-emails-1280.png"))
+				if (page == "/emails" || page == "/" || page == "/contacts") && w == 1280 || (page == "/" || page == "/segments") && w == 390 {
+					b.Screenshot(t, filepath.Join(os.TempDir(), fmt.Sprintf("dashboard%s-%d.png", strings.ReplaceAll(page, "/", "-"), w)))
 				}
 				if w >= 1280 {
 					if rows := browser.Eval[int64](t, b, `new Set([...document.querySelectorAll('.top nav a')].map(a => a.offsetTop)).size`); rows != 1 {
@@ -263,7 +265,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		signIn(t, a.Key)
 		b.Open(t, a.URL+"/api-keys")
 		b.WaitText(t, "this session")
-		b.Click(t, `tr:has(.badge) button.revoke`)
+		b.Click(t, `tr:has(.badge) a.revoke`)
+		b.WaitText(t, "you are signed out at once")
+		b.Click(t, "#confirm")
 		b.WaitText(t, "Workspace API key")
 		b.Open(t, a.URL+"/domains")
 		b.WaitText(t, "Workspace API key")

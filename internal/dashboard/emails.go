@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 	"maps"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
+	"mailroom/internal/webhooks"
 )
 
 // The log's filters run over the sending service's newest-first list: a
@@ -175,12 +177,27 @@ type timelineEntry struct {
 }
 
 type emailView struct {
-	Email    *sending.Email
-	Headers  []header
-	Timeline []timelineEntry
-	HasHTML  bool
-	HasText  bool
+	Email       *sending.Email
+	Headers     []header
+	Timeline    []timelineEntry
+	HasHTML     bool
+	HasText     bool
+	Attachments []attachmentRow
+	Deliveries  []webhooks.Delivery // of its events; nil when the key may not read webhooks
+	Webhooks    bool                // the key may read webhooks (the section is shown)
 }
+
+// attachmentRow is one sent attachment; N is its 1-based number, as in the
+// API's att_N ids.
+type attachmentRow struct {
+	N                     int
+	Filename, ContentType string
+	Size                  int
+	Inline                bool
+}
+
+// emailDeliveries bounds the webhook deliveries an email's page lists.
+const emailDeliveries = 100
 
 func (x *Dashboard) email(w http.ResponseWriter, r *http.Request, s *session) error {
 	c := sending.CallerFor(s.key)
@@ -207,7 +224,55 @@ func (x *Dashboard) email(w http.ResponseWriter, r *http.Request, s *session) er
 		data, _ := json.MarshalIndent(ev.Data, "", "  ")
 		v.Timeline = append(v.Timeline, timelineEntry{Type: ev.Type, At: ev.CreatedAt, Data: string(data)})
 	}
+	atts, err := x.d.Sending.Attachments(r.Context(), c, e.ID)
+	if err != nil {
+		return err
+	}
+	for i, a := range atts {
+		v.Attachments = append(v.Attachments, attachmentRow{N: i + 1, Filename: a.Filename, ContentType: a.ContentType, Size: len(a.Content), Inline: a.ContentID != ""})
+	}
+	// The deliveries are the webhooks area's: shown to a key that may read
+	// it (GET /v1/webhooks/... needs the workspace scope), narrowed to its mailbox.
+	if scope, _ := s.key.Denied(box); scope == "" && len(e.Events) > 0 {
+		v.Webhooks = true
+		evIDs := make([]string, 0, len(e.Events))
+		for _, ev := range e.Events {
+			evIDs = append(evIDs, ev.ID)
+		}
+		if v.Deliveries, err = x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, webhooks.DeliveryQuery{BoundTo: s.key.MailboxID, EventIDs: evIDs, Limit: emailDeliveries}); err != nil {
+			return err
+		}
+	}
 	x.render(w, r, s, http.StatusOK, "email", v)
+	return nil
+}
+
+// emailAttachment downloads a sent attachment (GET
+// /v1/emails/{id}/attachments/att_N/content): always as a download, under a
+// sandbox policy in case a browser shows it anyway.
+func (x *Dashboard) emailAttachment(w http.ResponseWriter, r *http.Request, s *session) error {
+	atts, err := x.d.Sending.Attachments(r.Context(), sending.CallerFor(s.key), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 1 || n > len(atts) {
+		return errNotFound("attachment")
+	}
+	a := atts[n-1]
+	ct := a.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("Content-Length", strconv.Itoa(len(a.Content)))
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename}))
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(a.Content)
 	return nil
 }
 

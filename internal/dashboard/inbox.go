@@ -24,12 +24,47 @@ func readerOf(s *session) inbound.Reader {
 	return inbound.Reader{WorkspaceID: s.key.WorkspaceID, BoundTo: s.key.MailboxID}
 }
 
+type inboxView struct {
+	Q       string
+	Hits    []inbound.Hit // a search's messages, best first
+	Threads []inbound.Thread
+	Paged   bool
+	Next    string
+}
+
+// inbox lists the conversations, newest first with "Older →", or with ?q=
+// the messages a full-text search finds (GET /v1/messages/search).
 func (x *Dashboard) inbox(w http.ResponseWriter, r *http.Request, s *session) error {
-	ts, err := x.d.Inbound.Threads(r.Context(), readerOf(s), nil, listRows)
+	q := r.URL.Query()
+	v := inboxView{Q: strings.TrimSpace(q.Get("q"))}
+	if v.Q != "" {
+		hits, err := x.d.Inbound.Search(r.Context(), readerOf(s), v.Q, listRows)
+		if err != nil {
+			return err
+		}
+		v.Hits = hits
+		x.render(w, r, s, http.StatusOK, "inbox", v)
+		return nil
+	}
+	var pos *inbound.Position
+	if after := q.Get("after"); after != "" {
+		ms, id, err := parseCursor(after)
+		if err != nil {
+			return err
+		}
+		pos, v.Paged = &inbound.Position{At: ms, ID: id}, true
+	}
+	ts, err := x.d.Inbound.Threads(r.Context(), readerOf(s), pos, listRows+1)
 	if err != nil {
 		return err
 	}
-	x.render(w, r, s, http.StatusOK, "inbox", ts)
+	if len(ts) > listRows {
+		ts = ts[:listRows]
+		last := ts[len(ts)-1]
+		v.Next = urlValues{"after": cursor(last.LastMessageAt.UnixMilli(), last.ID)}.encode()
+	}
+	v.Threads = ts
+	x.render(w, r, s, http.StatusOK, "inbox", v)
 	return nil
 }
 

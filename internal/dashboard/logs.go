@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"strings"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/requestlog"
@@ -12,6 +13,7 @@ const logRows = 50
 
 type logsView struct {
 	Status, Method string
+	Path           string // a path prefix, such as /v1/emails
 	Statuses       []string
 	Methods        []string
 	Rows           []requestlog.Entry
@@ -22,19 +24,19 @@ type logsView struct {
 // from the same request log as GET /v1/logs (the last 31 days).
 func (x *Dashboard) requestLogs(w http.ResponseWriter, r *http.Request, s *session) error {
 	q := r.URL.Query()
-	v := logsView{Status: q.Get("status"), Method: q.Get("method"), Statuses: []string{"2xx", "4xx", "5xx"},
+	v := logsView{Status: q.Get("status"), Method: q.Get("method"), Path: strings.TrimSpace(q.Get("path")), Statuses: []string{"2xx", "4xx", "5xx"},
 		Methods: []string{"GET", "POST", "PATCH", "PUT", "DELETE"}}
 	after := q.Get("after")
 	if len(after) > 100 {
 		return apierr.InvalidRequest("The page link is not valid.")
 	}
-	rows, err := x.d.RequestLogs.List(r.Context(), s.key.WorkspaceID, requestlog.Query{Status: v.Status, Method: v.Method, Limit: logRows + 1, After: after})
+	rows, err := x.d.RequestLogs.List(r.Context(), s.key.WorkspaceID, requestlog.Query{Status: v.Status, Method: v.Method, PathPrefix: v.Path, Limit: logRows + 1, After: after})
 	if err != nil {
 		return err
 	}
 	if len(rows) > logRows {
 		rows = rows[:logRows]
-		v.Next = urlValues{"status": v.Status, "method": v.Method, "after": rows[len(rows)-1].ID}.encode()
+		v.Next = urlValues{"status": v.Status, "method": v.Method, "path": v.Path, "after": rows[len(rows)-1].ID}.encode()
 	}
 	v.Rows = rows
 	x.render(w, r, s, http.StatusOK, "logs", v)

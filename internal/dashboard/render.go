@@ -45,7 +45,19 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04") + " UTC"
 	},
-	"pct":  percent,
+	"pct": percent,
+	// query marks a query string built by url.Values.Encode as one, so
+	// html/template keeps its = and & (it would escape a plain string).
+	"query": func(q string) template.URL { return template.URL(q) },
+	"bytes": func(n int) string {
+		switch {
+		case n >= 1<<20:
+			return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+		case n >= 1<<10:
+			return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KB"
+		}
+		return strconv.Itoa(n) + " bytes"
+	},
 	"path": url.PathEscape, // one path segment from text (a filename may hold ? or #)
 	"join": strings.Join,
 	"deref": func(p *int) string {
@@ -141,7 +153,7 @@ var titles = map[string]string{
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
 	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
 	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "mapping": "Import columns", "automations": "Automations", "automation": "Automation",
-	"logs": "Logs", "log": "Request", "confirm": "Confirm",
+	"logs": "Logs", "log": "Request", "confirm": "Confirm", "topics": "Topics", "topic": "Topic", "segments": "Segments", "contacts": "Contacts", "mailboxes": "Mailboxes",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a
@@ -166,6 +178,17 @@ var flashes = map[string]string{
 	"scheduled":          "The broadcast is scheduled.",
 	"cancelled":          "The broadcast is cancelled.",
 	"published":          "The template is saved and published: sends use it now.",
+	"topic":              "The topic is created.",
+	"topic-saved":        "The topic is saved.",
+	"topic-archived":     "The topic is archived.",
+	"segment":            "The segment is created.",
+	"segment-deleted":    "The segment is deleted.",
+	"mailbox":            "The mailbox is created.",
+	"mailbox-deleted":    "The mailbox is deleted.",
+	"member-added":       "The address is added to the audience.",
+	"member-held":        "The address is added, but not subscribed: it was suppressed or had unsubscribed.",
+	"member-removed":     "The member is removed.",
+	"duplicated":         "This draft is a copy: check it, then send.",
 }
 
 // pageFunc is a page handler with its session; it returns an error that

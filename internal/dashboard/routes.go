@@ -33,7 +33,8 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", x.page(anyKey, x.overview))
 	mux.Handle("GET /emails", x.page(send, x.emails)) // a send-only key sees the emails it sent
 	mux.Handle("GET /emails/{id}", x.page(send, x.email))
-	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody)) // the sandboxed iframe's document
+	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody))                  // the sandboxed iframe's document
+	mux.Handle("GET /emails/{id}/attachments/{n}", x.page(send, x.emailAttachment)) // always a download
 	mux.Handle("GET /domains", x.page(ws, x.domains))
 	mux.Handle("POST /domains", x.page(ws, x.addDomain))
 	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))
@@ -50,11 +51,29 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /webhooks/{id}/delete", x.page(box, x.deleteWebhook))
 	mux.Handle("POST /webhooks/{id}/replay/{delivery}", x.page(box, x.replayDelivery))
 	mux.Handle("GET /api-keys", x.page(box, x.apiKeys))
-	mux.Handle("POST /api-keys", x.page(box, x.createKey)) // shows the key once, in the answer
+	mux.Handle("POST /api-keys", x.page(box, x.createKey))                   // shows the key once, in the answer
+	mux.Handle("GET /api-keys/{id}/revoke", x.page(box, x.confirmRevokeKey)) // asks; the POST revokes
 	mux.Handle("POST /api-keys/{id}/revoke", x.page(box, x.revokeKey))
 	mux.Handle("GET /suppressions", x.page(ws, x.suppressions))
 	mux.Handle("POST /suppressions", x.page(ws, x.addSuppression))
+	mux.Handle("GET /suppressions/{id}/remove", x.page(ws, x.confirmRemoveSuppression)) // asks; the POST removes
 	mux.Handle("POST /suppressions/{id}/remove", x.page(ws, x.removeSuppression))
+	mux.Handle("GET /mailboxes", x.page(box, x.mailboxes)) // a bound key sees its own
+	mux.Handle("POST /mailboxes", x.page(box, x.createMailbox))
+	mux.Handle("GET /mailboxes/{id}/delete", x.page(box, x.confirmDeleteMailbox)) // asks; the POST deletes
+	mux.Handle("POST /mailboxes/{id}/delete", x.page(box, x.deleteMailbox))
+	mux.Handle("GET /topics", x.page(ws, x.topics))
+	mux.Handle("POST /topics", x.page(ws, x.createTopic))
+	mux.Handle("GET /topics/{id}", x.page(ws, x.topic))
+	mux.Handle("POST /topics/{id}", x.page(ws, x.saveTopic))                  // PATCH: everything but the key
+	mux.Handle("GET /topics/{id}/archive", x.page(ws, x.confirmArchiveTopic)) // asks; the POST archives (as DELETE /v1/topics/{id})
+	mux.Handle("POST /topics/{id}/archive", x.page(ws, x.archiveTopic))
+	mux.Handle("POST /topics/{id}/restore", x.page(ws, x.restoreTopic))
+	mux.Handle("GET /contacts", x.page(ws, x.contacts)) // ?q= searches, as GET /v1/contacts
+	mux.Handle("GET /segments", x.page(ws, x.segments))
+	mux.Handle("POST /segments", x.page(ws, x.createSegment))
+	mux.Handle("GET /segments/{id}/delete", x.page(ws, x.confirmDeleteSegment)) // asks; the POST deletes
+	mux.Handle("POST /segments/{id}/delete", x.page(ws, x.deleteSegment))
 
 	// The later areas: the inbox (read, attachments, reply), audiences (CSV
 	// import), templates (edit, live preview), broadcasts (compose to
@@ -69,6 +88,9 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /audiences/{id}", x.page(ws, x.audience))
 	mux.Handle("GET /audiences/{id}/delete", x.page(ws, x.confirmDeleteAudience)) // asks; the POST deletes
 	mux.Handle("POST /audiences/{id}/delete", x.page(ws, x.deleteAudience))
+	mux.Handle("POST /audiences/{id}/members", x.page(ws, x.addMember))                          // one row, as POST /v1/audiences/{id}/contacts
+	mux.Handle("GET /audiences/{id}/members/{member}/remove", x.page(ws, x.confirmRemoveMember)) // asks; the POST removes
+	mux.Handle("POST /audiences/{id}/members/{member}/remove", x.page(ws, x.removeMember))
 	mux.Handle("POST /audiences/{id}/import", x.page(ws, x.importContacts))      // a CSV file, kept for the mapping page
 	mux.Handle("GET /audiences/{id}/uploads/{upload}", x.page(ws, x.uploadPage)) // its columns, their proposed roles, its first rows
 	mux.Handle("POST /audiences/{id}/uploads/{upload}/check", x.page(ws, x.checkUpload))
@@ -90,10 +112,12 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /broadcasts/{id}", x.page(ws, x.broadcast))      // ?member= previews for one member; ?status= filters recipients
 	mux.Handle("POST /broadcasts/{id}", x.page(ws, x.saveBroadcast)) // a draft's edit, as PATCH /v1/broadcasts/{id}
 	mux.Handle("GET /broadcasts/{id}/body", x.page(ws, x.broadcastBody))
-	mux.Handle("GET /broadcasts/{id}/preview", x.page(ws, x.broadcastPreview)) // ?email=, as GET /v1/broadcasts/{id}/preview
-	mux.Handle("POST /broadcasts/{id}/test", x.page(ws, x.testBroadcast))      // as POST /v1/broadcasts/{id}/test
-	mux.Handle("POST /broadcasts/{id}/send", x.page(ws, x.sendBroadcast))      // now, or at scheduled_at
+	mux.Handle("GET /broadcasts/{id}/preview", x.page(ws, x.broadcastPreview))      // ?email=, as GET /v1/broadcasts/{id}/preview
+	mux.Handle("POST /broadcasts/{id}/test", x.page(ws, x.testBroadcast))           // as POST /v1/broadcasts/{id}/test
+	mux.Handle("POST /broadcasts/{id}/send", x.page(ws, x.sendBroadcast))           // now, or at scheduled_at
+	mux.Handle("GET /broadcasts/{id}/cancel", x.page(ws, x.confirmCancelBroadcast)) // asks; the POST cancels
 	mux.Handle("POST /broadcasts/{id}/cancel", x.page(ws, x.cancelBroadcast))
+	mux.Handle("POST /broadcasts/{id}/duplicate", x.page(ws, x.duplicateBroadcast)) // a new draft, as POST /v1/broadcasts
 	mux.Handle("GET /automations", x.page(ws, x.automations))
 	mux.Handle("GET /automations/{id}", x.page(ws, x.automation))
 	mux.Handle("POST /automations/{id}", x.page(ws, x.saveAutomation)) // a new version of the YAML

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"mailroom/internal/apierr"
 	"mailroom/internal/webhooks"
 )
 
@@ -64,6 +65,9 @@ type webhookView struct {
 	Action     string                 // "test" or "replay"
 	Secret     string                 // a signing secret just made: shown on this page only
 	Created    bool                   // the endpoint was just created
+	Event      string                 // the deliveries' filter
+	Events     []string               // its choices
+	Next       string                 // the older deliveries' query string
 }
 
 func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *session, id string, res *webhooks.ManualResult, action string) error {
@@ -76,11 +80,31 @@ func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *sessi
 
 // renderWebhook shows endpoint e with its newest deliveries and v's extras.
 func (x *Dashboard) renderWebhook(w http.ResponseWriter, r *http.Request, s *session, status int, e *webhooks.Endpoint, v webhookView) error {
-	ds, err := x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, webhooks.DeliveryQuery{WebhookID: e.ID, BoundTo: s.key.MailboxID, Limit: deliveryRows})
+	q := webhooks.DeliveryQuery{WebhookID: e.ID, BoundTo: s.key.MailboxID, Limit: deliveryRows + 1}
+	if r.Method == http.MethodGet {
+		v.Event = r.URL.Query().Get("event")
+		if v.Event != "" && !slices.Contains(webhooks.Events(), v.Event) {
+			return apierr.InvalidRequest("Unknown event %q.", v.Event)
+		}
+		if a := r.URL.Query().Get("after"); a != "" {
+			ms, id, err := parseCursor(a)
+			if err != nil {
+				return err
+			}
+			q.AfterAt, q.AfterID = ms, id
+		}
+	}
+	q.Event = v.Event
+	ds, err := x.d.Webhooks.ListDeliveries(r.Context(), s.key.WorkspaceID, q)
 	if err != nil {
 		return err
 	}
-	v.Endpoint, v.Deliveries = e, ds
+	if len(ds) > deliveryRows {
+		ds = ds[:deliveryRows]
+		last := ds[len(ds)-1]
+		v.Next = urlValues{"event": v.Event, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
+	}
+	v.Endpoint, v.Deliveries, v.Events = e, ds, webhooks.Events()
 	x.render(w, r, s, status, "webhook", v)
 	return nil
 }

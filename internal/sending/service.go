@@ -216,3 +216,7 @@ func (f *inflight) release(ws, key string) {
 	delete(f.m, ws+"\x00"+key)
 	f.mu.Unlock()
 }
+
+// SandboxFrom is the sender every workspace may use before it verifies a
+// domain (to its own and the test addresses only).
+func (s *Service) SandboxFrom() string { return s.sandboxFrom }

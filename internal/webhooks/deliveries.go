@@ -45,9 +45,10 @@ type DeliveryQuery struct {
 	// BoundTo, when not "", is the mailbox the caller's key is bound to: only
 	// the deliveries of endpoints scoped to it are read.
 	BoundTo string
-	// EventIDs, when given, reads only the deliveries of these events (an
-	// email's story).
+	// EventIDs, when not empty, keeps the deliveries of these events only
+	// (an email's page: the deliveries of its events).
 	EventIDs []string
+	Event    string // "" for every event type
 	Limit    int
 	// After continues below the row with this time and id.
 	AfterAt int64

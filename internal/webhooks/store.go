@@ -529,6 +529,10 @@ func listAttempts(ctx context.Context, q store.Querier, workspaceID string, dq D
 		where += ` AND webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = ? AND mailbox_id = ?)`
 		args = append(args, workspaceID, dq.BoundTo)
 	}
+	if dq.Event != "" {
+		where += ` AND event = ?`
+		args = append(args, dq.Event)
+	}
 	if len(dq.EventIDs) > 0 {
 		where += ` AND event_id IN (` + store.Placeholders(len(dq.EventIDs)) + `)`
 		for _, id := range dq.EventIDs {

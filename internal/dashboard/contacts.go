@@ -1,0 +1,41 @@
+package dashboard
+
+import (
+	"net/http"
+	"strings"
+
+	"mailroom/internal/contacts"
+)
+
+// contactsView is the workspace's contacts, searched as GET /v1/contacts?q=.
+type contactsView struct {
+	Q        string
+	Contacts []contacts.Contact
+	Paged    bool
+	Next     string
+}
+
+func (x *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *session) error {
+	q := r.URL.Query()
+	v := contactsView{Q: strings.TrimSpace(q.Get("q"))}
+	var pos *contacts.Position
+	if after := q.Get("after"); after != "" {
+		ms, id, err := parseCursor(after)
+		if err != nil {
+			return err
+		}
+		pos, v.Paged = &contacts.Position{At: ms, ID: id}, true
+	}
+	cs, err := x.d.Contacts.List(r.Context(), s.key.WorkspaceID, contacts.ListFilter{Q: v.Q}, listRows+1, pos)
+	if err != nil {
+		return err
+	}
+	if len(cs) > listRows {
+		cs = cs[:listRows]
+		last := cs[len(cs)-1]
+		v.Next = urlValues{"q": v.Q, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
+	}
+	v.Contacts = cs
+	x.render(w, r, s, http.StatusOK, "contacts", v)
+	return nil
+}

@@ -27,7 +27,7 @@ func (a *App) wireDashboard(w *wiring) error {
 func (a *App) dashboardDeps(limiter ratelimit.Limiter) dashboard.Deps {
 	s := a.services
 	return dashboard.Deps{DB: a.DB, Box: a.Box, Clock: a.Clock, Logger: a.Log.With("component", "dashboard"), Limiter: limiter,
-		PublicURL: a.Config.PublicURL, Workspaces: a.Workspaces, Sending: s.Sending, Domains: s.Domains, Webhooks: s.Webhooks,
+		PublicURL: a.Config.PublicURL, Workspaces: a.Workspaces, Sending: s.Sending, Delivery: s.Delivery, Domains: s.Domains, Webhooks: s.Webhooks,
 		Suppressions: s.Suppressions, Analytics: s.Analytics, Policy: s.Policy, Inbound: s.Inbound,
 		Contacts: s.Contacts, Segments: s.Segments, Topics: s.Topics, Templates: s.Templates, Broadcasts: s.Broadcasts, Automations: s.Automations,
 		RequestLogs: s.RequestLogs}

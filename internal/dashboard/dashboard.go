@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"mailroom/internal/delivery"
+
 	"mailroom/internal/analytics"
 	"mailroom/internal/automations"
 	"mailroom/internal/broadcasts"
@@ -60,6 +62,7 @@ type Deps struct {
 	PublicURL    string // MAILROOM_PUBLIC_URL: https makes the cookie Secure
 	Workspaces   *workspaces.Service
 	Sending      *sending.Service
+	Delivery     *delivery.Service // an email's attempts
 	Domains      *domains.Service
 	Webhooks     *webhooks.Service
 	Suppressions *suppressions.Service

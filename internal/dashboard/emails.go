@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"mailroom/internal/delivery"
+
 	"mailroom/internal/apierr"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -183,6 +185,7 @@ type emailView struct {
 	HasHTML     bool
 	HasText     bool
 	Attachments []attachmentRow
+	Attempts    []delivery.Attempt  // each SMTP attempt, oldest first
 	Deliveries  []webhooks.Delivery // of its events; nil when the key may not read webhooks
 	Webhooks    bool                // the key may read webhooks (the section is shown)
 }
@@ -230,6 +233,11 @@ func (x *Dashboard) email(w http.ResponseWriter, r *http.Request, s *session) er
 	}
 	for i, a := range atts {
 		v.Attachments = append(v.Attachments, attachmentRow{N: i + 1, Filename: a.Filename, ContentType: a.ContentType, Size: len(a.Content), Inline: a.ContentID != ""})
+	}
+	if x.d.Delivery != nil {
+		if v.Attempts, err = x.d.Delivery.Attempts(r.Context(), s.key.WorkspaceID, e.ID); err != nil {
+			return err
+		}
 	}
 	// The deliveries are the webhooks area's: shown to a key that may read
 	// it (GET /v1/webhooks/... needs the workspace scope), narrowed to its mailbox.

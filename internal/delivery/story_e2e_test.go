@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -103,6 +106,35 @@ func TestEmailStory(t *testing.T) {
 	for _, d := range s["webhook_deliveries"].([]any) {
 		if d := d.(map[string]any); d["status_code"] != 200.0 || (d["event"] != "email.sent" && d["event"] != "email.delivered") {
 			t.Errorf("webhook delivery %v", d)
+		}
+	}
+
+	// The dashboard's email page tells the same story.
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	page := func(method, path string, form url.Values) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, a.URL+path, strings.NewReader(form.Encode()))
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		res, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page("GET", "/sign-in", nil))
+	if csrf == nil {
+		t.Fatal("no sign-in form")
+	}
+	page("POST", "/sign-in", url.Values{"key": {a.Key}, "csrf": {csrf[1]}})
+	body := page("GET", "/emails/"+id, nil)
+	for _, want := range []string{"Delivery attempts", "mx.rcpt.example", "451", "4.3.0", "Try again in a moment", "certificate not verified", "<code>DATA</code>"} {
+		if !strings.Contains(body, want) && !strings.Contains(body, strings.Replace(want, "DATA", "BDAT", 1)) {
+			t.Errorf("the email's page lacks %q", want)
 		}
 	}
 

@@ -94,7 +94,7 @@ func TestListsPageAndSearch(t *testing.T) {
 	want(t, v.get("/emails/"+email+"/attachments/2"), http.StatusNotFound)
 	// The webhook's deliveries filter by event.
 	p = v.get("/webhooks/" + hookID + "?event=email.sent")
-	want(t, p, http.StatusOK, "email.sent")
+	want(t, p, http.StatusOK, "email.sent", `<a href="/emails/`+email+`">`) // each row links to its email
 	if strings.Contains(p.body, "<strong>email.delivered</strong>") {
 		t.Fatal("the event filter shows another event")
 	}

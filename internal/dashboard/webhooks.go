@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"mailroom/internal/events"
+
 	"mailroom/internal/apierr"
 	"mailroom/internal/webhooks"
 )
@@ -68,6 +70,7 @@ type webhookView struct {
 	Event      string                 // the deliveries' filter
 	Events     []string               // its choices
 	Next       string                 // the older deliveries' query string
+	EmailOf    map[string]string      // a delivery's event → the email it is about
 }
 
 func (x *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, s *session, id string, res *webhooks.ManualResult, action string) error {
@@ -103,6 +106,13 @@ func (x *Dashboard) renderWebhook(w http.ResponseWriter, r *http.Request, s *ses
 		ds = ds[:deliveryRows]
 		last := ds[len(ds)-1]
 		v.Next = urlValues{"event": v.Event, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.EventID
+	}
+	if v.EmailOf, err = events.EmailsOf(r.Context(), x.d.DB, s.key.WorkspaceID, ids); err != nil {
+		return err
 	}
 	v.Endpoint, v.Deliveries, v.Events = e, ds, webhooks.Events()
 	x.render(w, r, s, status, "webhook", v)

@@ -320,6 +320,32 @@ func Timelines(ctx context.Context, db *store.DB, workspaceID string, emailIDs [
 	return out, rows.Err()
 }
 
+// EmailsOf maps each of the workspace's events among ids to the email it
+// is about (events about no email are left out): a delivery log's rows link
+// to their email.
+func EmailsOf(ctx context.Context, db *store.DB, workspaceID string, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args, in := store.PaddedIn([]any{workspaceID}, ids)
+	rows, err := db.Query(ctx, `SELECT id, email_id FROM events WHERE workspace_id = ? AND id IN (`+in+`) AND email_id IS NOT NULL`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, email string
+		if err := rows.Scan(&id, &email); err != nil {
+			return nil, err
+		}
+		if email != "" {
+			out[id] = email
+		}
+	}
+	return out, rows.Err()
+}
+
 // Timeline returns the events of one email, oldest first.
 func Timeline(ctx context.Context, db *store.DB, workspaceID, emailID string) ([]Event, error) {
 	rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events

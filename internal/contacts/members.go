@@ -2,6 +2,7 @@ package contacts
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"mailroom/internal/apierr"
@@ -58,11 +59,18 @@ type MemberPatch struct {
 
 func errMemberNotFound() error { return apierr.NotFound("member") }
 
+// MemberFilter narrows a members list: by membership status, and by a
+// piece of the address (case-insensitive).
+type MemberFilter struct {
+	Status string
+	Email  string
+}
+
 // Members lists an audience's memberships newest first: after pos when it
 // is set, else from offset.
-func (s *Service) Members(ctx context.Context, workspaceID, audienceID, status string, limit, offset int, pos *Position) ([]Member, MemberCounts, error) {
-	if status != "" && !ValidStatus(status) {
-		return nil, MemberCounts{}, errBadStatus(status)
+func (s *Service) Members(ctx context.Context, workspaceID, audienceID string, f MemberFilter, limit, offset int, pos *Position) ([]Member, MemberCounts, error) {
+	if f.Status != "" && !ValidStatus(f.Status) {
+		return nil, MemberCounts{}, errBadStatus(f.Status)
 	}
 	if _, err := audienceByID(ctx, s.db, workspaceID, audienceID); err != nil {
 		return nil, MemberCounts{}, notFound(err, errAudienceNotFound)
@@ -71,7 +79,12 @@ func (s *Service) Members(ctx context.Context, workspaceID, audienceID, status s
 	if err != nil {
 		return nil, counts, err
 	}
-	ms, err := listMembers(ctx, s.db, audienceID, status, limit, offset, pos)
+	var match *store.Expr
+	if e := strings.ToLower(strings.TrimSpace(f.Email)); e != "" {
+		m := s.db.HasSubstring(store.Cat("LOWER(c.email)"), e)
+		match = &m
+	}
+	ms, err := listMembers(ctx, s.db, audienceID, f.Status, match, limit, offset, pos)
 	return ms, counts, err
 }
 

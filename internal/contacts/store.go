@@ -396,12 +396,16 @@ func memberCounts(ctx context.Context, q store.Querier, audienceID string) (Memb
 	return c, nil
 }
 
-func listMembers(ctx context.Context, q store.Querier, audienceID, status string, limit, offset int, pos *Position) ([]Member, error) {
+func listMembers(ctx context.Context, q store.Querier, audienceID, status string, match *store.Expr, limit, offset int, pos *Position) ([]Member, error) {
 	where := ` WHERE m.audience_id = ?`
 	args := []any{audienceID}
 	if status != "" {
 		where += ` AND m.status = ?`
 		args = append(args, status)
+	}
+	if match != nil {
+		where += ` AND ` + match.SQL
+		args = append(args, match.Args...)
 	}
 	if pos != nil {
 		where += ` AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))`

@@ -30,6 +30,7 @@ type audienceView struct {
 	Members  []contacts.Member
 	Counts   contacts.MemberCounts
 	Status   string   // the members' filter
+	Email    string   // a piece of the address to find
 	Statuses []string // its choices
 	Paged    bool     // a page past the first
 	Next     string   // the older members' query string
@@ -46,7 +47,7 @@ func (x *Dashboard) audience(w http.ResponseWriter, r *http.Request, s *session)
 		return err
 	}
 	q := r.URL.Query()
-	v := audienceView{Audience: a, Status: q.Get("status"), Statuses: memberStatuses}
+	v := audienceView{Audience: a, Status: q.Get("status"), Email: q.Get("email"), Statuses: memberStatuses}
 	var pos *contacts.Position
 	if after := q.Get("after"); after != "" {
 		ms, id, err := parseCursor(after)
@@ -55,14 +56,14 @@ func (x *Dashboard) audience(w http.ResponseWriter, r *http.Request, s *session)
 		}
 		pos, v.Paged = &contacts.Position{At: ms, ID: id}, true
 	}
-	ms, counts, err := x.d.Contacts.Members(r.Context(), s.key.WorkspaceID, a.ID, v.Status, listRows+1, 0, pos)
+	ms, counts, err := x.d.Contacts.Members(r.Context(), s.key.WorkspaceID, a.ID, contacts.MemberFilter{Status: v.Status, Email: v.Email}, listRows+1, 0, pos)
 	if err != nil {
 		return err
 	}
 	if len(ms) > listRows {
 		ms = ms[:listRows]
 		last := ms[len(ms)-1]
-		v.Next = urlValues{"status": v.Status, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
+		v.Next = urlValues{"status": v.Status, "email": v.Email, "after": cursor(last.CreatedAt.UnixMilli(), last.ID)}.encode()
 	}
 	v.Members, v.Counts = ms, counts
 	x.render(w, r, s, http.StatusOK, "audience", v)

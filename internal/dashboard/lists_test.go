@@ -76,6 +76,15 @@ func TestListsPageAndSearch(t *testing.T) {
 	if strings.Contains(p.body, "person01") || older(t, p) != "" {
 		t.Fatal("the status filter shows other members")
 	}
+	p = v.get("/audiences/" + aud + "?email=ZELDA%40")
+	want(t, p, http.StatusOK, "zelda@example.org")
+	if strings.Contains(p.body, "person01") || older(t, p) != "" {
+		t.Fatal("the address search shows other members")
+	}
+	p = v.get("/audiences/" + aud + "?email=50%25_off")
+	if !strings.Contains(p.body, "No members matching 50%_off") {
+		t.Fatal("% and _ are not wildcards in the address search")
+	}
 
 	// An email's attachments and its events' webhook deliveries.
 	content := "col\n1\n"

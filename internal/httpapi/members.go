@@ -46,7 +46,7 @@ func (h *handler) listMembers(w http.ResponseWriter, r *http.Request) error {
 		pos = &contacts.Position{At: pg.After.At, ID: pg.After.ID}
 	}
 	ms, counts, err := h.d.Services.Contacts.Members(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"),
-		r.URL.Query().Get("status"), pg.Limit+1, pg.Offset, pos)
+		contacts.MemberFilter{Status: r.URL.Query().Get("status")}, pg.Limit+1, pg.Offset, pos)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"mailroom/internal/contacts"
@@ -37,5 +39,32 @@ func (x *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	v.Contacts = cs
 	x.render(w, r, s, http.StatusOK, "contacts", v)
+	return nil
+}
+
+// contactView is one contact with where it belongs.
+type contactView struct {
+	Contact       contacts.Contact
+	Attributes    []header // sorted by name
+	Subscriptions []contacts.Subscription
+}
+
+// contact shows a contact: its fields, attributes and tags, and per address
+// whether it is suppressed and which audiences and topics it is in (GET
+// /v1/contacts/{id} and its subscriptions).
+func (x *Dashboard) contact(w http.ResponseWriter, r *http.Request, s *session) error {
+	c, err := x.d.Contacts.Get(r.Context(), s.key.WorkspaceID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	subs, err := x.d.Contacts.Subscriptions(r.Context(), s.key.WorkspaceID, c.ID)
+	if err != nil {
+		return err
+	}
+	v := contactView{Contact: c, Subscriptions: subs}
+	for _, k := range slices.Sorted(maps.Keys(c.Attributes)) {
+		v.Attributes = append(v.Attributes, header{k, c.Attributes[k]})
+	}
+	x.render(w, r, s, http.StatusOK, "contact", v)
 	return nil
 }

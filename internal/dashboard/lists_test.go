@@ -67,7 +67,12 @@ func TestListsPageAndSearch(t *testing.T) {
 		}
 	}
 	p := v.get("/contacts?q=zeld")
-	want(t, p, http.StatusOK, "zelda@example.org", `href="/emails?recipient=zelda%40example.org"`)
+	want(t, p, http.StatusOK, "zelda@example.org")
+	link := regexp.MustCompile(`href="(/contacts/[^"]+)">zelda@example.org`).FindStringSubmatch(p.body)
+	if link == nil {
+		t.Fatalf("the contact's row does not link to its page:\n%s", p.body)
+	}
+	want(t, v.get(link[1]), http.StatusOK, "zelda@example.org", "Subscriptions", "unsubscribed", `href="/emails?recipient=zelda%40example.org"`)
 	if strings.Contains(p.body, "person01") {
 		t.Fatal("the search shows what it does not match")
 	}

@@ -153,7 +153,7 @@ var titles = map[string]string{
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
 	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
 	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "mapping": "Import columns", "automations": "Automations", "automation": "Automation",
-	"logs": "Logs", "log": "Request", "confirm": "Confirm", "topics": "Topics", "topic": "Topic", "segments": "Segments", "contacts": "Contacts", "mailboxes": "Mailboxes",
+	"logs": "Logs", "log": "Request", "confirm": "Confirm", "topics": "Topics", "topic": "Topic", "segments": "Segments", "contacts": "Contacts", "contact": "Contact", "mailboxes": "Mailboxes",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a

@@ -70,6 +70,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("POST /topics/{id}/archive", x.page(ws, x.archiveTopic))
 	mux.Handle("POST /topics/{id}/restore", x.page(ws, x.restoreTopic))
 	mux.Handle("GET /contacts", x.page(ws, x.contacts)) // ?q= searches, as GET /v1/contacts
+	mux.Handle("GET /contacts/{id}", x.page(ws, x.contact)) // GET /v1/contacts/{id} with its subscriptions
 	mux.Handle("GET /segments", x.page(ws, x.segments))
 	mux.Handle("POST /segments", x.page(ws, x.createSegment))
 	mux.Handle("GET /segments/{id}/delete", x.page(ws, x.confirmDeleteSegment)) // asks; the POST deletes

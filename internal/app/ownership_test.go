@@ -59,6 +59,7 @@ var owners = map[string]string{
 	"analytics_cells":      "analytics",
 	"analytics_days":       "analytics",
 	"email_tracking":       "tracking",
+	"link_clicks":          "tracking",
 	"policy_counters":      "policy",
 	"policy_holds":         "policy",
 	"policy_version":       "policy",

@@ -136,6 +136,22 @@ func TestBroadcastEngagementStats(t *testing.T) {
 	if st := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc+"/recipients", nil), 200)["stats"].(map[string]any); !matches(st) {
 		t.Errorf("recipients page stats %v, want %v", st, want)
 	}
+	// Clicked links (the Resend SDKs' clickedLinks): people's clicks per URL,
+	// the scanner's not counted; member 2 clicks twice.
+	get(links["m00002@example.net"][0], browser)
+	get(links["m00002@example.net"][0], browser)
+	testapp.Eventually(t, 10*time.Second, func() bool {
+		r := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc+"/clicked-links", nil), 200)
+		d, _ := r["data"].([]any)
+		if len(d) != 1 || r["has_more"] != false {
+			return false
+		}
+		l := d[0].(map[string]any)
+		return l["url"] == "https://shop.example/deal" && l["clicks"] == float64(3) && l["unique_clicks"] == float64(2) && l["id"] != ""
+	}, "clicked links never showed 3 clicks by 2 people on the deal")
+	if r := a.Do(http.MethodGet, "/v1/broadcasts/bc_00000000000000000000000000/clicked-links", nil); r.Status != 404 {
+		t.Errorf("an unknown broadcast's clicked links: %d", r.Status)
+	}
 
 	// Untracked: zeros, whatever its emails' links do.
 	plain := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Plain", "html": html}), 201)["id"].(string)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -514,5 +515,56 @@ func (h *handler) duplicateBroadcast(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	writeJSON(w, http.StatusCreated, copiedJSON{Object: "broadcast", ID: b.ID, Name: b.Name})
+	return nil
+}
+
+// clickedLinksJSON is GET /v1/broadcasts/{id}/clicked-links (the Resend
+// SDKs' broadcasts.clickedLinks): the URLs people clicked, most first.
+type clickedLinksJSON struct {
+	Object  string            `json:"object"`
+	HasMore bool              `json:"has_more"`
+	Data    []clickedLinkJSON `json:"data"`
+}
+
+type clickedLinkJSON struct {
+	ID           string `json:"id"` // a cursor for this row: after=<id> reads on below it
+	URL          string `json:"url"`
+	Clicks       int64  `json:"clicks"`
+	UniqueClicks int64  `json:"unique_clicks"`
+}
+
+// clickedLinksMax bounds one page (Resend's pages are at most 100 rows).
+const clickedLinksMax = 100
+
+func (h *handler) listBroadcastClickedLinks(w http.ResponseWriter, r *http.Request) error {
+	ws := apiKey(r).WorkspaceID
+	b, err := h.d.Services.Broadcasts.Get(r.Context(), ws, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	limit := 20
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > clickedLinksMax {
+			return apierr.InvalidRequest("limit must be a whole number from 1 to %d.", clickedLinksMax)
+		}
+	}
+	offset := 0
+	if v := q.Get("after"); v != "" {
+		n, ok := strings.CutPrefix(v, "lnk_")
+		if offset, err = strconv.Atoi(n); !ok || err != nil || offset < 0 {
+			return apierr.InvalidRequest("after must be the id of a row of this list.")
+		}
+		offset++
+	}
+	links, err := h.d.Services.Tracking.ClickedLinks(r.Context(), ws, b.ID, limit+1, offset)
+	if err != nil {
+		return err
+	}
+	out := clickedLinksJSON{Object: "list", HasMore: len(links) > limit, Data: []clickedLinkJSON{}}
+	for i, l := range links[:min(len(links), limit)] {
+		out.Data = append(out.Data, clickedLinkJSON{ID: "lnk_" + strconv.Itoa(offset+i), URL: l.URL, Clicks: l.Clicks, UniqueClicks: l.UniqueClicks})
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -159,7 +159,6 @@ var nodeUnsupported = unsupported(
 	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "contacts.create{segments}", "contacts.segments.add",
 		"contacts.segments.remove"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "templates.update"),
-	notYet("a broadcast's clicked links (Mailroom counts clicks per email and keeps no URL; per-link counts need a table the tracking flush writes)", "broadcasts.clickedLinks"),
 	notOffered("no labels, drafts or AI agent on mailboxes", "inboxes.threads.labels.add", "inboxes.threads.labels.set",
 		"inboxes.threads.labels.remove", "inboxes.labels.list", "inboxes.labels.create", "inboxes.labels.update", "inboxes.labels.remove",
 		"inboxes.drafts.list", "inboxes.drafts.create", "inboxes.drafts.get", "inboxes.drafts.update", "inboxes.drafts.remove",

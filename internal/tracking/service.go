@@ -56,8 +56,46 @@ type Service struct {
 
 type emailKey struct{ ws, id string }
 
-// delta is what one email gathered since the last flush.
-type delta struct{ opens, clicks, machineOpens, machineClicks int64 }
+// delta is what one email gathered since the last flush; links counts its
+// clicks per URL ([0] a person's, [1] a machine's).
+type delta struct {
+	opens, clicks, machineOpens, machineClicks int64
+	links                                      map[string]*[2]int64
+}
+
+// add merges e into d (a flush that failed keeps its counts).
+func (d *delta) add(e *delta) {
+	d.opens += e.opens
+	d.clicks += e.clicks
+	d.machineOpens += e.machineOpens
+	d.machineClicks += e.machineClicks
+	for u, n := range e.links {
+		d.link(u, 0, n[0])
+		d.link(u, 1, n[1])
+	}
+}
+
+// maxLinksPerEmail bounds the per-URL counts one email keeps between
+// flushes (a message has a bounded number of links; tokens name them).
+const maxLinksPerEmail = 200
+
+func (d *delta) link(url string, machine int, n int64) {
+	if n == 0 {
+		return
+	}
+	if d.links == nil {
+		d.links = map[string]*[2]int64{}
+	}
+	c := d.links[url]
+	if c == nil {
+		if len(d.links) >= maxLinksPerEmail {
+			return
+		}
+		c = &[2]int64{}
+		d.links[url] = c
+	}
+	c[machine] += n
+}
 
 // New returns the service; Start runs its recorder.
 func New(cfg Config) *Service {
@@ -155,8 +193,10 @@ func (s *Service) note(l Link, kind byte, machine bool) {
 		d.opens++
 	case machine:
 		d.machineClicks++
+		d.link(l.URL, 1, 1)
 	default:
 		d.clicks++
+		d.link(l.URL, 0, 1)
 	}
 	s.mu.Unlock()
 }
@@ -249,10 +289,7 @@ func (s *Service) Flush(ctx context.Context) error {
 				s.pending[k] = d
 				continue
 			}
-			p.opens += d.opens
-			p.clicks += d.clicks
-			p.machineOpens += d.machineOpens
-			p.machineClicks += d.machineClicks
+			p.add(d)
 		}
 		s.mu.Unlock()
 	}
@@ -265,6 +302,9 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, k emailKey, d delta, 
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := addLinkClicks(ctx, tx, k.ws, k.id, d.links); err != nil {
 		return err
 	}
 	if d.opens > 0 || d.clicks > 0 {

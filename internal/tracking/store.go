@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +67,47 @@ func bump(ctx context.Context, tx *store.Tx, ws, id string, d delta) (trackedRow
 		d.opens, d.clicks, d.machineOpens, d.machineClicks, ws, id).
 		Scan(&r.opens, &r.clicks, &r.domain, &r.class, &r.templateID, &r.tags)
 	return r, err
+}
+
+// maxStoredURL bounds a stored link (its token was signed by this node,
+// so it is a URL from a message; a longer one is kept cut).
+const maxStoredURL = 2048
+
+// addLinkClicks adds an email's clicks per URL.
+func addLinkClicks(ctx context.Context, tx *store.Tx, ws, id string, links map[string]*[2]int64) error {
+	for _, u := range slices.Sorted(maps.Keys(links)) { // one order: concurrent flushes never deadlock
+		n := links[u]
+		if len(u) > maxStoredURL {
+			u = u[:maxStoredURL]
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO link_clicks (email_id, url, workspace_id, clicks, machine_clicks) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (email_id, url) DO UPDATE SET clicks = link_clicks.clicks + excluded.clicks,
+			machine_clicks = link_clicks.machine_clicks + excluded.machine_clicks`, id, u, ws, n[0], n[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClickedLink is one URL of a broadcast with its clicks by people.
+type ClickedLink struct {
+	URL                  string
+	Clicks, UniqueClicks int64
+}
+
+// ClickedLinks lists the URLs people clicked in the emails tagged
+// broadcast_id = broadcastID, most clicked first (machine clicks — link
+// scanners, previews — are not counted).
+func (s *Service) ClickedLinks(ctx context.Context, ws, broadcastID string, limit, offset int) ([]ClickedLink, error) {
+	tag := s.cfg.DB.JSONText("t.tags", "broadcast_id")
+	args := append([]any{ws}, tag.Args...)
+	args = append(args, broadcastID, limit, offset)
+	return store.QueryAll(ctx, s.cfg.DB, func(sc store.Scanner) (ClickedLink, error) {
+		var c ClickedLink
+		return c, sc.Scan(&c.URL, &c.Clicks, &c.UniqueClicks)
+	}, `SELECT l.url, SUM(l.clicks), COUNT(*) FROM link_clicks l JOIN email_tracking t ON t.email_id = l.email_id
+		WHERE t.workspace_id = ? AND `+tag.SQL+` = ? AND l.clicks > 0
+		GROUP BY l.url ORDER BY SUM(l.clicks) DESC, l.url LIMIT ? OFFSET ?`, args...)
 }
 
 // Machine are an email's machine opens and clicks.

@@ -331,3 +331,10 @@ func ofDomain(r events.Stored, domainID, domainName string) bool {
 	_, host, ok := strings.Cut(addr, "@")
 	return ok && strings.EqualFold(host, domainName)
 }
+
+// OpenStreams is how many streams the workspace holds open on this node.
+func (s *Service) OpenStreams(workspaceID string) int {
+	s.tail.mu.Lock()
+	defer s.tail.mu.Unlock()
+	return s.tail.open[workspaceID]
+}

@@ -65,6 +65,7 @@ type tail struct {
 	looks   []look        // recent looks at the log's end, oldest first
 	changed chan struct{} // closed when the horizon moves
 	waiting int
+	told    int64         // the horizon the streams were last woken for
 	closed  chan struct{} // closed at shutdown (CloseStreams)
 	open    map[string]int
 	settle  time.Duration
@@ -100,18 +101,18 @@ func (t *tail) horizonLocked() int64 {
 }
 
 // note records a look at the log's end and wakes the streams if the
-// horizon moved.
+// horizon moved (by this look, or by an earlier one growing old enough).
 func (t *tail) note(max int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	before := t.horizonLocked()
 	t.looks = append(t.looks, look{time.Now(), max})
 	// Keep the newest look at least settle old and those after it.
 	cut := time.Now().Add(-t.settle)
 	for len(t.looks) > 1 && !t.looks[1].at.After(cut) {
 		t.looks = t.looks[1:]
 	}
-	if t.horizonLocked() != before {
+	if h := t.horizonLocked(); h != t.told {
+		t.told = h
 		close(t.changed)
 		t.changed = make(chan struct{})
 	}

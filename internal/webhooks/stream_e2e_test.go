@@ -289,3 +289,53 @@ func TestEventStreamDropsASlowClient(t *testing.T) {
 		seen[env.ID] = true
 	}
 }
+
+// TestEventStreamOfAMailboxKey: a key bound to a mailbox streams that
+// mailbox's received mail, none of another mailbox's nor the workspace's
+// own events: what an endpoint scoped to the mailbox would get.
+func TestEventStreamOfAMailboxKey(t *testing.T) {
+	t.Parallel()
+	dns := dnstest.Start(t)
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()))
+	a.VerifiedDomain(a.Key, dns, "acme.example", nil)
+	var boxes []string
+	for _, addr := range []string{"support@acme.example", "sales@acme.example"} {
+		r := a.Do("POST", "/v1/mailboxes", map[string]any{"address": addr})
+		if r.Status != 201 {
+			t.Fatalf("mailbox: %d %s", r.Status, r.Body)
+		}
+		boxes = append(boxes, r.JSON()["id"].(string))
+	}
+	r := a.Do("POST", "/v1/api-keys", map[string]any{"name": "support", "scopes": []string{"workspace"}, "mailbox_id": boxes[0]})
+	if r.Status != 201 {
+		t.Fatalf("key: %d %s", r.Status, r.Body)
+	}
+	key := r.JSON()["token"].(string)
+	var mine string
+	err := a.DB.InTx(context.Background(), func(tx *store.Tx) error {
+		for i, ev := range []events.Event{
+			{Type: events.EmailReceived, MailboxID: boxes[1]},
+			{Type: events.WorkspacePaused},
+			{Type: events.EmailReceived, MailboxID: boxes[0]},
+		} {
+			ev.WorkspaceID, ev.CreatedAt, ev.Data = a.WorkspaceID, time.Now(), map[string]any{"n": i}
+			raised, err := events.Raise(context.Background(), tx, ev)
+			if err != nil {
+				return err
+			}
+			mine = raised.ID
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := openStream(t, a.URL, key, "?since=1h", "")
+	env := envelopeOf(t, bound.next(10*time.Second))
+	if env.Event == events.DomainVerified { // reaches a scoped endpoint too (webhooks.MailboxScoped)
+		env = envelopeOf(t, bound.next(10*time.Second))
+	}
+	if env.ID != mine {
+		t.Fatalf("the mailbox's key got %s (%s) first, want its mailbox's %s", env.ID, env.Event, mine)
+	}
+}

@@ -24,6 +24,7 @@ func TestHelpPrintsUsageToStdoutWithoutStarting(t *testing.T) {
 		{"workspace", "--help"}, {"workspace", "create", "--help"}, {"workspace", "create", "--name", "A", "-h"},
 		{"suppression", "add-global", "--help"},
 		{"mcp", "--help"},
+		{"listen", "--help"}, {"listen", "--forward-to", "http://localhost:3000/webhooks", "-h"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -52,6 +53,7 @@ func TestHelpPrintsUsageToStdoutWithoutStarting(t *testing.T) {
 func TestUnknownCommandIsAUsageError(t *testing.T) {
 	for _, args := range [][]string{
 		{}, {"serv"}, {"workspace"}, {"workspace", "delete"}, {"suppression", "add"},
+		{"listen"}, {"listen", "--forward-to"}, {"listen", "--forward-to", "http://localhost:3000", "extra"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

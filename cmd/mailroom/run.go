@@ -31,7 +31,7 @@ const usage = `usage:
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
   mailroom dashboard link --workspace ID   print a one-time dashboard sign-in link (15 minutes)
-` + policyUsage + backupUsage + mcpUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
+` + listenUsage + policyUsage + backupUsage + mcpUsage + `  mailroom version                    print the version, commit, build time, Go version and DKIM signer (so does --version)
   mailroom help                       print this text (so do -h and --help, after any command)
 
 Configuration comes from MAILROOM_* environment variables; see README.md.
@@ -84,6 +84,10 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if args[1] == "version" || args[1] == "--version" || args[1] == "-version" {
 		fmt.Fprintln(stdout, versionLine())
 		return nil
+	}
+	if args[1] == "listen" {
+		// A client of a running node: no configuration of its own.
+		return listenCommand(ctx, args[2:], lookupEnv, stdout, stderr)
 	}
 	if args[1] == "restore" {
 		// No configuration: it makes a new data directory.

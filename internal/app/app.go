@@ -213,8 +213,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		Services:       a.services,
 		PublicURL:      cfg.PublicURL,
 		// No token: loopback only on the API listener (docs/decisions.md).
-		Metrics:          httpapi.MetricsAccess{Token: cfg.MetricsToken, LoopbackOnly: cfg.MetricsToken == ""},
-		MetricsElsewhere: cfg.MetricsAddr != "",
+		Metrics:            httpapi.MetricsAccess{Token: cfg.MetricsToken, LoopbackOnly: cfg.MetricsToken == ""},
+		MetricsElsewhere:   cfg.MetricsAddr != "",
+		StreamWriteTimeout: cfg.StreamWriteTimeout,
 	}
 	if a.requestLog != nil {
 		deps.RequestLog = a.requestLog
@@ -267,6 +268,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.httpLn = ln
 	a.httpSrv = &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	a.httpSrv.RegisterOnShutdown(a.services.Webhooks.CloseStreams) // a stream is never idle: it would hold Shutdown
 	a.bg.Add(1)
 	go func() {
 		defer a.bg.Done()

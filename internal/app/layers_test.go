@@ -18,6 +18,7 @@ import (
 // on purpose.
 var layers = map[string]int{
 	"mcpserver": layerClient,
+	"listen":    layerEntry, // `mailroom listen`: a client of the event stream that signs as webhooks do
 	"app":       layerRoot,
 	// entry points
 	"httpapi": layerEntry, "smtpin": layerEntry, "dashboard": layerEntry, "submission": layerEntry,

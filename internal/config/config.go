@@ -62,6 +62,11 @@ type Config struct {
 	// leases (MAILROOM_NODE_TIMEOUT, a Go duration; default 15s). Nodes beat
 	// every fifth of it.
 	NodeTimeout time.Duration
+	// StreamWriteTimeout is how long a write to an event stream
+	// (GET /v1/events/stream) may wait for a slow client before the stream
+	// is dropped; the client resumes with Last-Event-ID
+	// (MAILROOM_STREAM_WRITE_TIMEOUT, a Go duration from 100ms to 5m; default 10s).
+	StreamWriteTimeout time.Duration
 	// SPFAuthorize are extra SPF terms (include:, a, a:, mx, mx:, ip4:, ip6:)
 	// every sending domain's SPF record carries: a smarthost's senders
 	// (MAILROOM_SPF_AUTHORIZE, space or comma separated).
@@ -226,6 +231,13 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 			errs = append(errs, fmt.Errorf("MAILROOM_NODE_TIMEOUT: %q is not a duration of at least 1s (such as 15s)", v))
 		}
 		c.NodeTimeout = d
+	}
+	if v := get("MAILROOM_STREAM_WRITE_TIMEOUT", "10s"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond || d > 5*time.Minute {
+			errs = append(errs, fmt.Errorf("MAILROOM_STREAM_WRITE_TIMEOUT: %q is not a duration from 100ms to 5m (such as 10s)", v))
+		}
+		c.StreamWriteTimeout = d
 	}
 	if v := get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
 		for _, ip := range strings.Split(v, ",") {

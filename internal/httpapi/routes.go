@@ -139,6 +139,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/webhooks/{id}/events/{event}", box, nested, h.getWebhookEvent)             // with its body as delivered
 	t.handle("GET /v1/webhooks/{id}/events/{event}/attempts", box, nested, h.listWebhookEventAttempts)
 	t.handle("POST /v1/webhooks/{id}/events/{event}/replay", box, nested, h.replayWebhookEvent)
+	t.handle("POST /v1/webhooks/{id}/replay", box, nested, h.replayWebhookRange) // { since, until, types, email_id }: queued again, at most 1000
 
 	t.handle("GET /v1/suppressions", ws, flat, h.listSuppressions)
 	t.handle("POST /v1/suppressions", ws, flat, h.createSuppression)
@@ -290,7 +291,8 @@ func (h *handler) routes(t *routeTable) {
 	// Custom events (the Resend SDKs' events.*): an automation with trigger event: <name> starts on a send.
 	t.handle("POST /v1/events", ws, nested, h.createEvent)
 	t.handle("GET /v1/events", ws, nested, h.listEvents)
-	t.handle("GET /v1/events/{id}", ws, nested, h.getEvent) // id or name
+	t.handle("GET /v1/events/stream", box, nested, h.streamEvents) // the webhook events as SSE; Last-Event-ID or ?since= resumes
+	t.handle("GET /v1/events/{id}", ws, nested, h.getEvent)        // id or name
 	t.handle("PATCH /v1/events/{id}", ws, nested, h.updateEvent)
 	t.handle("DELETE /v1/events/{id}", ws, nested, h.deleteEvent)
 	t.handle("POST /v1/events/send", ws, nested, h.sendEvent) // starts the automations listening, for a contact

@@ -50,6 +50,9 @@ type Deps struct {
 	// to a listener of its own (MAILROOM_METRICS_ADDR): 404 here.
 	Metrics          MetricsAccess
 	MetricsElsewhere bool
+	// StreamWriteTimeout bounds each write to an event stream: a client
+	// that reads slower is dropped (MAILROOM_STREAM_WRITE_TIMEOUT); 0: 10s.
+	StreamWriteTimeout time.Duration
 }
 
 type handler struct {

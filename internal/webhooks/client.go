@@ -160,6 +160,13 @@ func Deliver(ctx context.Context, c *http.Client, url string, staticHeaders, sig
 	return a
 }
 
+// DeliverSigned signs body with secrets exactly as the delivery pool signs
+// a delivery (X-Svc-Signature and the Svix-style headers) and POSTs it, so
+// that what mailroom listen forwards verifies like a real delivery.
+func DeliverSigned(ctx context.Context, c *http.Client, url, eventID, eventName string, body []byte, secrets []string, now time.Time) Attempt {
+	return Deliver(ctx, c, url, nil, svixHeaders(eventID, now, body, secrets), eventID, eventName, body, Sign(now, body, secrets...), now)
+}
+
 // describeError turns a transport error into the sentence stored on the
 // delivery row.
 func describeError(ctx context.Context, err error, timeout time.Duration) string {

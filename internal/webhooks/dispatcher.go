@@ -121,7 +121,7 @@ func (s *Service) fanOut(ctx context.Context) (int, error) {
 			if n == 0 {
 				return nil
 			}
-			err := queueDeliveries(ctx, tx, n, batch)
+			_, err := queueDeliveries(ctx, tx, n, batch)
 			batch, n = batch[:0], 0
 			return err
 		}

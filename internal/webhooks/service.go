@@ -96,6 +96,7 @@ type Service struct {
 	kickDispatch chan struct{}
 	kickPool     chan struct{}
 	recorder     *groupcommit.Committer[outcome] // the delivery pool's outcomes
+	tail         *tail                           // the event streams' view of the log's end
 
 	runMu   sync.Mutex
 	cancel  context.CancelFunc
@@ -121,6 +122,11 @@ func New(o Options) *Service {
 		kickPool:     make(chan struct{}, 1),
 	}
 	s.client.Store(NewHTTPClient(o.AllowPrivate))
+	settle := time.Duration(0)
+	if o.DB != nil && o.DB.ConcurrentCommits() {
+		settle = tailSettle
+	}
+	s.tail = newTail(settle)
 	s.recorder = newRecorder(s, o.Registry)
 	return s
 }
@@ -149,10 +155,14 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
-	s.running.Add(2)
+	s.running.Add(3)
 	go func() {
 		defer s.running.Done()
 		s.dispatchLoop(ctx)
+	}()
+	go func() {
+		defer s.running.Done()
+		s.tailLoop(ctx)
 	}()
 	go func() {
 		defer s.running.Done()

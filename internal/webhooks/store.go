@@ -579,12 +579,15 @@ func readAttempt(ctx context.Context, q store.Querier, workspaceID, id string) (
 
 // queueDeliveries inserts n delivery rows (8 values each in args); a row
 // already queued for the endpoint and event is left as it is.
-func queueDeliveries(ctx context.Context, tx *store.Tx, n int, args []any) error {
+func queueDeliveries(ctx context.Context, tx *store.Tx, n int, args []any) (int64, error) {
 	q := `INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_seq, event_at, held, attempts, due_at, next_attempt_at) VALUES ` +
 		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, 0, ?, ?),", n), ",") +
 		` ON CONFLICT (webhook_id, event_id) DO NOTHING`
-	_, err := tx.Exec(ctx, q, args...)
-	return err
+	res, err := tx.Exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // deleteDelivered drops the finished rows seqs that claim still holds.

@@ -33,7 +33,10 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", x.page(anyKey, x.overview))
 	mux.Handle("GET /emails", x.page(send, x.emails)) // a send-only key sees the emails it sent
 	mux.Handle("GET /emails/{id}", x.page(send, x.email))
-	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody)) // the sandboxed iframe's document
+	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody))  // the sandboxed iframe's document
+	mux.Handle("GET /captured", x.page(ws, x.capturedList))         // mailroom dev: what would have been sent
+	mux.Handle("GET /captured/{id}", x.page(ws, x.capturedMessage)) // ?view=html, text, headers or raw
+	mux.Handle("GET /captured/{id}/body", x.page(ws, x.capturedBody))
 	mux.Handle("GET /domains", x.page(ws, x.domains))
 	mux.Handle("POST /domains", x.page(ws, x.addDomain))
 	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))

@@ -24,6 +24,7 @@ func TestHelpPrintsUsageToStdoutWithoutStarting(t *testing.T) {
 		{"workspace", "--help"}, {"workspace", "create", "--help"}, {"workspace", "create", "--name", "A", "-h"},
 		{"suppression", "add-global", "--help"},
 		{"mcp", "--help"},
+		{"dev", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

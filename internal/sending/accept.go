@@ -478,7 +478,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		// Nothing in the commit reads the row back, so it joins the
 		// batch's multi-row insert.
 		deferInsertEmail(tx, b.args, b.body, "")
-		bookTracking(tx, b)
+		bookTracking(tx, b, s.serviceDomain)
 		// The first timeline entry (accepted or scheduled) is not written:
 		// it is read back from the row itself (see acceptedEntry), which
 		// saves the busiest transaction one insert per send.

@@ -118,8 +118,16 @@ func TestScenarioAddresses(t *testing.T) {
 				t.Fatalf("%s engaged before its delay", tt.to)
 			}
 		}
+		// Scheduled, the story starts when the send is due.
+		r := a.Do("POST", "/v1/emails", msg("to", "clicked+1s@mailroom.test", "html", html, "track_opens", true, "track_clicks", true,
+			"send_at", time.Now().Add(3*time.Second).UTC().Format(time.RFC3339)))
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("scheduled: %d %s", r.Status, r.Body)
+		}
+		id := r.JSON()["id"].(string)
+		testapp.Eventually(t, 30*time.Second, func() bool { e := getEmail(t, a, id); return e["clicks"] == float64(1) }, "the scheduled clicked@ never clicked")
 		// Without tracking, opened@ is only delivered.
-		id := send(t, a, msg("to", "opened+1s@mailroom.test", "html", html))
+		id = send(t, a, msg("to", "opened+1s@mailroom.test", "html", html))
 		waitStatus(t, a, id, "delivered", 10*time.Second)
 	})
 

@@ -57,10 +57,17 @@ func MailClass(headers map[string]string) string {
 // bookTracking books the tracking row of a send that asked for it (never
 // for a test send, which no person receives, but for opened@ and clicked@). A send without tracking pays
 // one branch.
-func bookTracking(tx *store.Tx, b *booking) {
-	engaged := b.sim == ScenarioOpened || b.sim == ScenarioClicked
-	if !b.v.TrackOpens && !b.v.TrackClicks || b.row.TestMode && !engaged {
+func bookTracking(tx *store.Tx, b *booking, serviceDomain string) {
+	if !b.v.TrackOpens && !b.v.TrackClicks {
 		return
+	}
+	engaged := false
+	if b.row.TestMode {
+		// Decided from the recipients: a scheduled send has no b.sim yet.
+		kind, _ := outcomeOf(b.row.Recipients, serviceDomain)
+		if engaged = kind == ScenarioOpened || kind == ScenarioClicked; !engaged {
+			return
+		}
 	}
 	flags := trackFlags(b.v.TrackOpens, b.v.TrackClicks)
 	if engaged {

@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"mailroom/internal/store"
 )
@@ -63,4 +64,15 @@ func get(ctx context.Context, db *store.DB, ws, id string) (*Message, []byte, er
 	var raw []byte
 	m, err := scan(db.QueryRow(ctx, `SELECT `+columns+`, data FROM captured_emails WHERE workspace_id = ? AND id = ?`, ws, id), &raw)
 	return m, raw, err
+}
+
+// Purge removes up to limit captured messages older than before (retention
+// keeps them as long as email bodies, MAILROOM_RETAIN_BODIES).
+func Purge(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
+	res, err := db.Exec(ctx, `DELETE FROM captured_emails WHERE id IN
+		(SELECT id FROM captured_emails WHERE created_at < ? ORDER BY created_at LIMIT ?)`, store.Millis(before), limit)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"mailroom/internal/capture"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/testapp"
 )
@@ -95,6 +97,14 @@ func TestCapturedMail(t *testing.T) {
 	want(t, v.get(base+"?view=text"), http.StatusOK, "Thanks, Ann")
 	want(t, v.get(base+"?view=headers"), http.StatusOK, "dkim-signature")
 	want(t, v.get(base+"?view=raw"), http.StatusOK, "DKIM-Signature:")
+
+	// Retention purges captured mail with the bodies (MAILROOM_RETAIN_BODIES).
+	if n, err := capture.Purge(context.Background(), a.DB, time.Now().Add(time.Hour), 10); err != nil || n != 1 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+	if r := a.Do("GET", "/v1/captured-emails/"+c["id"].(string), nil); r.Status != 404 {
+		t.Fatalf("after the purge: %d", r.Status)
+	}
 
 	// A node that sends has no captured mail.
 	b := testapp.Start(t)

@@ -158,7 +158,21 @@ func TestScenarioAddresses(t *testing.T) {
 		}
 	})
 
-	// No counter moved: analytics has nothing for the day.
+	// No counter moved: no sending metric, and analytics has nothing for the day.
+	res, err := a.Client.Get(a.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(metrics), "\nmailroom_emails_sent_total{") {
+		t.Fatalf("no sent series to compare in /metrics:\n%.3000s", metrics)
+	}
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if (strings.HasPrefix(line, "mailroom_emails_") || strings.HasPrefix(line, "mailroom_bounces_")) && !strings.HasSuffix(line, " 0") {
+			t.Errorf("a test send moved %s", line)
+		}
+	}
 	day := time.Now().UTC().Format("2006-01-02")
 	tot := a.Do("GET", "/v1/analytics?from="+day+"&to="+day, nil).JSON()["totals"].(map[string]any)
 	for k, v := range tot {

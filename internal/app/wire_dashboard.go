@@ -30,7 +30,7 @@ func (a *App) dashboardDeps(limiter ratelimit.Limiter) dashboard.Deps {
 		PublicURL: a.Config.PublicURL, Workspaces: a.Workspaces, Sending: s.Sending, Delivery: s.Delivery, Domains: s.Domains, Webhooks: s.Webhooks,
 		Suppressions: s.Suppressions, Analytics: s.Analytics, Policy: s.Policy, Inbound: s.Inbound,
 		Contacts: s.Contacts, Segments: s.Segments, Topics: s.Topics, Templates: s.Templates, Broadcasts: s.Broadcasts, Automations: s.Automations,
-		RequestLogs: s.RequestLogs}
+		RequestLogs: s.RequestLogs, Capture: s.Capture}
 }
 
 // DashboardAddr is the dashboard's own listener's address ("" when it

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	"mailroom/internal/capture"
 	"mailroom/internal/delivery"
 	"mailroom/internal/dnsresolve"
 	"mailroom/internal/domains"
@@ -33,7 +34,13 @@ type deliveryParts struct {
 func (a *App) wireDelivery(w *wiring) error {
 	cfg := a.Config
 	var transport delivery.Transport
-	if cfg.Outbound == "mx" {
+	switch {
+	case cfg.Captures():
+		// Development: every message is kept, none sent (mailroom dev).
+		c := capture.New(a.DB, a.Clock)
+		a.services.Capture = c
+		transport = c
+	case cfg.Outbound == "mx":
 		dns := dnsresolve.New(cfg.DNSResolver)
 		tlsResults := prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mailroom_outbound_tls_results_total",
@@ -53,7 +60,7 @@ func (a *App) wireDelivery(w *wiring) error {
 				}
 			},
 		})
-	} else {
+	default:
 		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout}
 		if cfg.RelayInsecureSkipTLS {
 			opts.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // operator's explicit choice (MAILROOM_OUTBOUND_INSECURE_TLS)
@@ -161,6 +168,9 @@ func (a *App) SMTPAddr() string { return a.delivery.smtp.Addr() }
 func (a *App) deliverabilityWarnings() {
 	cfg := a.Config
 	var problems []string
+	if cfg.Captures() {
+		return // nothing leaves the node: no receiver judges it
+	}
 	if cfg.Outbound == "mx" {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

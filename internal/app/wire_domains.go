@@ -35,6 +35,7 @@ func (a *App) wireDomains(w *wiring) error {
 		Limit:              a.Config.DomainLimit,
 		NewKey:             w.dkimKeys,
 		Workspaces:         a.Workspaces,
+		VerifyWithoutDNS:   a.Config.Captures(), // nothing leaves the node: no receiver checks the records
 	}, a.Log.With("component", "domains"))
 	a.services.Domains = svc
 	river.AddWorker(w.workers, &domains.RecheckWorker{Service: svc})

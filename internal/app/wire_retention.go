@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"mailroom/internal/capture"
 	"mailroom/internal/events"
 	"mailroom/internal/inbound"
 	"mailroom/internal/requestlog"
@@ -21,6 +22,7 @@ func (a *App) wireRetention(w *wiring) error {
 	a.retention = &retention.Worker{DB: a.DB, Clock: a.Clock, Meter: a.Meter, Log: a.Log.With("component", "retention"),
 		Kinds: []retention.Kind{
 			{Name: "bodies", Keep: r.Bodies, Purge: sending.PurgeBodies},
+			{Name: "captured", Keep: r.Bodies, Purge: capture.Purge}, // mailroom dev's captured mail, kept as long as bodies
 			{Name: "events", Keep: r.Events, Purge: events.Purge},
 			{Name: "attempts", Keep: r.Events, Purge: delivery.PurgeAttempts}, // an email's story, kept as long as its timeline
 			{Name: "received", Keep: r.Received, Purge: inbound.PurgeRaw},

@@ -7,7 +7,8 @@ import (
 )
 
 // wireSending builds the sending service and registers its workers: the
-// test-address simulator, complained@'s delayed complaint, the
+// test-address simulator, complained@'s delayed complaint, the scenario
+// addresses' later steps, the
 // every-second promotion of due scheduled emails and the hourly pass that
 // forgets expired idempotency keys. The service's group
 // committer runs as a background part, stopped after the HTTP server so
@@ -32,8 +33,10 @@ func (a *App) wireSending(w *wiring) error {
 	if a.services.Inbound != nil {
 		a.services.Inbound.SetSender(svc) // POST /v1/messages sends through it
 		svc.SetScheduleWatcher(a.services.Inbound.ScheduleChanged)
+		svc.SetMailboxes(a.services.Inbound) // autoreply@'s replies arrive in the sender's mailbox
 	}
 	river.AddWorker(w.workers, &sending.ComplainWorker{S: svc})
+	river.AddWorker(w.workers, &sending.ScenarioWorker{S: svc})
 	river.AddWorker(w.workers, &sending.CleanupWorker{S: svc})
 	w.periodic = append(w.periodic, sending.CleanupPeriodic())
 	a.background = append(a.background, svc)

@@ -22,6 +22,9 @@ func (a *App) wireTracking(w *wiring) error {
 	}
 	w.links = tracking.NewLinks(signer, a.Config.PublicURL, host)
 	a.services.Tracking = svc
+	if a.services.Sending != nil {
+		a.services.Sending.SetEngager(tracking.Engager{Service: svc, Links: w.links}) // opened@ and clicked@
+	}
 	a.services.Analytics = analytics.New(a.DB, a.Clock)
 	a.background = append(a.background, svc)
 	return nil

@@ -130,6 +130,14 @@ type Config struct {
 	OutboundAllowPrivate bool
 }
 
+// OutboundCapture is MAILROOM_OUTBOUND's development transport: every
+// message is stored as captured mail (GET /v1/captured-emails) and none
+// leaves the node; domains verify without their DNS records.
+const OutboundCapture = "capture"
+
+// Captures reports whether outbound mail is captured instead of sent.
+func (c *Config) Captures() bool { return c.Outbound == OutboundCapture }
+
 // IsPostgres reports whether the database URL names PostgreSQL.
 func (c *Config) IsPostgres() bool {
 	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
@@ -349,10 +357,10 @@ func (c *Config) validate() error {
 	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("MAILROOM_PUBLIC_URL: %q must be an absolute http(s) URL", c.PublicURL))
 	}
-	if c.Outbound != "mx" {
+	if c.Outbound != "mx" && c.Outbound != OutboundCapture {
 		u, err := url.Parse(c.Outbound)
 		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("MAILROOM_OUTBOUND: %q must be mx, smtp://[user:pass@]host:port or smtps://...", c.Outbound))
+			errs = append(errs, fmt.Errorf("MAILROOM_OUTBOUND: %q must be mx, smtp://[user:pass@]host:port, smtps://... or capture", c.Outbound))
 		}
 	}
 	if c.RateLimit == 0 {

@@ -23,6 +23,7 @@ import (
 	"mailroom/internal/analytics"
 	"mailroom/internal/automations"
 	"mailroom/internal/broadcasts"
+	"mailroom/internal/capture"
 	"mailroom/internal/clock"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
@@ -76,6 +77,7 @@ type Deps struct {
 	Broadcasts   *broadcasts.Service
 	Automations  *automations.Service
 	RequestLogs  *requestlog.Service
+	Capture      *capture.Service // captured mail (MAILROOM_OUTBOUND=capture); nil when mail is sent
 }
 
 // Dashboard serves the pages.

@@ -108,6 +108,7 @@ type view struct {
 	Workspace string
 	KeyName   string
 	Bound     bool // the key is bound to a mailbox: the workspace-wide sections are hidden
+	Captures  bool // outbound mail is captured (mailroom dev): the Captured section shows
 	Flash     string
 	Refresh   int // seconds; a page whose state moves reloads itself (no script needed)
 	Data      any
@@ -128,7 +129,7 @@ func setPageHeaders(h http.Header) {
 
 // render writes page name with data and status.
 func (x *Dashboard) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, data any) {
-	v := view{Title: titles[name], Nav: name, Flash: flashes[r.URL.Query().Get("ok")], Data: data}
+	v := view{Title: titles[name], Nav: name, Flash: flashes[r.URL.Query().Get("ok")], Data: data, Captures: x.d.Capture != nil}
 	if rf, ok := data.(refresher); ok {
 		v.Refresh = rf.Refresh()
 	}
@@ -153,7 +154,7 @@ var titles = map[string]string{
 	"apikeys": "API keys", "keycreated": "API key created", "suppressions": "Suppressions", "error": "Error",
 	"inbox": "Inbox", "thread": "Conversation", "audiences": "Audiences", "audience": "Audience", "templates": "Templates",
 	"template": "Template", "broadcasts": "Broadcasts", "broadcast": "Broadcast", "compose": "New broadcast", "import": "Import", "mapping": "Import columns", "automations": "Automations", "automation": "Automation",
-	"logs": "Logs", "log": "Request", "confirm": "Confirm", "topics": "Topics", "topic": "Topic", "segments": "Segments", "contacts": "Contacts", "contact": "Contact", "mailboxes": "Mailboxes",
+	"logs": "Logs", "log": "Request", "confirm": "Confirm", "topics": "Topics", "topic": "Topic", "segments": "Segments", "contacts": "Contacts", "contact": "Contact", "mailboxes": "Mailboxes", "captured": "Captured mail", "capturedmessage": "Captured message",
 }
 
 // flashes are the notes a redirect after a change asks for (?ok=...): a

@@ -35,6 +35,9 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /emails/{id}", x.page(send, x.email))
 	mux.Handle("GET /emails/{id}/body", x.page(send, x.emailBody))                  // the sandboxed iframe's document
 	mux.Handle("GET /emails/{id}/attachments/{n}", x.page(send, x.emailAttachment)) // always a download
+	mux.Handle("GET /captured", x.page(ws, x.capturedList))                         // mailroom dev: what would have been sent
+	mux.Handle("GET /captured/{id}", x.page(ws, x.capturedMessage))                 // ?view=html, text, headers or raw
+	mux.Handle("GET /captured/{id}/body", x.page(ws, x.capturedBody))
 	mux.Handle("GET /domains", x.page(ws, x.domains))
 	mux.Handle("POST /domains", x.page(ws, x.addDomain))
 	mux.Handle("GET /domains/{id}", x.page(ws, x.domain))
@@ -69,7 +72,7 @@ func (x *Dashboard) routes(mux *http.ServeMux) {
 	mux.Handle("GET /topics/{id}/archive", x.page(ws, x.confirmArchiveTopic)) // asks; the POST archives (as DELETE /v1/topics/{id})
 	mux.Handle("POST /topics/{id}/archive", x.page(ws, x.archiveTopic))
 	mux.Handle("POST /topics/{id}/restore", x.page(ws, x.restoreTopic))
-	mux.Handle("GET /contacts", x.page(ws, x.contacts)) // ?q= searches, as GET /v1/contacts
+	mux.Handle("GET /contacts", x.page(ws, x.contacts))     // ?q= searches, as GET /v1/contacts
 	mux.Handle("GET /contacts/{id}", x.page(ws, x.contact)) // GET /v1/contacts/{id} with its subscriptions
 	mux.Handle("GET /segments", x.page(ws, x.segments))
 	mux.Handle("POST /segments", x.page(ws, x.createSegment))

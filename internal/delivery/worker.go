@@ -183,7 +183,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	if err != nil {
 		return 0, err
 	}
-	env := outbound.Envelope{From: from, To: send}
+	env := outbound.Envelope{From: from, To: send, WorkspaceID: e.WorkspaceID, EmailID: e.ID}
 	if s.sources != nil {
 		if env.Source, err = s.sources.PickSource(ctx, e.WorkspaceID); err != nil {
 			return 0, err

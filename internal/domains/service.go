@@ -50,6 +50,11 @@ type Config struct {
 	// Workspaces names a workspace's own subdomain; nil: the workspaces
 	// area over the same database.
 	Workspaces Workspaces
+	// VerifyWithoutDNS (MAILROOM_OUTBOUND=capture): a domain verifies on
+	// its first check whatever DNS says, and never fails a nightly one.
+	// No message leaves the node, so no receiver ever checks the records;
+	// they are still looked up and shown as found or not.
+	VerifyWithoutDNS bool
 }
 
 // Workspaces is what domains needs from the workspaces area.

@@ -9,6 +9,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/automations"
 	"mailroom/internal/broadcasts"
+	"mailroom/internal/capture"
 	"mailroom/internal/contacts"
 	"mailroom/internal/domains"
 	"mailroom/internal/inbound"
@@ -42,6 +43,7 @@ type Services struct {
 	Automations  *automations.Service
 	RequestLogs  *requestlog.Service
 	Delivery     *delivery.Service // an email's attempts
+	Capture      *capture.Service  // captured mail (MAILROOM_OUTBOUND=capture); nil when mail is sent
 }
 
 // Scope decisions where the spec says "not shown" are in docs/decisions.md:
@@ -110,6 +112,10 @@ func (h *handler) routes(t *routeTable) {
 	// The Resend SDKs' emails.attachments: a sent email's attachments, from its stored body.
 	// GET /v1/emails/{id}/attachments… and /attempts are served here (server.go sentEmailParts).
 	t.handle("GET /v1/emails/sent/{id}/attempts", send, nested, h.getEmailAttempts) // its story: each SMTP attempt, each webhook delivery
+	// Captured mail (MAILROOM_OUTBOUND=capture, mailroom dev): 404 on a node that sends.
+	t.handle("GET /v1/captured-emails", ws, nested, h.listCapturedEmails)
+	t.handle("GET /v1/captured-emails/{id}", ws, nested, h.getCapturedEmail)
+	t.handle("GET /v1/captured-emails/{id}/raw", ws, nested, h.getCapturedRaw) // message/rfc822, the exact bytes
 	t.handle("GET /v1/emails/sent/{id}/attachments", send, nested, h.listSentAttachments)
 	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}", send, nested, h.getSentAttachment)
 	t.handle("GET /v1/emails/sent/{id}/attachments/{attachment}/content", send, nested, h.downloadSentAttachment) // download_url

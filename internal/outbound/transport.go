@@ -23,6 +23,9 @@ type Envelope struct {
 	// Source is the local IP address to connect from (a workspace's
 	// dedicated IP); "" lets the system choose.
 	Source string
+	// WorkspaceID and EmailID say whose message it is: the capture
+	// transport files it under them; SMTP transports ignore them.
+	WorkspaceID, EmailID string
 }
 
 // sourceKey prefixes a pool key with the source address, so a session

@@ -54,6 +54,7 @@ type booking struct {
 	args                 []any                                                      // row.insertArgs(), encoded before the commit
 	body                 []any                                                      // its bodies stored apart, or nil
 	sim                  string                                                     // test-mode outcome played out in the accepting commit
+	simDelay             time.Duration                                              // a scenario's wait (outcomeOf)
 	simData              []byte                                                     // its events' data (eventData), encoded before the commit
 	check                *supCheck                                                  // suppressions (sends going now) and a key taken on trust, read in the commit
 	fp                   string                                                     // fingerprint, when an idempotency key is given
@@ -341,8 +342,8 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 		// (no server is involved): the row is stored with its final status
 		// and the events follow it in the same commit. The caller is still
 		// told "queued", as for any send.
-		b.sim = outcomeOf(row.Recipients, s.serviceDomain)
-		row.Status, row.LastError = simulatedStatus(b.sim)
+		b.sim, b.simDelay = outcomeOf(row.Recipients, s.serviceDomain)
+		row.Status, row.LastError = simulatedStatus(b.sim, b.simDelay)
 		// Encoded here, in the request's goroutine, so that the one
 		// committer spends no time on it.
 		if b.simData, err = row.eventDataJSON(); err != nil {
@@ -488,13 +489,13 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		// Nothing in the commit reads the row back, so it joins the
 		// batch's multi-row insert.
 		deferInsertEmail(tx, b.args, b.body, "")
-		bookTracking(tx, b)
+		bookTracking(tx, b, s.serviceDomain)
 		// The first timeline entry (accepted or scheduled) is not written:
 		// it is read back from the row itself (see acceptedEntry), which
 		// saves the busiest transaction one insert per send.
 		switch {
 		case b.sim != "":
-			ref := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: b.sim}
+			ref := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: b.sim, Delay: b.simDelay}
 			if err := s.raiseSimulated(ctx, tx, ref, b.row.eventData, b.simData, e.CreatedAt); err != nil {
 				return err
 			}
@@ -538,7 +539,8 @@ func (s *Service) ownMessageID(ctx context.Context, tx *store.Tx, b *booking) er
 // in the same transaction (see simulateOne), since no server is involved.
 func (s *Service) enqueueWork(ctx context.Context, tx *store.Tx, e *emailRow) error {
 	if e.TestMode {
-		return s.simulateOne(ctx, tx, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcomeOf(e.Recipients, s.serviceDomain)})
+		outcome, delay := outcomeOf(e.Recipients, s.serviceDomain)
+		return s.simulateOne(ctx, tx, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcome, Delay: delay})
 	}
 	if d, ok := ctx.Value(deliveriesKey{}).(*deliveries); ok {
 		d.refs = append(d.refs, jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID})

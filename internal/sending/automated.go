@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"time"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/jobs"
@@ -36,11 +37,12 @@ type Automated struct {
 // policy, waiting for the caller's transaction (AcceptTx). Undo gives back
 // what the policy counted when the transaction does not commit.
 type Prepared struct {
-	row     *emailRow
-	sim     string
-	simData []byte
-	ticket  *policy.Ticket
-	class   string
+	row      *emailRow
+	sim      string
+	simData  []byte
+	simDelay time.Duration
+	ticket   *policy.Ticket
+	class    string
 }
 
 // Skipped reports whether err is a refusal that an automation records as a
@@ -105,8 +107,8 @@ func (s *Service) PrepareAutomated(ctx context.Context, m Automated) (*Prepared,
 	if row.TestMode {
 		// As on the send API: a test address plays out its outcome in the
 		// accepting transaction, and is never looked up on the list.
-		p.sim = outcomeOf(row.Recipients, s.serviceDomain)
-		row.Status, row.LastError = simulatedStatus(p.sim)
+		p.sim, p.simDelay = outcomeOf(row.Recipients, s.serviceDomain)
+		row.Status, row.LastError = simulatedStatus(p.sim, p.simDelay)
 		if p.simData, err = row.eventDataJSON(); err != nil {
 			return nil, err
 		}
@@ -186,7 +188,7 @@ func (s *Service) AcceptTx(ctx context.Context, tx *store.Tx, p *Prepared) (stri
 	ref := jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID}
 	switch {
 	case p.sim != "":
-		r := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: p.sim}
+		r := EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: p.sim, Delay: p.simDelay}
 		if err := s.raiseSimulated(ctx, tx, r, e.eventData, p.simData, e.CreatedAt); err != nil {
 			return "", err
 		}

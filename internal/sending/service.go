@@ -121,6 +121,8 @@ type Service struct {
 	pol           Policy
 	watch         ScheduleWatcher
 	meter         *mailmetrics.Meter
+	mailboxes     Mailboxes // autoreply@'s replies (SetMailboxes)
+	engager       Engager   // opened@ and clicked@ (SetEngager)
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight

@@ -26,11 +26,13 @@ const (
 )
 
 // EmailRef names one test-mode email and what it simulates (decided from
-// its recipients at booking: delivered, bounced, complained or suppressed).
+// its recipients at booking: a test address's or a scenario's kind, and
+// the scenario's wait).
 type EmailRef struct {
-	EmailID     string `json:"email_id"`
-	WorkspaceID string `json:"workspace_id"`
-	Outcome     string `json:"outcome"`
+	EmailID     string        `json:"email_id"`
+	WorkspaceID string        `json:"workspace_id"`
+	Outcome     string        `json:"outcome"`
+	Delay       time.Duration `json:"delay,omitempty"`
 }
 
 // ComplainArgs files complained@'s complaint a few seconds after delivery.
@@ -53,36 +55,50 @@ func (w *ComplainWorker) Work(ctx context.Context, job *river.Job[ComplainArgs])
 	return w.S.complain(ctx, job.Args.WorkspaceID, job.Args.EmailID)
 }
 
-// outcomeOf decides what a test-mode email simulates. With several test
-// recipients the strongest outcome wins, in the order suppressed, bounced,
-// complained, delivered (one email has one status).
-func outcomeOf(recipients []string, serviceDomain string) string {
-	rank := map[string]int{TestDelivered: 0, TestComplained: 1, TestBounced: 2, TestSuppressed: 3}
-	best := TestDelivered
+// outcomeRank orders the outcomes: with several test recipients the
+// strongest wins (one email has one status and one story).
+var outcomeRank = map[string]int{TestDelivered: 0, ScenarioOpened: 1, ScenarioClicked: 2, ScenarioAutoReply: 3,
+	TestComplained: 4, ScenarioDeferred: 5, ScenarioSoftBounce: 6, TestBounced: 7, TestSuppressed: 8}
+
+// outcomeOf decides what a test-mode email simulates and, for a scenario,
+// how long its next step waits.
+func outcomeOf(recipients []string, serviceDomain string) (string, time.Duration) {
+	best, label := TestDelivered, ""
 	for _, r := range recipients {
-		if kind, _, ok := ClassifyTestAddress(r, serviceDomain); ok && rank[kind] > rank[best] {
-			best = kind
+		if kind, l, ok := ClassifyTestAddress(r, serviceDomain); ok && outcomeRank[kind] > outcomeRank[best] {
+			best, label = kind, l
 		}
 	}
-	return best
+	return best, scenarioDelay(best, label)
 }
 
-// simulatedStatus is the final status and error a test address plays out.
-func simulatedStatus(outcome string) (status EmailStatus, lastError string) {
+// simulatedStatus is the status and error a test address plays out at
+// once: final for the spec's four, sending while a deferral waits.
+func simulatedStatus(outcome string, delay time.Duration) (status EmailStatus, lastError string) {
 	switch outcome {
 	case TestSuppressed:
 		return StatusFailed, "recipient_suppressed: simulated suppression list entry"
 	case TestBounced:
 		return StatusBounced, diagBounce
+	case ScenarioSoftBounce, ScenarioDeferred:
+		return StatusSending, deferDiag(outcome, delay)
 	}
 	return StatusDelivered, ""
+}
+
+// deferDiag is the temporary failure a deferring scenario reports.
+func deferDiag(outcome string, delay time.Duration) string {
+	if outcome == ScenarioSoftBounce {
+		return "452 4.2.2 simulated soft bounce: mailbox full, try again in " + delay.String()
+	}
+	return "451 4.7.1 simulated deferral: try again in " + delay.String()
 }
 
 // simulateOne plays out a test-mode email that is already stored as queued
 // (a promoted booking): it moves the status and raises the events.
 func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) error {
 	now := s.clock.Now().UTC()
-	status, lastError := simulatedStatus(r.Outcome)
+	status, lastError := simulatedStatus(r.Outcome, r.Delay)
 	// One statement moves the status (only from queued or sending: a
 	// cancelled email, or one an earlier attempt played out, is left alone)
 	// and returns what the events carry.
@@ -99,7 +115,8 @@ func (s *Service) simulateOne(ctx context.Context, tx *store.Tx, r EmailRef) err
 
 // raiseSimulated raises the events a test address produces, in the spec's
 // order: email.sent (2) then email.delivered or email.bounced (3); the
-// complaint of complained@ follows a few seconds later (ComplainArgs).
+// complaint of complained@ follows a few seconds later (ComplainArgs), and
+// a scenario's later steps are scheduled jobs (ScenarioArgs).
 // base builds the data every event carries; baseJSON, when not nil, is
 // that data encoded, and the events that carry it alone go out as it
 // without base being built.
@@ -123,6 +140,14 @@ func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, 
 		return err
 	}
 	switch r.Outcome {
+	case ScenarioSoftBounce, ScenarioDeferred:
+		// As the delivery engine does on a 4xx: a timeline-only deferral,
+		// then email.sent and email.delivered when the retry succeeds.
+		if err := raise(events.EmailDeferred, "diagnostic", deferDiag(r.Outcome, r.Delay)); err != nil {
+			return err
+		}
+		s.scheduleStep(tx, r, stepDeliver, now)
+		return nil
 	case TestSuppressed:
 		// What a send to an address on the suppression list does when its
 		// time comes: refused before any server sees it, no email.sent.
@@ -139,9 +164,18 @@ func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, 
 		if err := raise(events.EmailDelivered); err != nil {
 			return err
 		}
-		if r.Outcome == TestComplained {
+		switch r.Outcome {
+		case TestComplained:
+			delay := r.Delay
+			if delay == 0 {
+				delay = ComplaintDelay
+			}
 			tx.AddJob(river.InsertManyParams{Args: ComplainArgs{EmailID: r.EmailID, WorkspaceID: r.WorkspaceID},
-				InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(ComplaintDelay)}})
+				InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(delay)}})
+		case ScenarioAutoReply:
+			s.scheduleStep(tx, r, stepAutoReply, now)
+		case ScenarioOpened, ScenarioClicked:
+			s.scheduleStep(tx, r, stepEngage, now)
 		}
 		return nil
 	}

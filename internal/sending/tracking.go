@@ -55,13 +55,26 @@ func MailClass(headers map[string]string) string {
 }
 
 // bookTracking books the tracking row of a send that asked for it (never
-// for a test send, which no person receives). A send without tracking pays
+// for a test send, which no person receives, but for opened@ and clicked@). A send without tracking pays
 // one branch.
-func bookTracking(tx *store.Tx, b *booking) {
-	if !b.v.TrackOpens && !b.v.TrackClicks || b.row.TestMode {
+func bookTracking(tx *store.Tx, b *booking, serviceDomain string) {
+	if !b.v.TrackOpens && !b.v.TrackClicks {
 		return
 	}
+	engaged := false
+	if b.row.TestMode {
+		// Decided from the recipients: a scheduled send has no b.sim yet.
+		kind, _ := outcomeOf(b.row.Recipients, serviceDomain)
+		if engaged = kind == ScenarioOpened || kind == ScenarioClicked; !engaged {
+			return
+		}
+	}
 	flags := trackFlags(b.v.TrackOpens, b.v.TrackClicks)
+	if engaged {
+		// opened@ and clicked@ are engaged by a simulated person; their
+		// counts reach the email only, never analytics.
+		flags |= tracking.TestSend
+	}
 	e := b.row
 	tracking.Book(tx, tracking.Booking{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Flags: flags,
 		Domain: domainOf(b.v.From.Email), MailClass: MailClass(e.Headers), TemplateID: e.TemplateID, Tags: e.Tags, At: e.CreatedAt})

@@ -312,6 +312,9 @@ func (s *Service) apply(ctx context.Context, tx *store.Tx, k emailKey, d delta, 
 			return err
 		}
 	}
+	if row.flags&TestSend != 0 {
+		return nil // a scenario address's: no analytics
+	}
 	c := analytics.Counts{Opens: d.opens, Clicks: d.clicks, MachineOpens: d.machineOpens, MachineClicks: d.machineClicks}
 	if d.opens > 0 && row.opens == d.opens {
 		c.UniqueOpens = 1

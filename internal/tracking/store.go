@@ -53,6 +53,7 @@ func Book(tx *store.Tx, b Booking) {
 const FlagsColumn = `COALESCE((SELECT t.flags FROM email_tracking t WHERE t.email_id = e.id), 0)`
 
 type trackedRow struct {
+	flags                     int
 	opens, clicks             int64
 	domain, class, templateID string
 	tags                      string
@@ -63,9 +64,9 @@ func bump(ctx context.Context, tx *store.Tx, ws, id string, d delta) (trackedRow
 	var r trackedRow
 	err := tx.QueryRow(ctx, `UPDATE email_tracking SET opens = opens + ?, clicks = clicks + ?,
 		machine_opens = machine_opens + ?, machine_clicks = machine_clicks + ?
-		WHERE workspace_id = ? AND email_id = ? RETURNING opens, clicks, domain, mail_class, template_id, tags`,
+		WHERE workspace_id = ? AND email_id = ? RETURNING flags, opens, clicks, domain, mail_class, template_id, tags`,
 		d.opens, d.clicks, d.machineOpens, d.machineClicks, ws, id).
-		Scan(&r.opens, &r.clicks, &r.domain, &r.class, &r.templateID, &r.tags)
+		Scan(&r.flags, &r.opens, &r.clicks, &r.domain, &r.class, &r.templateID, &r.tags)
 	return r, err
 }
 
@@ -142,4 +143,14 @@ func EngagementOf(ctx context.Context, db store.Querier, ws, emailIDs string, ar
 		FROM email_tracking WHERE workspace_id = ? AND email_id IN (`+emailIDs+`)`, append([]any{ws}, args...)...).
 		Scan(&e.Opens, &e.UniqueOpens, &e.Clicks, &e.UniqueClicks, &e.MachineOpens, &e.MachineClicks)
 	return e, err
+}
+
+// flagsOf reads an email's tracking flags, 0 when it is not tracked.
+func flagsOf(ctx context.Context, q store.Querier, ws, id string) (int, error) {
+	var f int
+	err := q.QueryRow(ctx, `SELECT flags FROM email_tracking WHERE workspace_id = ? AND email_id = ?`, ws, id).Scan(&f)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	return f, err
 }

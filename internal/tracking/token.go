@@ -20,6 +20,9 @@ import (
 const (
 	TrackOpens  = 1
 	TrackClicks = 2
+	// TestSend marks a scenario address's email (opened@, clicked@): its
+	// opens and clicks reach the email's counters, never analytics.
+	TestSend = 4
 )
 
 // Kinds of token.

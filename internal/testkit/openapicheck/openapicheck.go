@@ -26,6 +26,8 @@ var load = sync.OnceValues(func() (routers.Router, error) {
 	openapi3filter.RegisterBodyDecoder("text/vcard", openapi3filter.PlainBodyDecoder)
 	// Automation YAML (GET/PUT /v1/automations/{id}.yaml) is text as stored.
 	openapi3filter.RegisterBodyDecoder("text/yaml", openapi3filter.PlainBodyDecoder)
+	// A captured message's bytes (GET /v1/captured-emails/{id}/raw).
+	openapi3filter.RegisterBodyDecoder("message/rfc822", openapi3filter.PlainBodyDecoder)
 	b, err := httpapi.OpenAPIDocument()
 	if err != nil {
 		return nil, err

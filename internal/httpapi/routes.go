@@ -233,6 +233,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("POST /v1/broadcasts/{id}/send", ws, nested, h.sendBroadcast)
 	t.handle("POST /v1/broadcasts/{id}/test", ws, nested, h.testBroadcast)
 	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
+	t.handle("POST /v1/broadcasts/{id}/preflight", ws, nested, h.preflightBroadcast) // problems and content checks; writes nothing
 	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
 	t.handle("POST /v1/broadcasts/{id}/duplicate", ws, nested, h.duplicateBroadcast) // a draft "<name> (copy)"
 	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).

@@ -62,6 +62,8 @@ type Config struct {
 // acceptance, and again for a scheduled send when its time comes.
 type Policy interface {
 	Admit(ctx context.Context, m policy.Send) (*policy.Ticket, error)
+	// Check answers what Admit would and counts nothing (a dry run).
+	Check(ctx context.Context, m policy.Send) error
 }
 
 // Templates is what sending needs from the templates area: the published
@@ -121,6 +123,7 @@ type Service struct {
 	pol           Policy
 	watch         ScheduleWatcher
 	meter         *mailmetrics.Meter
+	preview       Previewer // builds a dry run's message; nil: none built
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight

@@ -44,8 +44,9 @@ func hTag(sig string) string {
 
 // TestPreflight (#48 item 2): a dry run on a verified domain answers 200
 // with the message as delivery would sign it (a DKIM-Signature whose h= is
-// the delivered message's) and its size, each verdict, and the content
-// checks; it writes, counts and sends nothing: GET /v1/emails lists only
+// the delivered message's) and its size, each verdict (a suppressed
+// recipient, an opted-out topic, an unknown domain, a used quota, a known
+// idempotency key each fail theirs), and the content checks; it writes, counts and sends nothing: GET /v1/emails lists only
 // the one real send, the sink receives only it, and a daily quota of 1
 // still admits that real send after the dry runs, and then shows in a dry
 // run's policy verdict.
@@ -96,6 +97,22 @@ func TestPreflight(t *testing.T) {
 	p = mustStatus(t, a.Do(http.MethodPost, "/v1/emails?dry_run=true", msg2(good, "html", big, "text", nil, "idempotency_key", nil)), 200)
 	if f := strings.Join(failedContent(p), ","); f != "links,image_alt,text_part,html_size" || p["would_send"] != true {
 		t.Fatalf("content findings %s: %v", f, p["content"])
+	}
+
+	// Topics: an opted-out recipient fails the topic verdict; a topic send
+	// shows its first recipient's signed List-Unsubscribe, and a body
+	// without a visible unsubscribe link is a content finding.
+	mustStatus(t, a.Do(http.MethodPost, "/v1/topics", map[string]any{"name": "News", "key": "news"}), 201)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/topics", map[string]any{"name": "Tips", "key": "tips", "default_opt_in": false}), 201)
+	p = mustStatus(t, a.Do(http.MethodPost, "/v1/emails", msg2(good, "topic", "tips", "idempotency_key", nil, "dry_run", true)), 200)
+	if v := verdictOf(p, "topic", ""); p["would_send"] != false || v["code"] != "topic_opt_out" {
+		t.Fatalf("opted out: %v", p)
+	}
+	p = mustStatus(t, a.Do(http.MethodPost, "/v1/emails", msg2(good, "topic", "news", "to", []string{"ann@rcpt.example", "bob@rcpt.example"}, "idempotency_key", nil, "dry_run", true)), 200)
+	h = p["headers"].(map[string]any)
+	if lu, _ := h["List-Unsubscribe"].(string); p["would_send"] != true || !strings.Contains(lu, "/unsubscribe/") || !strings.Contains(hTag(h["DKIM-Signature"].(string)), "List-Unsubscribe") ||
+		strings.Join(failedContent(p), ",") != "unsubscribe_link" {
+		t.Fatalf("topic send: %v", p)
 	}
 
 	// A refusal the real call would give is a failing verdict, still 200.

@@ -28,7 +28,7 @@ var layers = map[string]int{
 	"render": layerService, "contacts": layerService, "rules": layerService, "segments": layerService,
 	"broadcasts": layerService, "requestlog": layerService, "inbound": layerService, "automations": layerService,
 	"topics": layerService, "tracking": layerService, "analytics": layerService, "policy": layerService,
-	"retention": layerService, "capture": layerService,
+	"retention": layerService, "capture": layerService, "contentcheck": layerService,
 	// infrastructure
 	"store": layerInfra, "jobs": layerInfra, "outbound": layerInfra, "groupcommit": layerInfra, "bounce": layerInfra,
 	"mailauth": layerInfra, "msglimit": layerInfra, "dnsresolve": layerInfra, "netpolicy": layerInfra,

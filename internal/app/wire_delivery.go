@@ -106,6 +106,9 @@ func (a *App) wireDelivery(w *wiring) error {
 	})
 
 	a.services.Delivery = svc
+	if a.services.Sending != nil {
+		a.services.Sending.SetPreviewer(svc) // a dry run's message, built and signed as delivery does
+	}
 	river.AddWorker(w.workers, &delivery.Worker{Service: svc})
 	river.AddWorker(w.workers, &delivery.BatchWorker{Service: svc})
 	river.AddWorker(w.workers, &delivery.MarketingBatchWorker{Service: svc})

@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
+	"mailroom/internal/contentcheck"
 	"mailroom/internal/render"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -141,7 +142,7 @@ func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rende
 	for k, x := range links {
 		h[k] = x
 	}
-	return Rendered{Subject: out.Subject, HTML: out.HTML, Text: out.Text, Headers: h, MergeFields: names, SampleSize: n}, nil
+	return Rendered{Subject: out.Subject, HTML: out.HTML, Text: out.Text, Headers: h, MergeFields: names, SampleSize: n, Sample: sample}, nil
 }
 
 // Test sends the draft, rendered with the first member's fields, to up to
@@ -208,3 +209,39 @@ func (s *Service) Test(ctx context.Context, workspaceID, id string, to []string)
 }
 
 var _ = render.Parse
+
+// Preflight is a broadcast's dry run: what stops it from being sent, and
+// the content checks of its html rendered for a sample member.
+type Preflight struct {
+	Problems []Problem
+	Sample   string // the member it was rendered for; "" when it did not render
+	Content  []contentcheck.Finding
+}
+
+// Preflight checks the broadcast without sending or writing anything: its
+// Problems, and contentcheck over its body rendered for email (a member)
+// or the first member. A body that does not render is one of its problems,
+// and then has no content checks.
+func (s *Service) Preflight(ctx context.Context, workspaceID, id, email string) (Preflight, error) {
+	b, err := s.Get(ctx, workspaceID, id)
+	if err != nil {
+		return Preflight{}, err
+	}
+	ps, err := s.Problems(ctx, b)
+	if err != nil {
+		return Preflight{}, err
+	}
+	out := Preflight{Problems: ps, Content: []contentcheck.Finding{}}
+	r, err := s.preview(ctx, b, email)
+	if err != nil {
+		if _, ok := apierr.As(err); !ok || email != "" {
+			return Preflight{}, err // a database error, or email is no member
+		}
+		return out, nil
+	}
+	out.Sample = r.Sample
+	if r.HTML != "" || r.Text != "" {
+		out.Content = contentcheck.Check(contentcheck.Content{HTML: r.HTML, Text: r.Text, Marketing: true})
+	}
+	return out, nil
+}

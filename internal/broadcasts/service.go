@@ -607,6 +607,7 @@ type Rendered struct {
 	Headers             map[string]string
 	MergeFields         []string
 	SampleSize          int
+	Sample              string // the member rendered for (member@example.invalid when none)
 }
 
 // renderer renders the broadcast for members; it parses once. A template

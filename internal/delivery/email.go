@@ -96,13 +96,19 @@ type email struct {
 }
 
 // loadEmail reads an email by id from the sending area (the id is the
-// scope: it is random and names one workspace's row) and decodes the JSON
-// columns, whose shapes the delivery engine knows.
+// scope: it is random and names one workspace's row) and decodes it.
 func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) {
 	o, err := sending.LoadOutgoing(ctx, q, id)
 	if err != nil {
 		return nil, err
 	}
+	return decodeEmail(o)
+}
+
+// decodeEmail decodes an email's JSON columns, whose shapes the delivery
+// engine knows; a dry run's decoded attachments (o.Files) are taken as
+// they are.
+func decodeEmail(o *sending.Outgoing) (*email, error) {
 	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
 		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID,
 		TemplateID: o.TemplateID, TopicID: o.TopicID, Track: o.Track, CreatedAt: o.CreatedAt}
@@ -116,6 +122,9 @@ func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) 
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return nil, fmt.Errorf("delivery: email %s: malformed column: %w", e.ID, err)
 		}
+	}
+	for _, f := range o.Files {
+		e.Attachments = append(e.Attachments, storedAttachment{Filename: f.Filename, ContentType: f.ContentType, Content: f.Content, ContentID: f.ContentID})
 	}
 	return &e, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/broadcasts"
+	"mailroom/internal/contentcheck"
 	"mailroom/internal/sending"
 )
 
@@ -429,6 +430,38 @@ func (h *handler) previewBroadcast(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	writeJSON(w, http.StatusOK, previewOut(p))
+	return nil
+}
+
+type broadcastPreflightJSON struct {
+	Object    string                 `json:"object"` // "preflight"
+	ID        string                 `json:"id"`
+	WouldSend bool                   `json:"would_send"` // no problem stops it
+	Problems  []problemJSON          `json:"problems"`
+	Sample    string                 `json:"sample"` // the member the content was rendered for
+	Content   []contentcheck.Finding `json:"content"`
+}
+
+type broadcastPreflightRequest struct {
+	Email *string `json:"email"` // a member to render for; the first member when absent
+}
+
+func (h *handler) preflightBroadcast(w http.ResponseWriter, r *http.Request) error {
+	var req broadcastPreflightRequest
+	if err := decodeOptional(w, r, &req); err != nil {
+		return err
+	}
+	email := ""
+	if req.Email != nil {
+		email = *req.Email
+	}
+	id := r.PathValue("id")
+	p, err := h.d.Services.Broadcasts.Preflight(r.Context(), apiKey(r).WorkspaceID, id, email)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, broadcastPreflightJSON{Object: "preflight", ID: id, WouldSend: len(p.Problems) == 0,
+		Problems: problemsOut(p.Problems), Sample: p.Sample, Content: p.Content})
 	return nil
 }
 

@@ -22,18 +22,34 @@ func (h *handler) createEmail(w http.ResponseWriter, r *http.Request) error {
 	if err := checkJSONObject(body); err != nil {
 		return err
 	}
-	out, err := h.d.Services.Sending.SendWith(r.Context(), caller(r), body, sendOptions(r))
+	o, err := sendOptions(r)
 	if err != nil {
 		return err
+	}
+	out, err := h.d.Services.Sending.SendWith(r.Context(), caller(r), body, o)
+	if err != nil {
+		return err
+	}
+	if out.Preflight != nil {
+		writeJSON(w, http.StatusOK, out.Preflight)
+		return nil
 	}
 	writeJSON(w, out.HTTPStatus, out)
 	return nil
 }
 
 // sendOptions reads the Idempotency-Key header (Resend's spelling of
-// idempotency_key).
-func sendOptions(r *http.Request) sending.SendOptions {
-	return sending.SendOptions{IdempotencyKey: r.Header.Get("Idempotency-Key")}
+// idempotency_key) and ?dry_run=true (a preflight: nothing is sent).
+func sendOptions(r *http.Request) (sending.SendOptions, error) {
+	o := sending.SendOptions{IdempotencyKey: r.Header.Get("Idempotency-Key")}
+	switch r.URL.Query().Get("dry_run") {
+	case "", "false":
+	case "true":
+		o.DryRun = true
+	default:
+		return o, apierr.InvalidRequest("dry_run must be true or false.")
+	}
+	return o, nil
 }
 
 // batchEntry is one element of the batch answer: {id, status} or
@@ -46,6 +62,10 @@ type batchEntry struct {
 
 type batchRequest struct {
 	Emails []json.RawMessage `json:"emails"` // each decoded by the service, so one bad entry fails alone
+}
+
+type preflightBatchJSON struct {
+	Data []*sending.Preflight `json:"data"`
 }
 
 type batchJSON struct {
@@ -66,9 +86,22 @@ func (h *handler) createEmailBatch(w http.ResponseWriter, r *http.Request) error
 	} else if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
-	results, err := h.d.Services.Sending.SendBatchWith(r.Context(), caller(r), req.Emails, sendOptions(r))
+	o, err := sendOptions(r)
 	if err != nil {
 		return err
+	}
+	results, err := h.d.Services.Sending.SendBatchWith(r.Context(), caller(r), req.Emails, o)
+	if err != nil {
+		return err
+	}
+	if len(results) > 0 && results[0].Outcome.Preflight != nil {
+		// A dry run answers every entry's report (a refusal is a failing verdict in it).
+		reports := make([]*sending.Preflight, len(results))
+		for i, res := range results {
+			reports[i] = res.Outcome.Preflight
+		}
+		writeJSON(w, http.StatusOK, preflightBatchJSON{Data: reports})
+		return nil
 	}
 	out := make([]batchEntry, len(results))
 	for i, res := range results {

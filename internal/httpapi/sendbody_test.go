@@ -82,3 +82,21 @@ func TestAttachmentLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightLarge (#48 item 2): a dry run of a message at the 40 MB
+// limit is answered with its size, built and signed, and stores nothing
+// (GET /v1/emails lists no email).
+func TestPreflightLarge(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	a := testapp.Start(t)
+	req := sendOf(a, 1, 40_000_000, 0, false)
+	req.URL.RawQuery = "dry_run=true"
+	r := a.Send(req)
+	p := r.JSON()
+	if r.Status != 200 || p["object"] != "preflight" || p["would_send"] != true || p["size"].(float64) < 40_000_000 {
+		t.Fatalf("%d: %.500s", r.Status, r.Body)
+	}
+	if list := a.Do("GET", "/v1/emails", nil).JSON()["data"].([]any); len(list) != 0 {
+		t.Fatalf("the dry run stored %d emails", len(list))
+	}
+}

@@ -71,6 +71,18 @@ func (t *Ticket) Undo() {
 // that order. An admitted real send
 // is counted; its Ticket undoes that if it is not booked after all.
 func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
+	return s.admit(ctx, m, false)
+}
+
+// Check answers what Admit would for m and counts nothing (no quota, cap,
+// throttle minute or duplicate-content recipient): a dry run's verdict.
+func (s *Service) Check(ctx context.Context, m Send) error {
+	_, err := s.admit(ctx, m, true)
+	return err
+}
+
+// admit is Admit; dry applies every rule and counts nothing.
+func (s *Service) admit(ctx context.Context, m Send, dry bool) (*Ticket, error) {
 	if err := s.checkHolds(m); err != nil {
 		return nil, err
 	}
@@ -124,9 +136,16 @@ func (s *Service) Admit(ctx context.Context, m Send) (*Ticket, error) {
 			}
 		}
 	}
+	if dry {
+		if m.Due {
+			return nil, nil
+		}
+		_, err := s.throttle(m, now, true)
+		return nil, err
+	}
 	t := &Ticket{s: s, ws: m.WorkspaceID}
 	if !m.Due {
-		minute, err := s.throttle(m, now)
+		minute, err := s.throttle(m, now, false)
 		if err != nil {
 			return nil, err
 		}

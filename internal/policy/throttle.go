@@ -56,12 +56,15 @@ func (w *wsThrottle) unsend(m, n int64) {
 }
 
 // throttle applies velocity_spike and duplicate_content_burst to m and, when
-// it passes, counts it in the current minute (returned). Callers hold s.mu.
-func (s *Service) throttle(m Send, now time.Time) (int64, error) {
+// it passes, counts it in the current minute (returned); dry counts and
+// remembers nothing. Callers hold s.mu.
+func (s *Service) throttle(m Send, now time.Time, dry bool) (int64, error) {
 	w := s.spaces[m.WorkspaceID]
 	if w == nil {
 		w = &wsThrottle{}
-		s.spaces[m.WorkspaceID] = w
+		if !dry {
+			s.spaces[m.WorkspaceID] = w
+		}
 	}
 	minute := now.Unix() / 60
 	w.advance(minute)
@@ -80,14 +83,16 @@ func (s *Service) throttle(m Send, now time.Time) (int64, error) {
 	}
 	if limit := s.set.DuplicateBurst; limit > 0 && (m.Marketing || m.HTML == "") {
 		day := dayKey(now)
-		if w.day != day || len(w.bodies) >= maxBodies {
+		if !dry && (w.day != day || len(w.bodies) >= maxBodies) {
 			w.day, w.bodies = day, map[uint64]*bodySeen{}
 		}
 		body := s.hash64(m.HTML, m.Text)
 		seen := w.bodies[body]
-		if seen == nil {
+		if w.day != day || seen == nil {
 			seen = &bodySeen{rcpts: map[uint64]struct{}{}}
-			w.bodies[body] = seen
+			if !dry {
+				w.bodies[body] = seen
+			}
 		}
 		var fresh []uint64
 		for _, r := range m.Recipients {
@@ -102,11 +107,16 @@ func (s *Service) throttle(m Send, now time.Time) (int64, error) {
 				"This body has already gone to %d distinct recipients today (UTC); at most %d may receive one body in a day.",
 				len(seen.rcpts), limit), reset, now).WithNext("Personalise the body, or send it as a transactional html email; the count resets at " + reset.Format(time.RFC3339) + ".")
 		}
+		if dry {
+			return minute, nil
+		}
 		for _, h := range fresh {
 			seen.rcpts[h] = struct{}{}
 		}
 	}
-	*cur++
+	if !dry {
+		*cur++
+	}
 	return minute, nil
 }
 

@@ -35,6 +35,8 @@ type Outcome struct {
 	// ScheduledAt is when a booked email goes (zero when it goes now); only
 	// SendOptions.InTx reads it, so replays need not carry it.
 	ScheduledAt time.Time `json:"-"`
+	// Preflight is a dry run's report (HTTP 200), in place of an id.
+	Preflight *Preflight `json:"-"`
 }
 
 // Result is one entry of a batch: an Outcome or an error.
@@ -85,6 +87,9 @@ type SendOptions struct {
 	// email keeps it when it is a valid msg-id new to the workspace, else
 	// gets one minted as any send does (docs/decisions.md).
 	MessageID string
+	// DryRun answers a preflight report for every entry and sends nothing
+	// (?dry_run=true; an entry's own dry_run: true does the same).
+	DryRun bool
 	// CheckAtSendTime books a scheduled send after checking only its form:
 	// quotas, pauses and throttles are checked when its time comes (as
 	// suppression always is), as the spec has it for receive-side sends.
@@ -132,13 +137,22 @@ func (s *Service) SendBatchWith(ctx context.Context, c Caller, raws []json.RawMe
 			keys[i] = o.IdempotencyKey + "/" + strconv.Itoa(i)
 		}
 	}
-	return s.book(ctx, c, raws, keys, true, SendOptions{})
+	return s.book(ctx, c, raws, keys, true, SendOptions{DryRun: o.DryRun})
 }
 
 // workspaceInfo is what policy needs from the workspace row.
 type workspaceInfo struct {
 	ownerEmail string
 	confirmed  bool
+}
+
+// callerWorkspace is the caller's workspace, from the caller when its key
+// brought the owner.
+func (s *Service) callerWorkspace(ctx context.Context, c Caller) (*workspaceInfo, error) {
+	if c.OwnerEmail != "" {
+		return &workspaceInfo{ownerEmail: c.OwnerEmail, confirmed: c.OwnerConfirmed}, nil
+	}
+	return s.workspace(ctx, c.WorkspaceID)
 }
 
 func (s *Service) workspace(ctx context.Context, id string) (*workspaceInfo, error) {
@@ -159,22 +173,32 @@ func (s *Service) book(ctx context.Context, c Caller, raws []json.RawMessage, ke
 	out := make([]Result, len(raws))
 	now := s.clock.Now().UTC()
 	began := time.Now()
+	reqs := make([]*Request, len(raws))
+	for i, raw := range raws {
+		reqs[i], out[i].Err = DecodeRequest(raw)
+	}
+	dry, err := dryRun(reqs, o.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	if dry {
+		return s.preflights(ctx, c, reqs, out, keys, batch, o, now)
+	}
 	var ws *workspaceInfo
 	var wsErr error
 	bookings := make([]*booking, len(raws))
-	for i, raw := range raws {
+	for i, req := range reqs {
+		if req == nil {
+			continue // out[i].Err says why
+		}
 		if ws == nil && wsErr == nil {
-			if c.OwnerEmail != "" {
-				ws = &workspaceInfo{ownerEmail: c.OwnerEmail, confirmed: c.OwnerConfirmed}
-			} else {
-				ws, wsErr = s.workspace(ctx, c.WorkspaceID)
-			}
+			ws, wsErr = s.callerWorkspace(ctx, c)
 		}
 		if wsErr != nil {
 			out[i].Err = wsErr
 			continue
 		}
-		b, replay, err := s.prepare(ctx, c, ws, raw, keys[i], batch, o, now)
+		b, replay, err := s.prepare(ctx, c, ws, req, keys[i], batch, o, now)
 		if err != nil {
 			out[i].Err = err
 			continue
@@ -270,21 +294,9 @@ func (s *Service) confirmKey(ctx context.Context, c Caller, bookings []*booking,
 // a batch (derived) an entry's own key takes precedence over it.
 // o.MessageID is the client's Message-ID, kept when valid (and, in the
 // commit, new to the workspace).
-func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw []byte, headerKey string, batch bool, o SendOptions, now time.Time) (*booking, *Outcome, error) {
+func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, req *Request, headerKey string, batch bool, o SendOptions, now time.Time) (*booking, *Outcome, error) {
 	ownID := o.MessageID
-	req, err := DecodeRequest(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	if headerKey != "" {
-		switch {
-		case req.IdempotencyKey == nil:
-			req.IdempotencyKey = &headerKey
-		case !batch && *req.IdempotencyKey != headerKey:
-			return nil, nil, apierr.InvalidRequest("The Idempotency-Key header and idempotency_key in the body differ; give one, or the same key in both.")
-		}
-	}
-	v, err := s.rules(c.WorkspaceID).Validate(req, now)
+	v, err := s.validate(c, req, headerKey, batch, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -371,56 +383,89 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, raw 
 	return b, nil, nil
 }
 
+// validate applies the request's rules, with the idempotency key from
+// outside its body (see prepare).
+func (s *Service) validate(c Caller, req *Request, headerKey string, batch bool, now time.Time) (*Validated, error) {
+	if headerKey != "" {
+		switch {
+		case req.IdempotencyKey == nil:
+			req.IdempotencyKey = &headerKey
+		case !batch && *req.IdempotencyKey != headerKey:
+			return nil, apierr.InvalidRequest("The Idempotency-Key header and idempotency_key in the body differ; give one, or the same key in both.")
+		}
+	}
+	return s.rules(c.WorkspaceID).Validate(req, now)
+}
+
 // policy applies the rules that need the database: the workspace may send,
 // the from domain is the sandbox or a verified domain, the sandbox reaches
 // only the workspace's own addresses. Suppression is checked in the
 // accepting commit (see supCheck) for sends going now; scheduled sends are
 // checked when their time comes.
 func (s *Service) policy(ctx context.Context, c Caller, ws *workspaceInfo, v *Validated) error {
+	if err := senderAllowed(c, ws, v); err != nil {
+		return err
+	}
+	_, err := s.fromDomain(ctx, c.WorkspaceID, ws, v)
+	return err
+}
+
+// senderAllowed refuses a workspace whose owner is unconfirmed and a key
+// bound to another domain or address.
+func senderAllowed(c Caller, ws *workspaceInfo, v *Validated) error {
 	if !ws.confirmed {
 		return apierr.Forbidden("sending_locked", "The workspace owner has not confirmed their email address yet, so sending is locked.").
 			WithNext("Confirm the owner address, then retry.")
 	}
 	from := strings.ToLower(v.From.Email)
-	domain := from[strings.LastIndexByte(from, '@')+1:]
+	domain := domainOf(from)
 	if c.FromDomain != "" && domain != c.FromDomain {
 		return apierr.Forbidden("insufficient_scope", "This API key may send only from %s; %s is another domain.", c.FromDomain, domain)
 	}
 	if c.FromAddress != "" && from != c.FromAddress {
 		return apierr.Forbidden("insufficient_scope", "This API key is bound to mailbox %s and sends only as it; %s is another address.", c.FromAddress, from)
 	}
+	return nil
+}
+
+// fromDomain checks the from domain: on the service domain the sandbox
+// rules (check "sandbox"), else that it is a verified domain of the
+// workspace (check "domain").
+func (s *Service) fromDomain(ctx context.Context, workspaceID string, ws *workspaceInfo, v *Validated) (check string, err error) {
+	from := strings.ToLower(v.From.Email)
+	domain := domainOf(from)
 	if domain == s.serviceDomain {
 		if from != s.sandboxFrom {
-			return apierr.Invalid422("invalid_from_domain", "%s is not a verified domain of this workspace; on the service domain only the sandbox sender %s may send.", domain, s.sandboxFrom)
+			return "sandbox", apierr.Invalid422("invalid_from_domain", "%s is not a verified domain of this workspace; on the service domain only the sandbox sender %s may send.", domain, s.sandboxFrom)
 		}
 		for _, r := range v.Recipients() {
 			e := strings.ToLower(r.Email)
 			if _, _, test := ClassifyTestAddress(e, s.serviceDomain); test || e == ws.ownerEmail {
 				continue
 			}
-			return apierr.Invalid422("sandbox_recipient_not_allowed", "The sandbox sender %s reaches only the workspace's own addresses (%s and the test addresses); %s is not one.", s.sandboxFrom, ws.ownerEmail, r.Email).
+			return "sandbox", apierr.Invalid422("sandbox_recipient_not_allowed", "The sandbox sender %s reaches only the workspace's own addresses (%s and the test addresses); %s is not one.", s.sandboxFrom, ws.ownerEmail, r.Email).
 				WithNext("Verify a domain of your own to send to anyone.")
 		}
-	} else {
-		status := ""
-		if box := s.domains.Load(); box != nil && box.d != nil {
-			st, err := box.d.SendingStatus(ctx, c.WorkspaceID, domain)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			status = st
-		}
-		switch status {
-		case "verified":
-		case "":
-			return apierr.Invalid422("invalid_from_domain", "%s is not a domain of this workspace.", domain).
-				WithNext("Add and verify the domain at /v1/domains, or send from " + s.sandboxFrom + " to your own address.")
-		default:
-			return apierr.Invalid422("domain_not_verified", "%s is added but its DNS records are not verified yet.", domain).
-				WithNext("Publish the records shown at GET /v1/domains/{id}, then verify.")
-		}
+		return "sandbox", nil
 	}
-	return nil
+	status := ""
+	if box := s.domains.Load(); box != nil && box.d != nil {
+		st, err := box.d.SendingStatus(ctx, workspaceID, domain)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "domain", err
+		}
+		status = st
+	}
+	switch status {
+	case "verified":
+		return "domain", nil
+	case "":
+		return "domain", apierr.Invalid422("invalid_from_domain", "%s is not a domain of this workspace.", domain).
+			WithNext("Add and verify the domain at /v1/domains, or send from " + s.sandboxFrom + " to your own address.")
+	default:
+		return "domain", apierr.Invalid422("domain_not_verified", "%s is added but its DNS records are not verified yet.", domain).
+			WithNext("Publish the records shown at GET /v1/domains/{id}, then verify.")
+	}
 }
 
 // checkSize assembles the message as the delivery engine will when it could
@@ -456,8 +501,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		if b.check != nil {
 			for i, e := range b.check.emails {
 				if reason, ok := b.check.found[e]; ok {
-					b.err = apierr.Invalid422("recipient_suppressed", "%s is on the suppression list (%s); nothing was sent.", b.v.Recipients()[i].Email, reason).
-						WithNext("Do not retry. Remove the address at /v1/suppressions only if it asked to receive mail again.")
+					b.err = errSuppressed(b.v.Recipients()[i].Email, reason)
 					return nil
 				}
 			}
@@ -512,6 +556,12 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 		b.outcome = out
 		return nil
 	}
+}
+
+// errSuppressed is the refusal of a send to a suppressed recipient.
+func errSuppressed(email, reason string) *apierr.Error {
+	return apierr.Invalid422("recipient_suppressed", "%s is on the suppression list (%s); nothing was sent.", email, reason).
+		WithNext("Do not retry. Remove the address at /v1/suppressions only if it asked to receive mail again.")
 }
 
 // ownMessageID keeps the client's Message-ID on the booking when the

@@ -54,6 +54,7 @@ type Request struct {
 	Topic          *string         // topic key or id
 	TrackOpens     *bool           // track_opens (default off)
 	TrackClicks    *bool           // track_clicks (default off)
+	DryRun         *bool           // dry_run: answer a preflight report, send nothing (preflight.go)
 }
 
 // DecodeRequest reads a send request body. A body that is not JSON answers
@@ -112,6 +113,7 @@ func decodeRequest(raw []byte) (*Request, error) {
 		Topic:          d.str("topic"),
 		TrackOpens:     d.boolean("track_opens"),
 		TrackClicks:    d.boolean("track_clicks"),
+		DryRun:         d.boolean("dry_run"),
 	}
 	if t, ok := fields["template"]; ok && !isNull(t) {
 		r.Template = t
@@ -129,7 +131,7 @@ func decodeRequest(raw []byte) (*Request, error) {
 // requestFields are the send request's fields (the spec's table).
 var requestFields = []string{"from", "to", "subject", "html", "text", "cc", "bcc", "reply_to", "headers",
 	"attachments", "tags", "send_at", "idempotency_key", "template", "topic", "track_opens", "track_clicks",
-	"scheduled_at"} // the last: Resend's spelling, accepted as an alias (docs/decisions.md)
+	"dry_run", "scheduled_at"} // the last: Resend's spelling, accepted as an alias (docs/decisions.md)
 
 // decoder reads typed fields out of a JSON object and keeps the first error,
 // so DecodeRequest reads as a list of fields.

@@ -64,6 +64,8 @@ func decodePlain(raw []byte) (*Request, bool) {
 			ok = setBool(&r.TrackOpens, v)
 		case "track_clicks":
 			ok = setBool(&r.TrackClicks, v)
+		case "dry_run":
+			ok = setBool(&r.DryRun, v)
 		default: // attachments, template, unknown fields
 			ok = false
 		}

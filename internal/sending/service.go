@@ -62,6 +62,8 @@ type Config struct {
 // acceptance, and again for a scheduled send when its time comes.
 type Policy interface {
 	Admit(ctx context.Context, m policy.Send) (*policy.Ticket, error)
+	// Check answers what Admit would and counts nothing (a dry run).
+	Check(ctx context.Context, m policy.Send) error
 }
 
 // Templates is what sending needs from the templates area: the published
@@ -123,6 +125,7 @@ type Service struct {
 	meter         *mailmetrics.Meter
 	mailboxes     Mailboxes // autoreply@'s replies (SetMailboxes)
 	engager       Engager   // opened@ and clicked@ (SetEngager)
+	preview       Previewer // builds a dry run's message; nil: none built
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight

@@ -583,6 +583,9 @@ type Outgoing struct {
 	TopicID                    string // a topic send: each recipient gets its own links
 	Track                      int    // tracking.TrackOpens | TrackClicks
 	CreatedAt                  time.Time
+	// Files are a dry run's attachments, decoded (Attachments is then
+	// "[]"): a preflight of 40 MB is not encoded to JSON and back.
+	Files []StoredAttachment
 }
 
 // LoadOutgoing reads the email id (random, so it names one workspace's row)

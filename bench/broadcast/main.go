@@ -126,7 +126,7 @@ func run() error {
 		return footerCost(node, s, audID, html, *n, *footerRounds)
 	}
 	cost := dbcost.New(a.DB, filepath.Join(node.Dir, "mailroom.db"))
-	before, err := cost.Settle(ctx, 15*time.Second)
+	before, err := cost.Baseline(ctx)
 	if err != nil {
 		return err
 	}

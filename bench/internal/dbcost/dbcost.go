@@ -2,7 +2,7 @@
 // benchmark can print it per item: rows added per table, bytes on disk
 // (SQLite: the file and its WAL; PostgreSQL: the tables with their indexes
 // and TOAST), and on PostgreSQL the tuples inserted and updated, the
-// commits and the WAL written. Take a snapshot before the work, Settle
+// commits and the WAL written. Take a Baseline before the work, Settle
 // after it, Compact, and Report the difference.
 package dbcost
 
@@ -132,6 +132,23 @@ func (p *Probe) Settle(ctx context.Context, max time.Duration) (Snapshot, error)
 		prev = s
 	}
 	return prev, err
+}
+
+// Baseline is the snapshot to take before the work: settled, then
+// compacted, so that the bytes after the work's Compact compare with a
+// database compacted alike (an unemptied WAL of the setup would otherwise
+// hide the work's growth).
+func (p *Probe) Baseline(ctx context.Context) (Snapshot, error) {
+	if _, err := p.Settle(ctx, 15*time.Second); err != nil {
+		return Snapshot{}, err
+	}
+	size, err := p.Compact(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s, err := p.Settle(ctx, 15*time.Second)
+	s.Bytes = size
+	return s, err
 }
 
 // Compact gives back what the database can without rewriting tables

@@ -112,12 +112,13 @@ func each(rows *sql.Rows, err error) func(f func(*sql.Rows) error) error {
 	}
 }
 
-// Settle takes snapshots a second apart until two agree on the rows (and
-// on PostgreSQL on the inserted tuples, which backends publish up to a
-// second or so after their commits; updates and commits never rest, as
-// heartbeats and River's leader keep writing), or max has passed: use it
-// before the work too, and after it, whose last outcomes and events are
-// committed a little after its mail arrives.
+// Settle takes snapshots a second apart until two agree on the rows and
+// on PostgreSQL's inserted tuples, or max has passed: use it before the
+// work too, and after it, whose last outcomes and events are committed a
+// little after its mail arrives. On PostgreSQL it then waits 11 s more
+// and reads again: an idle backend publishes its counters up to 10 s
+// after its last commit (PGSTAT_IDLE_INTERVAL). Updates and transactions
+// never rest (heartbeats, River's leader), so they are not waited on.
 func (p *Probe) Settle(ctx context.Context, max time.Duration) (Snapshot, error) {
 	prev, err := p.Take(ctx)
 	deadline := time.Now().Add(max)
@@ -128,11 +129,15 @@ func (p *Probe) Settle(ctx context.Context, max time.Duration) (Snapshot, error)
 			break
 		}
 		if maps.Equal(s.Rows, prev.Rows) && maps.Equal(s.Ins, prev.Ins) {
-			return s, nil
+			break
 		}
 		prev = s
 	}
-	return prev, err
+	if err != nil || p.file != "" {
+		return prev, err
+	}
+	time.Sleep(11 * time.Second)
+	return p.Take(ctx)
 }
 
 // Baseline is the snapshot to take before the work: settled, then

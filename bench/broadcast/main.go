@@ -4,8 +4,10 @@
 // transport to an SMTP sink on loopback, while a transactional send is
 // accepted every 100 ms. It reports recipients at the sink per second
 // from the send call to the last one, the process's peak RSS, and the
-// accept-to-sink p99 of the transactional sends. The last line is the
-// headline.
+// accept-to-sink p99 of the transactional sends, and what the broadcast
+// cost the database per recipient (bench/internal/dbcost: bytes, rows per
+// table; on PostgreSQL tuples inserted and updated, commits, WAL). The
+// last line is the headline.
 //
 //	go run ./bench/broadcast [-n 100000] [-pg postgres://...]
 package main
@@ -18,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -26,6 +29,7 @@ import (
 	"mailroom/bench/internal/benchkeys"
 	"mailroom/bench/internal/benchnode"
 	"mailroom/bench/internal/benchsink"
+	"mailroom/bench/internal/dbcost"
 	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/store"
 )
@@ -121,6 +125,11 @@ func run() error {
 	if *footerRounds > 0 {
 		return footerCost(node, s, audID, html, *n, *footerRounds)
 	}
+	cost := dbcost.New(a.DB, filepath.Join(node.Dir, "mailroom.db"))
+	before, err := cost.Baseline(ctx)
+	if err != nil {
+		return err
+	}
 	start, cpu0 := time.Now(), benchload.ProcessCPU()
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
@@ -152,6 +161,19 @@ func run() error {
 		return err
 	}
 	rate := float64(*n) / elapsed.Seconds()
+	// The database's cost: rows and bytes once the last outcomes are
+	// committed, bytes again once the WAL is emptied (SQLite) or the dead
+	// tuples of the status updates vacuumed (PostgreSQL).
+	after, err := cost.Settle(ctx, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	compacted, err := cost.Compact(ctx)
+	if err != nil {
+		return err
+	}
+	dbcost.Report(os.Stdout, "recipient", *n, before, after, compacted)
+	fmt.Printf("(the counts include the %d transactional probe sends: %.1f%% as many as the recipients)\n", sent, 100*float64(sent)/float64(*n))
 	// On a loaded machine the rate mostly measures the wait for a core; the
 	// CPU spent per recipient (the node, the sink and the transactional
 	// sends, all in this process) says what a quiet machine could do.

@@ -34,6 +34,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -46,6 +47,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"mailroom/bench/internal/benchnode"
+	"mailroom/bench/internal/dbcost"
 	benchload "mailroom/bench/internal/load"
 	"mailroom/internal/app"
 	"mailroom/internal/inbound"
@@ -148,6 +150,11 @@ func run(ctx context.Context) error {
 	fmt.Printf("ceiling, go-smtp sink that discards: %d messages in %s, %.0f messages/s, CPU %s per message (clients and sink)\n",
 		o.n, ceil.elapsed.Round(time.Millisecond), ceil.rate(), ceil.cpuPer().Round(time.Microsecond))
 
+	cost := dbcost.New(a.DB, filepath.Join(dir, "mailroom.db"))
+	before, err := cost.Baseline(ctx)
+	if err != nil {
+		return err
+	}
 	stopProfile := benchload.StartCPUProfile(o.profile)
 	e2e, err := deliver(a.SMTPAddr(), gen, o.n, o.clients, 0, o.bdat)
 	stopProfile()
@@ -160,6 +167,15 @@ func run(ctx context.Context) error {
 	announced := hooks.wait(o.n, 2*time.Minute)
 	fmt.Printf("end to end: %d messages in %s; email.received webhooks delivered: %d of %d, all by %s after the last 250\n",
 		o.n, e2e.elapsed.Round(time.Millisecond), hooks.n.Load(), o.n, max(0, announced).Round(time.Millisecond))
+	after, err := cost.Settle(ctx, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	compacted, err := cost.Compact(ctx)
+	if err != nil {
+		return err
+	}
+	dbcost.Report(os.Stdout, "received message (with its email.received webhook)", o.n, before, after, compacted)
 	stored, err := a.Inbound().Messages(ctx, inbound.Reader{WorkspaceID: ws.ID}, inbound.MessageFilter{Limit: 1})
 	if err != nil || len(stored) == 0 || len(stored[0].Parts) != 1 || stored[0].Auth.DKIM != "pass" {
 		return fmt.Errorf("the stored message is not as sent: %v %+v", err, stored)

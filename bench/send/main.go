@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"mailroom/bench/internal/benchnode"
+	"mailroom/bench/internal/dbcost"
 	"net"
 	"net/http"
 	"net/url"
@@ -125,6 +126,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "%-10s POST /v1/emails to %s: %8.0f sends/s  p50 %v  p99 %v  errors %d  CPU %v per send%s  ratio to ceiling %.2f%s\n",
 			label, o.to(), r.rate(), r.p(50), r.p(99), r.errors, r.perRequest(), r.serverShare(name), ratio, spread(m.ratios))
 		fmt.Fprintf(out, "%-10s group commit: %s\n", label, m.commits.line(r.elapsed))
+		for _, l := range strings.Split(strings.TrimSpace(m.cost), "\n") {
+			fmt.Fprintf(out, "%-10s %s\n", label, l)
+		}
 		fmt.Fprintf(out, "%-10s same node, refused after auth, decode and validation (no write): %8.0f req/s  CPU %v per request  ratio to ceiling %.2f\n",
 			label, noWrite.rate(), noWrite.perRequest(), noWrite.rate()/c.rate())
 		if !o.policy {
@@ -433,6 +437,7 @@ type nodeResult struct {
 	ceiling, sends, refused *result
 	ratios                  []float64    // per round of the interleaved measurement, in round order
 	commits                 groupCommits // during the sends (and the ceiling's slices, when it commits nothing)
+	cost                    string       // what the sends cost the database per accepted email (dbcost.Report)
 }
 
 // groupCommits is the node's group-commit metrics (see sending's
@@ -521,11 +526,27 @@ func measureNode(ctx context.Context, o options, ceiling, dbURL, name string) (*
 		return nil, err
 	}
 	m := &nodeResult{}
+	cost := dbcost.New(a.DB, dbURL)
+	baseline, err := cost.Baseline(ctx)
+	if err != nil {
+		return nil, err
+	}
 	before := commitStats(a.Registry)
 	if m.ceiling, m.sends, m.ratios, err = interleave(ctx, o, ceiling, target, key); err != nil {
 		return nil, err
 	}
 	m.commits = commitStats(a.Registry).since(before)
+	after, err := cost.Settle(ctx, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	compacted, err := cost.Compact(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var report bytes.Buffer
+	dbcost.Report(&report, "accepted email", int(m.sends.ok), baseline, after, compacted)
+	m.cost = report.String()
 	var far map[string]any
 	json.Unmarshal(sendBody(o.to()), &far)
 	far["send_at"] = "in 99 days"

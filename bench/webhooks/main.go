@@ -19,9 +19,11 @@ import (
 	"io"
 	"log/slog"
 	"mailroom/bench/internal/benchnode"
+	"mailroom/bench/internal/dbcost"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -143,6 +145,11 @@ func run() error {
 	}
 	rc.secret = ep.Secret
 
+	cost := dbcost.New(a.DB, filepath.Join(node.Dir, "mailroom.db"))
+	before, err := cost.Baseline(ctx)
+	if err != nil {
+		return err
+	}
 	raised := make(map[string]time.Time, *n)
 	start := time.Now()
 	var tick *time.Ticker
@@ -207,6 +214,15 @@ func run() error {
 	fmt.Printf("events raised:        %d in %s (%.0f/s, %d per transaction)\n", *n, raiseDur.Round(time.Millisecond), float64(*n)/raiseDur.Seconds(), *batch)
 	fmt.Printf("delivered:            %d distinct in %s; duplicates %d; bad signatures %d\n", len(lat), total.Round(time.Millisecond), rc.dups.Load(), rc.badSig.Load())
 	fmt.Printf("raise -> receipt:     p50 %s  p90 %s  p99 %s  max %s\n", p(0.50), p(0.90), p(0.99), lat[len(lat)-1].Round(time.Millisecond))
+	after, err := cost.Settle(ctx, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	compacted, err := cost.Compact(ctx)
+	if err != nil {
+		return err
+	}
+	dbcost.Report(os.Stdout, "webhook (its event raised and delivered)", *n, before, after, compacted)
 	fmt.Printf("webhooks: %.0f deliveries/s on SQLite (1 endpoint, concurrency %d), p99 raise->receipt %s\n", perSec, *concurrency, p(0.99))
 	return nil
 }

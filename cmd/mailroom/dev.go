@@ -27,8 +27,8 @@ const devUsage = `  mailroom dev                        a node for a laptop: ser
 // always set. `mailroom serve` with the same settings but a real
 // MAILROOM_OUTBOUND (and service domain) is the production node.
 var devDefaults = []struct{ name, value string }{
-	{"MAILROOM_SERVICE_DOMAIN", "local"},
-	{"MAILROOM_WEBHOOK_ALLOW_PRIVATE", "true"}, // webhooks to localhost
+	{"MAILROOM_SERVICE_DOMAIN", "mailroom.localhost"}, // serve's default: addresses there are valid (a bare "local" has no dot)
+	{"MAILROOM_WEBHOOK_ALLOW_PRIVATE", "true"},        // webhooks to localhost
 	{"MAILROOM_LOG_FORMAT", "text"},
 }
 

@@ -171,6 +171,22 @@ func TestDevBinary(t *testing.T) {
 			t.Fatalf("an attempt went elsewhere than the capture transport: %s", b)
 		}
 	}
+	// Before any domain, the sandbox sender and the test addresses work at
+	// dev's service domain (a bare "local" had no dot, so neither did).
+	st, sb := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": "dev@mailroom.localhost", "subject": "Hi", "text": "x"})
+	if st != 200 {
+		t.Fatalf("sandbox send in dev: %d %v", st, sb)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, e := call("GET", "/v1/emails/"+sb["id"].(string), nil); e["status"] == "delivered" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the sandbox send was never captured: %v", e)
+		}
+	}
+	if st, m := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": "delivered@mailroom.localhost", "subject": "Hi", "text": "x"}); st != 200 {
+		t.Fatalf("test address in dev: %d %v", st, m)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("dev did not exit 0 on SIGTERM: %v", err)
@@ -182,7 +198,7 @@ func TestDevBinary(t *testing.T) {
 		t.Fatal("the same key printed twice")
 	}
 	key = key2
-	if _, list := call("GET", "/v1/captured-emails", nil); len(list["data"].([]any)) != 1 {
+	if _, list := call("GET", "/v1/captured-emails", nil); len(list["data"].([]any)) != 2 { // the welcome and the sandbox send
 		t.Fatalf("the second run's key sees %v", list)
 	}
 }

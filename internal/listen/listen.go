@@ -9,6 +9,7 @@ package listen
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +62,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Secret == "" {
 		o.Secret = webhooks.NewSecret()
+	} else if k, ok := strings.CutPrefix(o.Secret, "whsec_"); !ok || base64.StdEncoding.DecodedLen(len(k)) == 0 || !validBase64(k) {
+		// A secret the receiver's Svix/Resend verifier cannot decode would make
+		// every forward fail its check there, with no word here.
+		return fmt.Errorf("--secret: %q is not a webhook signing secret (whsec_ then base64, as a webhook's signing_secret)", o.Secret)
 	}
 	if o.Stream == nil {
 		o.Stream = &http.Client{}
@@ -210,4 +215,9 @@ func (l *listener) forwardOne(ctx context.Context, event, data string) {
 		status = "error: " + a.Err
 	}
 	fmt.Fprintf(l.o.Out, "%s %s %s %s\n", now.Format(time.TimeOnly), event, env.ID, status)
+}
+
+func validBase64(s string) bool {
+	_, err := base64.StdEncoding.DecodeString(s)
+	return err == nil
 }

@@ -156,3 +156,16 @@ func TestListenRefusesABadKey(t *testing.T) {
 		t.Fatalf("listen with a bad key: %v", err)
 	}
 }
+
+// TestListenRefusesASecretNoVerifierReads: a --secret that is not whsec_
+// and base64 (as Svix's and the Resend SDKs' verifiers decode it) is
+// refused at start, before anything is forwarded unverifiable.
+func TestListenRefusesASecretNoVerifierReads(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"whsec_Jg/e6zzeURR6ADJ9cA7qCbBCOtYWIkV", "hunter2", "whsec_"} {
+		err := listen.Run(context.Background(), listen.Options{APIURL: "http://127.0.0.1:1", APIKey: "mr_x", ForwardTo: "http://127.0.0.1:1/", Secret: s})
+		if err == nil || !strings.Contains(err.Error(), "--secret") {
+			t.Errorf("secret %q: %v", s, err)
+		}
+	}
+}

@@ -243,7 +243,7 @@ func (h *handler) routes(t *routeTable) {
 	t.handle("GET /v1/broadcasts/{id}/preview", ws, nested, h.previewBroadcast)
 	t.handle("POST /v1/broadcasts/{id}/preflight", ws, nested, h.preflightBroadcast) // problems and content checks; writes nothing
 	t.handle("GET /v1/broadcasts/{id}/recipients", ws, nested, h.listBroadcastRecipients)
-	t.handle("POST /v1/broadcasts/{id}/duplicate", ws, nested, h.duplicateBroadcast) // a draft "<name> (copy)"
+	t.handle("POST /v1/broadcasts/{id}/duplicate", ws, nested, h.duplicateBroadcast)           // a draft "<name> (copy)"
 	t.handle("GET /v1/broadcasts/{id}/clicked-links", ws, nested, h.listBroadcastClickedLinks) // the Resend SDKs' clickedLinks: people's clicks per URL
 	// A key bound to a mailbox sees only that mailbox (CONTRACT-WAVE2).
 	t.handle("GET /v1/mailboxes", box, nested, h.listMailboxes)

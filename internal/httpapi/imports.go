@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -54,6 +55,9 @@ func importMapping(r *http.Request) contacts.ImportMapping {
 }
 
 func (h *handler) importContacts(w http.ResponseWriter, r *http.Request) error {
+	if strings.HasPrefix(r.PathValue("id"), "seg_") {
+		return h.createContactInSegment(w, r) // the Resend SDKs' contacts.create{audienceId}
+	}
 	dryRun := false
 	if v := r.URL.Query().Get("dry_run"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -110,4 +114,67 @@ func importOut(res contacts.ImportResult, dryRun bool) importResultJSON {
 		out.Errors = append(out.Errors, importRowJSON{Row: e.Row, Email: e.Email, Reason: e.Reason})
 	}
 	return out
+}
+
+// segmentContactRequest is the Resend SDKs' contacts.create{audienceId}:
+// their audiences are segments, so the id in the path is a segment's.
+type segmentContactRequest struct {
+	Email        *string        `json:"email"`
+	FirstName    *string        `json:"first_name"`
+	LastName     *string        `json:"last_name"`
+	Unsubscribed *bool          `json:"unsubscribed"`
+	Properties   map[string]any `json:"properties"`
+}
+
+// createContactInSegment creates a contact "in" a segment without rules:
+// the workspace contact (which a rule-less segment holds), and, when the
+// segment narrows an audience, its membership there. A segment with rules
+// holds whoever they match, so nobody can be added to it.
+func (h *handler) createContactInSegment(w http.ResponseWriter, r *http.Request) error {
+	ws := apiKey(r).WorkspaceID
+	seg, err := h.d.Services.Segments.Lookup(r.Context(), ws, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var req segmentContactRequest
+	if err := decodeRequest(w, r, &req); err != nil {
+		return err
+	}
+	if len(seg.Rules()) > 0 {
+		return apierr.Invalid422("segment_has_rules", "Segment %s has rules: its members are the contacts they match, so none is added to it by hand.", seg.ID).
+			WithNext("Create the contact with POST /v1/contacts; it joins the segment when it matches the rules.")
+	}
+	if req.Email == nil || strings.TrimSpace(*req.Email) == "" {
+		return apierr.InvalidRequest("email is required.")
+	}
+	email, err := contactEmail("email", *req.Email)
+	if err != nil {
+		return err
+	}
+	in := contacts.NewContact{Email: email}
+	if req.FirstName != nil {
+		in.FirstName = *req.FirstName
+	}
+	if req.LastName != nil {
+		in.LastName = *req.LastName
+	}
+	if len(req.Properties) > 0 {
+		in.Attributes = map[string]string{}
+		for k, v := range req.Properties {
+			in.Attributes[k] = fmt.Sprint(v)
+		}
+	}
+	c, err := h.d.Services.Contacts.Create(r.Context(), ws, in)
+	if err != nil {
+		return err
+	}
+	if seg.AudienceID != "" {
+		subscribed := req.Unsubscribed == nil || !*req.Unsubscribed
+		if _, err := h.d.Services.Contacts.Import(r.Context(), ws, seg.AudienceID,
+			[]contacts.ImportRow{{Row: 1, Email: email, Subscribed: &subscribed}}, false); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusCreated, contactOut(c))
+	return nil
 }

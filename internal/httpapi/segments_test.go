@@ -89,3 +89,28 @@ func messageHas(s string) func(t testing.TB, r *testapp.Response) {
 		}
 	}
 }
+
+// TestContactInASegment: the Resend SDKs' contacts.create{audienceId} posts
+// to /v1/audiences/{segment id}/contacts. A rule-less segment of an
+// audience takes the contact and its membership there; a segment with
+// rules refuses (422 segment_has_rules); another workspace's segment is 404.
+func TestContactInASegment(t *testing.T) {
+	a := testapp.Start(t)
+	aud := a.Do("POST", "/v1/audiences", map[string]any{"name": "News"}).JSON()["id"].(string)
+	plain := a.Do("POST", "/v1/segments", map[string]any{"name": "all of news", "audience_id": aud}).JSON()["id"].(string)
+	ruled := a.Do("POST", "/v1/segments", map[string]any{"name": "vip", "rules": []any{map[string]any{"field": "tag", "op": "has", "value": "vip"}}}).JSON()["id"].(string)
+	r := a.Do("POST", "/v1/audiences/"+plain+"/contacts", map[string]any{"email": "ann@example.com", "first_name": "Ann"})
+	if r.Status != 201 || r.JSON()["id"] == nil || r.JSON()["email"] != "ann@example.com" {
+		t.Fatalf("rule-less segment: %d %s", r.Status, r.Body)
+	}
+	if m := a.Do("GET", "/v1/audiences/"+aud+"/contacts", nil); !strings.Contains(string(m.Body), "ann@example.com") {
+		t.Fatalf("no membership in the segment's audience: %s", m.Body)
+	}
+	if r := a.Do("POST", "/v1/audiences/"+ruled+"/contacts", map[string]any{"email": "bo@example.com"}); r.Status != 422 || r.ErrCode() != "segment_has_rules" {
+		t.Fatalf("segment with rules: %d %s", r.Status, r.Body)
+	}
+	_, other := a.NewWorkspace("Other", "other@example.com")
+	if r := a.DoKey(other, "POST", "/v1/audiences/"+plain+"/contacts", map[string]any{"email": "cy@example.com"}); r.Status != 404 {
+		t.Fatalf("another workspace's segment: %d %s", r.Status, r.Body)
+	}
+}

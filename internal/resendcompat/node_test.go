@@ -155,7 +155,6 @@ var nodeUnsupported = unsupported(
 	notOffered("tracking is chosen per email (the spec refuses a per-domain switch)", "domains.update"),
 	notOffered("no accounts to claim a domain from on a self-hosted node", "domains.claims.create", "domains.claims.get", "domains.claims.verify"),
 	notOffered("API keys are not renamed; create a new one", "apiKeys.update"),
-	notYet("audienceId on contacts: Resend's audiences are its segments, Mailroom's audiences are other lists", "contacts.create{audienceId}"),
 	notOffered("Mailroom's segments are rules over contacts, not lists a contact is added to", "contacts.create{segments}", "contacts.segments.add",
 		"contacts.segments.remove"),
 	notOffered("the spec keeps content out of PATCH /v1/templates/{id} (a new version is POST /v1/templates/{id}/versions)", "templates.update"),

@@ -76,12 +76,17 @@ func (h *handler) listCapturedEmails(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-func (h *handler) getCapturedEmail(w http.ResponseWriter, r *http.Request) error {
+// capturedEmail reads the path's captured message (404 on a node that sends).
+func (h *handler) capturedEmail(r *http.Request) (*capture.Shown, error) {
 	c := h.d.Services.Capture
 	if c == nil {
-		return errNotCapturing()
+		return nil, errNotCapturing()
 	}
-	m, err := c.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	return c.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+}
+
+func (h *handler) getCapturedEmail(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.capturedEmail(r)
 	if err != nil {
 		return err
 	}
@@ -91,11 +96,7 @@ func (h *handler) getCapturedEmail(w http.ResponseWriter, r *http.Request) error
 
 // getCapturedRaw answers the exact bytes, as a download.
 func (h *handler) getCapturedRaw(w http.ResponseWriter, r *http.Request) error {
-	c := h.d.Services.Capture
-	if c == nil {
-		return errNotCapturing()
-	}
-	m, err := c.Get(r.Context(), apiKey(r).WorkspaceID, r.PathValue("id"))
+	m, err := h.capturedEmail(r)
 	if err != nil {
 		return err
 	}

@@ -81,16 +81,12 @@ func (s *Service) SetEngager(e Engager) { s.engager = e }
 // sender when the sender is a mailbox of this node (else nothing happens:
 // the reply would leave for a real server).
 func (s *Service) autoReply(ctx context.Context, ws, id string) error {
-	e, err := loadFull(ctx, s.db, ws, id)
-	if errors.Is(err, store.ErrNotFound) || s.mailboxes == nil {
+	if s.mailboxes == nil {
 		return nil
 	}
-	if err != nil {
+	e, from, err := s.scenarioEmail(ctx, ws, id)
+	if e == nil {
 		return err
-	}
-	from, err := ParseAddress(e.From)
-	if err != nil {
-		return nil
 	}
 	rcpt, err := s.mailboxes.Route(ctx, from.Email)
 	if err != nil || rcpt == nil {
@@ -122,16 +118,29 @@ func oneLine(s string) string { return strings.NewReplacer("\r", " ", "\n", " ")
 // engage has a person open the email and, for clicked@, follow its first
 // tracked link: nothing when tracking was off for it.
 func (s *Service) engage(ctx context.Context, ws, id string, click bool) error {
-	e, err := loadFull(ctx, s.db, ws, id)
-	if errors.Is(err, store.ErrNotFound) || s.engager == nil {
+	if s.engager == nil {
 		return nil
 	}
-	if err != nil {
+	e, from, err := s.scenarioEmail(ctx, ws, id)
+	if e == nil {
 		return err
+	}
+	return s.engager.Engage(ctx, ws, id, domainOf(from.Email), e.HTML, e.CreatedAt, click)
+}
+
+// scenarioEmail reads a scenario's email and its sender; nil (and no error)
+// when it is gone or its From no longer parses: the scenario just ends.
+func (s *Service) scenarioEmail(ctx context.Context, ws, id string) (*emailRow, Address, error) {
+	e, err := loadFull(ctx, s.db, ws, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Address{}, nil
+	}
+	if err != nil {
+		return nil, Address{}, err
 	}
 	from, err := ParseAddress(e.From)
 	if err != nil {
-		return nil
+		return nil, Address{}, nil
 	}
-	return s.engager.Engage(ctx, ws, id, domainOf(from.Email), e.HTML, e.CreatedAt, click)
+	return e, from, nil
 }

@@ -173,6 +173,16 @@ func TestSendEmailReachesTheRecipient(t *testing.T) {
 		t.Fatalf("list_emails: %v", list)
 	}
 
+	// dry_run answers the preflight and sends nothing.
+	dry := ok(t, cs, "send_email", map[string]any{"from": "Acme <news@acme.example>", "to": []string{"cy@rcpt.example"},
+		"subject": "Just checking", "html": "<p><img src=\"https://acme.example/a.png\"></p>", "dry_run": true})
+	if dry["object"] != "preflight" || dry["would_send"] != true || dry["id"] != nil {
+		t.Fatalf("a dry run answered %v", dry)
+	}
+	if n := len(ok(t, cs, "list_emails", map[string]any{"limit": 10})["data"].([]any)); n != 1 {
+		t.Fatalf("a dry run stored an email: %d listed", n)
+	}
+
 	later := ok(t, cs, "send_email", map[string]any{"from": "news@acme.example", "to": []string{"bob@rcpt.example"},
 		"subject": "Later", "html": "<p>later</p>", "scheduled_at": "in 1 hour"})
 	if got := ok(t, cs, "get_email", map[string]any{"id": later["id"]}); got["status"] != "scheduled" {

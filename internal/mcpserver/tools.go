@@ -15,7 +15,7 @@ func addTools(s *mcp.Server, c *client) {
 	t := tools{c}
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	sends := &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)} // adds mail, to the world outside
-	mcp.AddTool(s, &mcp.Tool{Name: "send_email", Description: "Send an email (POST /v1/emails), now or at scheduled_at. Needs mail:send; a key bound to a mailbox sends only as that mailbox.",
+	mcp.AddTool(s, &mcp.Tool{Name: "send_email", Description: "Send an email (POST /v1/emails), now or at scheduled_at, or only check it with dry_run. Needs mail:send; a key bound to a mailbox sends only as that mailbox.",
 		Annotations: sends}, t.sendEmail)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_email", Description: "Read a sent email with its status and its events (GET /v1/emails/{id}).", Annotations: ro}, t.getEmail)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_emails", Description: "List sent emails, newest first, with their events (GET /v1/emails); pass next_cursor back as cursor for the next page.", Annotations: ro}, t.listEmails)
@@ -75,6 +75,7 @@ type SendEmailInput struct {
 	ReplyTo        []string `json:"reply_to,omitempty"`
 	ScheduledAt    string   `json:"scheduled_at,omitempty" jsonschema:"send later: an RFC 3339 time or words such as 'in 10 min' or 'tomorrow 9am'; left out, it is sent now"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"the same key with the same request within 24 hours sends once"`
+	DryRun         bool     `json:"dry_run,omitempty" jsonschema:"check everything but send: the answer is a preflight report (verdicts, the signed headers, content checks); nothing is sent or counted"`
 }
 
 func (t tools) sendEmail(ctx context.Context, _ *mcp.CallToolRequest, in SendEmailInput) (*mcp.CallToolResult, any, error) {
@@ -88,6 +89,9 @@ func (t tools) sendEmail(ctx context.Context, _ *mcp.CallToolRequest, in SendEma
 		if len(v) > 0 {
 			body[k] = v
 		}
+	}
+	if in.DryRun {
+		body["dry_run"] = true
 	}
 	return answer(t.c.call(ctx, "POST", "/v1/emails", nil, body))
 }

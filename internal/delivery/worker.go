@@ -78,46 +78,9 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	ctx, span := tracing.Start(tracing.InEmail(ctx, e.ID), "email.deliver", attribute.String("mailroom.email_id", e.ID))
 	defer span.End()
 
-	// Suppressions are checked again at send time: one may have been added
-	// (a bounce of another email, a complaint) since the send was accepted.
-	var owed []int
-	var addrs []string
-	for i, r := range rcpts {
-		if r.owed() {
-			owed = append(owed, i)
-			addrs = append(addrs, r.Email)
-		}
-	}
-	sup, err := suppressions.Suppressed(ctx, s.db, e.WorkspaceID, addrs)
+	changed, send, holdWait, err := s.sendable(ctx, e, rcpts, now)
 	if err != nil {
 		return 0, err
-	}
-	var changed []Recipient
-	var send []string
-	for _, i := range owed {
-		r := &rcpts[i]
-		if reason, ok := sup[suppressions.Normalize(r.Email)]; ok {
-			r.Status, r.Message = RcptSuppressed, "address is suppressed ("+reason+"); not sent"
-			changed = append(changed, *r)
-			continue
-		}
-		send = append(send, r.Email)
-	}
-	// Recipients at a receiving domain that is held back wait, without an
-	// attempt counted, until the hold ends (see backoff).
-	var holdWait time.Duration
-	if len(send) > 0 {
-		kept := send[:0:0]
-		for _, a := range send {
-			if until := s.backoff.held(domainOfAddr(a), now); !until.IsZero() {
-				if w := until.Sub(now); holdWait == 0 || w < holdWait {
-					holdWait = w
-				}
-				continue
-			}
-			kept = append(kept, a)
-		}
-		send = kept
 	}
 	if len(send) == 0 {
 		if len(changed) > 0 {
@@ -127,11 +90,6 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 		return holdWait, nil
 	}
-	inFlight := map[string]bool{}
-	for _, a := range send {
-		inFlight[a] = true
-	}
-
 	retry := false
 	for _, r := range rcpts {
 		retry = retry || r.Attempts > 0
@@ -161,21 +119,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		// over, so it starts no transaction until it beats again.
 		return 0, errFenced
 	}
-	e.claim = ids.Secret(8) // this attempt's fencing token
-	err = s.writes.Do(ctx, func(tx *store.Tx) error {
-		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), e.claim, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errGone
-		}
-		return nil
-	})
-	if errors.Is(err, errGone) {
-		return 0, nil
-	}
-	if err != nil {
+	if claimed, err := s.claim(ctx, e, now); !claimed {
 		return 0, err
 	}
 
@@ -198,48 +142,158 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	started := time.Now()
 	sctx, attempt := tracing.Start(sctx, "smtp.attempt", attribute.Int("mailroom.recipients", len(send)))
 	defer attempt.End()
-	results := map[string]outbound.RcptResult{}
-	var sendErr error
-	var failed map[string]error // personal: each recipient's own transaction error
-	if personal {
-		if results, failed, err = s.sendEach(sctx, e, env, now, l); err != nil {
-			var perm permanentError
-			if errors.As(err, &perm) {
-				return 0, s.fail(e, err.Error(), now)
-			}
-			return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, err)
-		}
-	} else {
-		var res *outbound.Result
-		res, sendErr = s.transport.Send(sctx, env, raw)
-		if sendErr != nil && sctx.Err() != nil {
-			// Cancelled mid-transaction (shutdown or job timeout): nothing is
-			// known about the recipients; the queue runs the job again.
-			return 0, fmt.Errorf("delivery of %s interrupted: %w", e.ID, sendErr)
-		}
-		if res != nil {
-			for _, rr := range res.Rcpts {
-				results[rr.Rcpt] = rr
-			}
-		}
+	results, failed, sendErr, err := s.transmit(sctx, e, env, raw, personal, l, now)
+	if errors.Is(err, errDone) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
 	}
 	answered := time.Now()
 	took := answered.Sub(started)
-	byDomain := map[string][]outbound.RcptResult{}
-	var tried []attemptRow
+	settled, tried, byDomain := s.settle(e, rcpts, send, results, func(rcpt string) error {
+		if personal {
+			return failed[rcpt]
+		}
+		return sendErr
+	}, now, took, attempt)
+	changed = append(changed, settled...)
+	attempt.End(trace.WithTimestamp(answered)) // its replies are its events, added above
+	s.observeHolds(byDomain, now)
+	next, deferred := s.nextAttempt(changed, holdWait)
+	var keep []byte
+	if deferred {
+		keep = raw // a retry sends what this attempt signed
+	}
+	if err := s.record(e, changed, keep, tried, now); err != nil {
+		if errors.Is(err, errGone) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	s.unsaved.Observe(time.Since(answered).Seconds())
+	return next, nil
+}
+
+// sendable splits the owed recipients: those suppressed since the send was
+// accepted (checked again at send time: a bounce or complaint may have
+// added them) are changed at once; those at a receiving domain held back
+// wait, no attempt counted, until the hold ends (holdWait, see backoff);
+// the rest are sent to now.
+func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
+	var owed []int
+	var addrs []string
+	for i, r := range rcpts {
+		if r.owed() {
+			owed = append(owed, i)
+			addrs = append(addrs, r.Email)
+		}
+	}
+	sup, err := suppressions.Suppressed(ctx, s.db, e.WorkspaceID, addrs)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	for _, i := range owed {
 		r := &rcpts[i]
-		if r.Status == RcptSuppressed || !inFlight[r.Email] {
+		if reason, ok := sup[suppressions.Normalize(r.Email)]; ok {
+			r.Status, r.Message = RcptSuppressed, "address is suppressed ("+reason+"); not sent"
+			changed = append(changed, *r)
+			continue
+		}
+		if until := s.backoff.held(domainOfAddr(r.Email), now); !until.IsZero() {
+			if w := until.Sub(now); holdWait == 0 || w < holdWait {
+				holdWait = w
+			}
+			continue
+		}
+		send = append(send, r.Email)
+	}
+	return changed, send, holdWait, nil
+}
+
+// claim moves the email to sending under this attempt's fencing token;
+// false (and no error) when it is no longer to be sent.
+func (s *Service) claim(ctx context.Context, e *email, now time.Time) (bool, error) {
+	e.claim = ids.Secret(8)
+	err := s.writes.Do(ctx, func(tx *store.Tx) error {
+		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), e.claim, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errGone
+		}
+		return nil
+	})
+	if errors.Is(err, errGone) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// transmit hands the message to the transport: one transaction, or for a
+// topic send one per recipient (personal, failed holds each one's error).
+// err is set only when the attempt must not be recorded (the send was cut
+// off, or the email can never go: then it is failed here).
+func (s *Service) transmit(ctx context.Context, e *email, env outbound.Envelope, raw []byte, personal bool, l lane, now time.Time) (
+	results map[string]outbound.RcptResult, failed map[string]error, sendErr, err error) {
+	if personal {
+		if results, failed, err = s.sendEach(ctx, e, env, now, l); err != nil {
+			var perm permanentError
+			if errors.As(err, &perm) {
+				return nil, nil, nil, s.failed(e, err, now)
+			}
+			return nil, nil, nil, fmt.Errorf("delivery of %s interrupted: %w", e.ID, err)
+		}
+		return results, failed, nil, nil
+	}
+	results = map[string]outbound.RcptResult{}
+	res, sendErr := s.transport.Send(ctx, env, raw)
+	if sendErr != nil && ctx.Err() != nil {
+		// Cancelled mid-transaction (shutdown or job timeout): nothing is
+		// known about the recipients; the queue runs the job again.
+		return nil, nil, nil, fmt.Errorf("delivery of %s interrupted: %w", e.ID, sendErr)
+	}
+	if res != nil {
+		for _, rr := range res.Rcpts {
+			results[rr.Rcpt] = rr
+		}
+	}
+	return results, nil, sendErr, nil
+}
+
+// errDone says the job has nothing left to do (the email was failed).
+var errDone = errors.New("delivery: done")
+
+// failed ends an email that can never go out and says the job is done.
+func (s *Service) failed(e *email, err error, now time.Time) error {
+	if ferr := s.fail(e, err.Error(), now); ferr != nil {
+		return ferr
+	}
+	return errDone
+}
+
+// settle turns the transport's answers into each sent recipient's new
+// state (delivered, deferred while retries are left, else bounced), its
+// attempt row and log line; errOf is the failure of a recipient no server
+// answered for.
+func (s *Service) settle(e *email, rcpts []Recipient, send []string, results map[string]outbound.RcptResult, errOf func(string) error,
+	now time.Time, took time.Duration, attempt trace.Span) (changed []Recipient, tried []attemptRow, byDomain map[string][]outbound.RcptResult) {
+	inFlight := make(map[string]bool, len(send))
+	for _, a := range send {
+		inFlight[a] = true
+	}
+	byDomain = map[string][]outbound.RcptResult{}
+	for i := range rcpts {
+		r := &rcpts[i]
+		if !inFlight[r.Email] || !r.owed() {
 			continue
 		}
 		rr, ok := results[r.Email]
 		if !ok {
 			// No per-recipient answer: the whole send failed before any
 			// server spoke (or the envelope was refused locally).
-			err := sendErr
-			if personal {
-				err = failed[r.Email]
-			}
+			err := errOf(r.Email)
 			rr = outbound.RcptResult{Rcpt: r.Email, Message: errText(err), Temporary: outbound.IsTemporary(err), Stage: outbound.StageConnect, Timeout: outbound.IsTimeout(err)}
 		}
 		d := domainOfAddr(r.Email)
@@ -260,7 +314,11 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		tried = append(tried, attemptRow{Recipient: r.Email, Attempt: r.Attempts, At: now, Took: took, Outcome: r.Status, Result: rr})
 		s.noteAttempt(e, *r, rr, took)
 	}
-	attempt.End(trace.WithTimestamp(answered)) // its replies are its events, added above
+	return changed, tried, byDomain
+}
+
+// observeHolds lets each receiving domain's answers hold it back (or clear it).
+func (s *Service) observeHolds(byDomain map[string][]outbound.RcptResult, now time.Time) {
 	for d, rrs := range byDomain {
 		if h := s.backoff.observe(d, rrs, now); h != nil {
 			s.holds.WithLabelValues(h.Reason).Inc()
@@ -268,24 +326,22 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 				"for", h.Until.Sub(now).String(), "holds_in_a_row", h.Trips, "reply", h.Last)
 		}
 	}
-	var keep []byte
-	next := holdWait
+}
+
+// nextAttempt is the wait before the next attempt: the soonest retry of a
+// deferred recipient, or of a held one (holdWait); deferred says whether
+// any recipient was deferred.
+func (s *Service) nextAttempt(changed []Recipient, holdWait time.Duration) (next time.Duration, deferred bool) {
+	next = holdWait
 	for _, r := range changed {
 		if r.Status == RcptDeferred {
 			if d := s.retry[r.Attempts-1]; next == 0 || d < next {
 				next = d
 			}
-			keep = raw
+			deferred = true
 		}
 	}
-	if err := s.record(e, changed, keep, tried, now); err != nil {
-		if errors.Is(err, errGone) {
-			return 0, nil
-		}
-		return 0, err
-	}
-	s.unsaved.Observe(time.Since(answered).Seconds())
-	return next, nil
+	return next, deferred
 }
 
 func errText(err error) string {

@@ -14,7 +14,6 @@ import (
 
 	"mailroom/internal/events"
 	"mailroom/internal/listen"
-	"mailroom/internal/store"
 	"mailroom/internal/testkit/testapp"
 	"mailroom/internal/webhooks"
 )
@@ -43,21 +42,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-func raise(t *testing.T, db *store.DB, ws, kind, emailID string) string {
-	t.Helper()
-	var id string
-	err := db.InTx(context.Background(), func(tx *store.Tx) error {
-		ev, err := events.Raise(context.Background(), tx, events.Event{WorkspaceID: ws, EmailID: emailID, Type: kind, CreatedAt: time.Now(),
-			Data: events.EmailData(emailID, "a@acme.example", []string{"b@rcpt.example"}, "Hi", nil, false)})
-		id = ev.ID
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // TestListenForwardsSignedEvents (issue #48 item 5): mailroom listen posts
@@ -121,8 +105,8 @@ func TestListenForwardsSignedEvents(t *testing.T) {
 	<-connected
 	testapp.Eventually(t, 5*time.Second, func() bool { return a.Webhooks().OpenStreams(a.WorkspaceID) == 1 }, "no stream open")
 
-	raise(t, a.DB, a.WorkspaceID, events.EmailSent, "em_1") // not asked for
-	first := raise(t, a.DB, a.WorkspaceID, events.EmailDelivered, "em_1")
+	a.RaiseEmailEvent(t, a.WorkspaceID, events.EmailSent, "em_1") // not asked for
+	first := a.RaiseEmailEvent(t, a.WorkspaceID, events.EmailDelivered, "em_1")
 	if f := wait(); f.id != first || f.event != "email.delivered" || f.verr != nil || !f.svix {
 		t.Fatalf("forwarded %+v, want %s verified", f, first)
 	}
@@ -135,12 +119,12 @@ func TestListenForwardsSignedEvents(t *testing.T) {
 		c.Close()
 	}
 	mu.Unlock()
-	second := raise(t, a.DB, a.WorkspaceID, events.EmailBounced, "em_2")
+	second := a.RaiseEmailEvent(t, a.WorkspaceID, events.EmailBounced, "em_2")
 	<-connected
 	if f := wait(); f.id != second || f.verr != nil {
 		t.Fatalf("after the reconnect forwarded %+v, want %s", f, second)
 	}
-	third := raise(t, a.DB, a.WorkspaceID, events.EmailDelivered, "em_3")
+	third := a.RaiseEmailEvent(t, a.WorkspaceID, events.EmailDelivered, "em_3")
 	if f := wait(); f.id != third {
 		t.Fatalf("forwarded %+v, want %s (and %s only once)", f, third, second)
 	}

@@ -106,22 +106,6 @@ func envelopeOf(t *testing.T, ev sse) events.Envelope {
 	return env
 }
 
-// raiseIn writes one event of kind for emailID into workspace ws.
-func raiseIn(t *testing.T, db *store.DB, ws, kind, emailID string) string {
-	t.Helper()
-	var id string
-	err := db.InTx(context.Background(), func(tx *store.Tx) error {
-		ev, err := events.Raise(context.Background(), tx, events.Event{WorkspaceID: ws, EmailID: emailID, Type: kind, CreatedAt: time.Now(),
-			Data: events.EmailData(emailID, "a@acme.example", []string{"b@rcpt.example"}, "Hi", nil, false)})
-		id = ev.ID
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 // TestEventStreamCarriesASendsEvents (issue #48 item 5): an email sent to
 // the sink shows on GET /v1/events/stream as email.sent then
 // email.delivered, each data the webhook body; Last-Event-ID resumes after
@@ -185,7 +169,7 @@ func TestEventStreamCarriesASendsEvents(t *testing.T) {
 
 	// The other workspace's stream, open all along, gets its own marker
 	// first: nothing of the first workspace came before it.
-	marker := raiseIn(t, a.DB, otherWS, events.EmailDelivered, "em_marker")
+	marker := a.RaiseEmailEvent(t, otherWS, events.EmailDelivered, "em_marker")
 	if env := envelopeOf(t, other.next(10*time.Second)); env.ID != marker {
 		t.Fatalf("the other workspace's stream got %s first, want its own %s", env.ID, marker)
 	}

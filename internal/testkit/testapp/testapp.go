@@ -20,6 +20,8 @@ import (
 	"mailroom/internal/app"
 	"mailroom/internal/clock"
 	"mailroom/internal/config"
+	"mailroom/internal/events"
+	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/openapicheck"
 	"mailroom/internal/testkit/smtpsink"
@@ -296,4 +298,22 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
+}
+
+// RaiseEmailEvent writes one event of kind about emailID in workspace ws,
+// as the sending area would (a stream or a replay's input), and returns
+// its id.
+func (a *App) RaiseEmailEvent(t testing.TB, ws, kind, emailID string) string {
+	t.Helper()
+	var id string
+	err := a.DB.InTx(context.Background(), func(tx *store.Tx) error {
+		ev, err := events.Raise(context.Background(), tx, events.Event{WorkspaceID: ws, EmailID: emailID, Type: kind, CreatedAt: time.Now(),
+			Data: events.EmailData(emailID, "a@acme.example", []string{"b@rcpt.example"}, "Hi", nil, false)})
+		id = ev.ID
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

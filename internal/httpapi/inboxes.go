@@ -224,8 +224,7 @@ func (h *handler) createInbox(w http.ResponseWriter, r *http.Request) error {
 	}
 	k := apiKey(r)
 	if k.MailboxID != "" {
-		return apierr.Forbidden("insufficient_scope", "A key bound to a mailbox cannot create mailboxes.").
-			WithNext("Use a key that is not bound to a mailbox.")
+		return errBoundKeyCreatesNoMailbox()
 	}
 	if req.EmailAddress == nil || !strings.Contains(*req.EmailAddress, "@") {
 		return apierr.InvalidRequest("email_address is required: the inbox's full address.")

@@ -70,8 +70,7 @@ func (h *handler) createMailbox(w http.ResponseWriter, r *http.Request) error {
 	}
 	k := apiKey(r)
 	if k.MailboxID != "" {
-		return apierr.Forbidden("insufficient_scope", "A key bound to a mailbox cannot create mailboxes.").
-			WithNext("Use a key that is not bound to a mailbox.")
+		return errBoundKeyCreatesNoMailbox()
 	}
 	var address string
 	switch {
@@ -168,4 +167,10 @@ func (h *handler) setIdentityRules(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, identityOut(id))
 	return nil
+}
+
+// errBoundKeyCreatesNoMailbox refuses a mailbox (or inbox) to a key bound to one.
+func errBoundKeyCreatesNoMailbox() error {
+	return apierr.Forbidden("insufficient_scope", "A key bound to a mailbox cannot create mailboxes.").
+		WithNext("Use a key that is not bound to a mailbox.")
 }

@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/automations"
 	"mailroom/internal/jobs"
+	"mailroom/internal/render"
 )
 
 // wireAutomations builds the automations service, after templates,
@@ -16,7 +17,7 @@ import (
 func (a *App) wireAutomations(w *wiring) error {
 	svc := automations.New(automations.Config{DB: a.DB, Clock: a.Clock, Templates: a.services.Templates, Contacts: a.services.Contacts,
 		Sending: a.services.Sending, PublicURL: a.Config.PublicURL, AllowPrivate: a.Config.WebhookAllowPrivate,
-		Log: a.Log.With("component", "automations"), Registry: a.Registry, Box: a.Box, Links: a.mailLinks})
+		Log: a.Log.With("component", "automations"), Registry: a.Registry, Box: a.Box, Links: func(ws, topic, email string) render.Links { return a.mailLinks(ws, topic, email, a.Clock.Now()) }})
 	a.services.Automations = svc
 	// An import queues only the contact events an automation starts on.
 	a.services.Contacts.SetListened(automations.ListenedEvents)

@@ -1,11 +1,15 @@
 package app
 
 import (
+	"context"
+	"time"
+
 	"github.com/riverqueue/river"
 
 	"mailroom/internal/broadcasts"
 	"mailroom/internal/jobs"
 	"mailroom/internal/render"
+	"mailroom/internal/sending"
 )
 
 // wireBroadcasts builds the broadcasts service over contacts, segments,
@@ -19,6 +23,7 @@ func (a *App) wireBroadcasts(w *wiring) error {
 		Links: a.mailLinks,
 	})
 	a.services.Broadcasts = svc
+	a.services.Sending.SetBodySource(svc)
 	river.AddWorker(w.workers, &broadcasts.Worker{Service: svc})
 	if w.queues == nil {
 		w.queues = map[string]river.QueueConfig{}
@@ -29,9 +34,17 @@ func (a *App) wireBroadcasts(w *wiring) error {
 
 // mailLinks are a recipient's personal links in marketing mail, broadcast
 // or automation send: the topics area's, read when a message is rendered.
-func (a *App) mailLinks(ws, topic, email string) render.Links {
-	l := a.services.Topics.Links(ws, topic, email)
+func (a *App) mailLinks(ws, topic, email string, at time.Time) render.Links {
+	l := a.services.Topics.LinksAt(ws, topic, email, at)
 	return render.Links{Unsubscribe: l.Unsubscribe, Preferences: l.Preferences, ListUnsubscribe: l.ListUnsubscribe}
+}
+
+// broadcastBodies renders a broadcast recipient's body for delivery, which
+// is wired before the broadcasts area.
+type broadcastBodies struct{ a *App }
+
+func (b broadcastBodies) Body(ctx context.Context, ws, source string, at time.Time) (sending.Body, error) {
+	return b.a.services.Broadcasts.Body(ctx, ws, source, at)
 }
 
 // Broadcasts is the node's broadcasts service (tests run a fan-out directly).

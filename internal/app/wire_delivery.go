@@ -96,7 +96,7 @@ func (a *App) wireDelivery(w *wiring) error {
 		},
 		Concurrency: max(1, cfg.DeliveryConcurrency), Registry: a.Registry, Links: w.links,
 		Reputation: a.services.Policy, Sources: a.services.Policy, Meter: a.Meter,
-		OptOut: optOut,
+		OptOut: optOut, Bodies: broadcastBodies{a},
 		// A node without a heartbeat stops sending before the others may
 		// take its work over (a fencing token guards the rest).
 		Live: a.node.Live,

@@ -124,7 +124,7 @@ func (s *Service) preview(ctx context.Context, b Broadcast, email string) (Rende
 	if sample == "" {
 		sample = "member@example.invalid"
 	}
-	out, links, err := s.personal(b, r, v, sample)
+	out, links, err := s.personal(b, r, v, sample, s.c.Clock.Now())
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -194,7 +194,7 @@ func (s *Service) Test(ctx context.Context, workspaceID, id string, to []string)
 			continue
 		}
 		v := maps.Clone(sampleVars)
-		out, headers, err := s.personal(b, r, v, a)
+		out, headers, err := s.personal(b, r, v, a, s.c.Clock.Now())
 		if err != nil {
 			return 0, nil, err
 		}

@@ -9,7 +9,6 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/jobs"
-	"mailroom/internal/render"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
@@ -58,12 +57,15 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 	if err != nil {
 		return err
 	}
+	// Before the first hand-over: a run again after a crash, and every
+	// render at delivery or on read, uses this version and these
+	// fallbacks, whatever is published or declared by then.
+	version := ""
 	if r.pub != nil {
-		// Before the first hand-over: a run again after a crash renders
-		// this version too, whatever is published by then.
-		if err := pinTemplateVersion(ctx, s.c.DB, b.WorkspaceID, b.ID, r.pub.VersionID()); err != nil {
-			return err
-		}
+		version = r.pub.VersionID()
+	}
+	if err := pinRendering(ctx, s.c.DB, b.WorkspaceID, b.ID, version, r.fallbacks); err != nil {
+		return err
 	}
 	for {
 		batch, err := pendingBatch(ctx, s.c.DB, b.ID, BatchSize)
@@ -160,7 +162,9 @@ func (s *Service) finish(ctx context.Context, b Broadcast) error {
 
 // handOver renders a batch and, in one transaction that first checks the
 // broadcast is still sending, stores its emails on the marketing lane and
-// marks its recipients sent.
+// marks its recipients sent. An email stores its subject but not its body:
+// delivery renders that again from the recipient's row (Body), as of the
+// email's creation; the render here finds who cannot be rendered.
 func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch []pendingRow) error {
 	type skip struct{ id, reason string }
 	var msgs []sending.MarketingEmail
@@ -170,8 +174,9 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 	if b.ReplyTo != "" {
 		replyTo = []string{b.ReplyTo}
 	}
+	now := s.c.Clock.Now()
 	for _, p := range batch {
-		out, headers, err := s.personal(b, r, render.MemberVars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs), p.Email)
+		out, _, err := s.personal(b, r, p.vars(), p.Email, now)
 		if err != nil {
 			var ae *apierr.Error
 			if !errors.As(err, &ae) {
@@ -180,8 +185,8 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 			skips = append(skips, skip{p.ID, "could not render: " + ae.Message})
 			continue
 		}
-		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: out.Subject, HTML: out.HTML, Text: out.Text,
-			Headers: headers, Tags: map[string]string{"broadcast_id": b.ID}, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks})
+		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: out.Subject, BodySource: p.ID,
+			Tags: map[string]string{"broadcast_id": b.ID}, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks})
 		sent = append(sent, p)
 	}
 	return s.c.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -192,7 +197,6 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 		if cur.Status != StatusSending {
 			return errStopped
 		}
-		now := s.c.Clock.Now()
 		ids, err := s.c.Sending.AcceptMarketing(ctx, tx, b.WorkspaceID, msgs, now)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ type Config struct {
 	// list): the one-click unsubscribe URL, the preference page and the
 	// List-Unsubscribe header made from the same token
 	// (topics.Service.Links); nil: none, no header, no footer.
-	Links func(workspaceID, topicID, email string) Links
+	Links func(workspaceID, topicID, email string, at time.Time) Links
 }
 
 // Links are one recipient's personal links (topics.MailLinks).
@@ -72,6 +72,7 @@ type Links = render.Links
 type Service struct {
 	c       Config
 	noLinks atomic.Bool // SetPersonalLinks(false): bench/broadcast's baseline
+	sending renderers   // the renderers of broadcasts being delivered (Body)
 }
 
 // SetPersonalLinks turns personal links (and with them the footer and the
@@ -646,7 +647,11 @@ func (r *renderer) footerParts() {
 }
 
 func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) {
-	fb, err := s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
+	// A broadcast that began sending renders with the fallbacks it pinned.
+	fb, err := pinnedFallbacks(ctx, s.c.DB, b.WorkspaceID, b.ID)
+	if err == nil && fb == nil {
+		fb, err = s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -699,10 +704,10 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 // unsubscribe from every list), and the footer when the body shows no
 // unsubscribe link of its own (render.AddFooter). Links are only ever this
 // recipient's: each message has one recipient.
-func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string) (render.Output, map[string]string, error) {
+func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string, at time.Time) (render.Output, map[string]string, error) {
 	var l Links
 	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
-		l = s.c.Links(b.WorkspaceID, b.TopicID, email)
+		l = s.c.Links(b.WorkspaceID, b.TopicID, email, at)
 		l.Put(v)
 	}
 	out, err := r.render(v)

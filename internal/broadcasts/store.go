@@ -71,12 +71,42 @@ func updateBroadcast(ctx context.Context, q store.Querier, b Broadcast) error {
 	return err
 }
 
-// pinTemplateVersion records the version the fan-out renders, unless one
-// is recorded already.
-func pinTemplateVersion(ctx context.Context, q store.Querier, workspaceID, id, versionID string) error {
-	_, err := q.Exec(ctx, `UPDATE broadcasts SET template_version_id = ? WHERE id = ? AND workspace_id = ? AND template_version_id = ''`,
-		versionID, id, workspaceID)
+// pinRendering records the template version ("" for none) and the
+// fallbacks the fan-out renders with, each unless recorded already.
+func pinRendering(ctx context.Context, q store.Querier, workspaceID, id, versionID string, fallbacks map[string]string) error {
+	fb, err := json.Marshal(fallbacks)
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `UPDATE broadcasts SET template_version_id = CASE WHEN template_version_id = '' THEN ? ELSE template_version_id END,
+		render_fallbacks = COALESCE(render_fallbacks, ?) WHERE id = ? AND workspace_id = ?`, versionID, string(fb), id, workspaceID)
 	return err
+}
+
+// pinnedFallbacks reads the fallbacks a broadcast pinned (pinRendering),
+// or nil before it began sending.
+func pinnedFallbacks(ctx context.Context, q store.Querier, workspaceID, id string) (map[string]string, error) {
+	var fb sql.NullString
+	err := q.QueryRow(ctx, `SELECT render_fallbacks FROM broadcasts WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&fb)
+	if errors.Is(err, store.ErrNotFound) || !fb.Valid {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	return m, json.Unmarshal([]byte(fb.String), &m)
+}
+
+// recipientRow reads a recipient handed over (Body renders its message),
+// with its broadcast's id.
+func recipientRow(ctx context.Context, q store.Querier, workspaceID, id string) (pendingRow, string, error) {
+	var r pendingRow
+	var a, ma, broadcastID string
+	err := q.QueryRow(ctx, `SELECT id, contact_id, email, first_name, last_name, attributes, member_attributes, broadcast_id FROM broadcast_recipients
+		WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&r.ID, &r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma, &broadcastID)
+	r.Attrs, r.MemberAttrs = decodeMap(a), decodeMap(ma)
+	return r, broadcastID, err
 }
 
 func broadcastByID(ctx context.Context, q store.Querier, workspaceID, id string) (Broadcast, error) {

@@ -13,16 +13,18 @@ import (
 	"crypto"
 	"errors"
 	"log/slog"
-	"mailroom/internal/mailmetrics"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"mailroom/internal/mailmetrics"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"mailroom/internal/clock"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/tracking"
 )
@@ -98,6 +100,9 @@ type Config struct {
 	// OptOut gives each recipient of a topic send its own unsubscribe
 	// links; nil sends a topic send as one message with its stored headers.
 	OptOut OptOut
+	// Bodies renders the emails stored without a body (a broadcast's
+	// recipients) when their message is built; nil fails them.
+	Bodies sending.BodySource
 	// Live is the node's liveness: its context ends when the node has
 	// gone without a heartbeat long enough that the others may take its
 	// work over; in-flight transactions stop and none starts. Nil: always.
@@ -157,6 +162,7 @@ type Service struct {
 	unsaved prometheus.Histogram
 	links   *tracking.Links
 	optOut  OptOut
+	bodies  sending.BodySource
 	// outcomeRetryFor bounds the tries of one outcome write (record).
 	outcomeRetryFor time.Duration
 	// transactional and marketing are the two lanes' bounds.
@@ -192,7 +198,7 @@ func New(cfg Config) *Service {
 		cfg.OutcomeRetryFor = 2 * time.Minute
 	}
 	s := &Service{
-		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, optOut: cfg.OptOut, rep: cfg.Reputation, sources: cfg.Sources,
+		meter: cfg.Meter, db: cfg.DB, clock: cfg.Clock, log: cfg.Log, transport: cfg.Transport, links: cfg.Links, optOut: cfg.OptOut, bodies: cfg.Bodies, rep: cfg.Reputation, sources: cfg.Sources,
 		svcDomain: strings.ToLower(cfg.ServiceDomain), verp: cfg.VERP, feedback: cfg.Feedback, retry: cfg.Retry, writes: newGroupCommit(cfg.DB, cfg.Log, cfg.Registry),
 		backoff: newBackoff(), outcomeRetryFor: cfg.OutcomeRetryFor, live: cfg.Live,
 		holds: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/mail"
 	"strings"
 	"time"
 
+	"mailroom/internal/apierr"
 	"mailroom/internal/events"
 	"mailroom/internal/outbound"
 	"mailroom/internal/sending"
@@ -90,6 +93,7 @@ type email struct {
 	MessageID            string
 	Recipients           []Recipient
 	TemplateID           string // for analytics
+	BodySource           string // the body is rendered when the message is built (withBody)
 	TopicID              string // a topic send: each recipient gets its own message (personal.go)
 	Track                int    // tracking.TrackOpens | TrackClicks
 	CreatedAt            time.Time
@@ -111,7 +115,7 @@ func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) 
 func decodeEmail(o *sending.Outgoing) (*email, error) {
 	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
 		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID,
-		TemplateID: o.TemplateID, TopicID: o.TopicID, Track: o.Track, CreatedAt: o.CreatedAt}
+		TemplateID: o.TemplateID, TopicID: o.TopicID, Track: o.Track, CreatedAt: o.CreatedAt, BodySource: o.BodySource}
 	for _, f := range []struct {
 		src string
 		dst any
@@ -254,10 +258,48 @@ func parseAddresses(l []string) []outbound.Address {
 // event is an email.* event of e with its analytics dimensions.
 func (e *email) event(kind string, now time.Time, data map[string]any) events.Event {
 	return events.Event{WorkspaceID: e.WorkspaceID, EmailID: e.ID, Type: kind, CreatedAt: now, Data: data,
-		TemplateID: e.TemplateID, MailClass: sending.MailClass(e.Headers)}
+		TemplateID: e.TemplateID, MailClass: e.class()}
 }
 
 // eventData is the common part of every email.* event's data.
 func (e *email) eventData(to []string) map[string]any {
 	return events.EmailData(e.ID, e.From, to, e.Subject, e.Tags, e.TestMode)
+}
+
+// class is the email's mail class for analytics and the mail log: a body
+// rendered at delivery is a broadcast's, whose List-Unsubscribe is not
+// stored.
+func (e *email) class() string {
+	if e.BodySource != "" {
+		return sending.ClassMarketing
+	}
+	return sending.MailClass(e.Headers)
+}
+
+// withBody renders the body of an email stored without one (a broadcast
+// recipient's) into e. A body that cannot be rendered (its template now
+// refuses the recipient's data) fails the email: no retry renders it.
+func (s *Service) withBody(ctx context.Context, e *email) error {
+	if e.BodySource == "" {
+		return nil
+	}
+	if s.bodies == nil {
+		return permanentError{fmt.Errorf("email %s: no renderer for its body", e.ID)}
+	}
+	b, err := s.bodies.Body(ctx, e.WorkspaceID, e.BodySource, e.CreatedAt)
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		return permanentError{fmt.Errorf("could not render: %s", ae.Message)}
+	}
+	if err != nil {
+		return err
+	}
+	e.HTML, e.Text = b.HTML, b.Text
+	if len(b.Headers) > 0 {
+		h := make(map[string]string, len(e.Headers)+len(b.Headers))
+		maps.Copy(h, e.Headers)
+		maps.Copy(h, b.Headers)
+		e.Headers = h
+	}
+	return nil
 }

@@ -159,7 +159,7 @@ func (s *Service) fail(e *email, reason string, now time.Time) error {
 			return err
 		}
 		tx.AfterCommit(func() {
-			s.meter.Email(mailmetrics.Failed, sending.MailClass(e.Headers), 1)
+			s.meter.Email(mailmetrics.Failed, e.class(), 1)
 			s.log.Error("email failed", "email_id", e.ID, "reason", reason)
 		})
 		return dropSigned(ctx, tx, e.ID)

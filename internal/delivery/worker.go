@@ -369,6 +369,9 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 	}
 	_, build := tracing.Start(ctx, "build")
 	defer build.End()
+	if err := s.withBody(ctx, e); err != nil {
+		return nil, err
+	}
 	m, err := e.build(now, s.svcDomain)
 	if err != nil {
 		return nil, permanentError{err}
@@ -400,7 +403,7 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 // moves the latency and deferral metrics. Outcome counters move with the
 // events, after their commit (events.CountInto).
 func (s *Service) noteAttempt(e *email, r Recipient, rr outbound.RcptResult, took time.Duration) {
-	lane := sending.MailClass(e.Headers)
+	lane := e.class()
 	domain := domainOfAddr(r.Email)
 	switch r.Status {
 	case RcptDelivered:

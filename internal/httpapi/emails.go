@@ -190,8 +190,21 @@ func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, emailWithEventsOut(e))
+	c, err := h.d.Services.Sending.Content(r.Context(), caller(r), e.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, emailRead{emailWithEventsOut(e), opt(c.HTML), opt(c.Text)})
 	return nil
+}
+
+// emailRead is one email as GET /v1/emails/{id} answers it: with its
+// bodies, as the Resend SDKs' emails.get reads them (null when none; a
+// broadcast recipient's rendered on read).
+type emailRead struct {
+	emailWithEvents
+	HTML *string `json:"html"`
+	Text *string `json:"text"`
 }
 
 func (h *handler) rescheduleEmail(w http.ResponseWriter, r *http.Request) error {

@@ -179,7 +179,7 @@ func (h *handler) inboxOut(r *http.Request, m *inbound.Mailbox) (inboxJSON, erro
 		return inboxJSON{}, err
 	}
 	created := ts(m.CreatedAt)
-	out := inboxJSON{Object: "inbox", ID: m.ID, Name: m.Name, EmailAddress: m.Address, DomainID: m.DomainID, FromName: optional(m.Name),
+	out := inboxJSON{Object: "inbox", ID: m.ID, Name: m.Name, EmailAddress: m.Address, DomainID: m.DomainID, FromName: opt(m.Name),
 		Unread: m.UnreadCount, CreatedAt: created, UpdatedAt: created}
 	if last != nil {
 		s := ts(*last)
@@ -338,7 +338,7 @@ func (h *handler) deleteInbox(w http.ResponseWriter, r *http.Request) error {
 // people, read when none is unread, archive when every one is archived,
 // sent when none was received.
 func threadOutFor(t *inbound.Thread, ms []*inbound.Message) inboxThreadJSON {
-	out := inboxThreadJSON{Object: "inbox_thread", ID: t.ID, Subject: optional(t.Subject), To: []string{}, Cc: []string{}, Bcc: []string{},
+	out := inboxThreadJSON{Object: "inbox_thread", ID: t.ID, Subject: opt(t.Subject), To: []string{}, Cc: []string{}, Bcc: []string{},
 		Labels: []string{}, EmailCount: len(ms), Read: true, ReceivedAt: ts(t.LastMessageAt), Folder: "sent"}
 	archived, received := len(ms) > 0, false
 	for _, m := range ms {
@@ -355,7 +355,7 @@ func threadOutFor(t *inbound.Thread, ms []*inbound.Message) inboxThreadJSON {
 		if from == "" {
 			from = last.From
 		}
-		out.From = optional(from)
+		out.From = opt(from)
 		out.To = append(out.To, last.To...)
 		out.Cc = append(out.Cc, last.Cc...)
 	}
@@ -561,7 +561,7 @@ func (h *handler) deleteInboxThread(w http.ResponseWriter, r *http.Request) erro
 
 func inboxMessageOut(m *inbound.Message) inboxMessageJSON {
 	out := inboxMessageJSON{ID: m.ID, ThreadID: m.ThreadID, Direction: "inbound", From: m.From, To: m.To, Cc: m.Cc, Bcc: []string{}, ReplyTo: []string{},
-		Subject: optional(m.Subject), MessageID: optional(m.MessageID), HTML: m.HTML, Text: m.Text, Attachments: []inboxAttachmentJSON{},
+		Subject: opt(m.Subject), MessageID: opt(m.MessageID), HTML: m.HTML, Text: m.Text, Attachments: []inboxAttachmentJSON{},
 		Read: !m.Unread, ReceivedAt: ts(m.ReceivedAt)}
 	if m.Direction == inbound.DirectionSent {
 		out.Direction = "outbound"

@@ -350,17 +350,10 @@ type scheduledList struct {
 	listMeta
 }
 
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func bookingOut(b *inbound.Booking) scheduledJSON {
 	at, created := ts(b.SendAt), ts(b.CreatedAt)
 	out := scheduledJSON{ScheduledID: b.ScheduledID, EmailID: b.EmailID, Status: b.Status, SendAt: &at, From: b.Mailbox, To: b.To, Cc: b.Cc,
-		Subject: b.Subject, MailboxID: &b.MailboxID, ThreadID: optional(b.ThreadID), MessageID: optional(b.MessageID), CreatedAt: &created}
+		Subject: b.Subject, MailboxID: &b.MailboxID, ThreadID: opt(b.ThreadID), MessageID: opt(b.MessageID), CreatedAt: &created}
 	if out.To == nil {
 		out.To = []string{}
 	}

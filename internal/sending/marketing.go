@@ -34,6 +34,10 @@ type MarketingEmail struct {
 	// TrackOpens and TrackClicks book the email with the tracking area, so
 	// delivery adds the pixel and rewrites the links for this recipient.
 	TrackOpens, TrackClicks bool
+	// BodySource, when set, stores the email without HTML, Text and
+	// Headers: the service's BodySource renders them from it when the
+	// email is sent or read (a broadcast recipient's row).
+	BodySource string
 }
 
 // AcceptMarketing stores the emails as queued marketing mail in the
@@ -50,7 +54,7 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 			from = a.Email
 		}
 		e := &emailRow{ID: id, WorkspaceID: workspaceID, Status: StatusQueued, From: m.From, To: []string{m.To}, ReplyTo: m.ReplyTo,
-			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags,
+			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags, BodySource: m.BodySource,
 			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)}}
 		row, body := e.insertArgs()
 		deferInsertEmail(tx, row, body, ClassMarketing)

@@ -154,5 +154,8 @@ func (s *Service) readFull(ctx context.Context, c Caller, id string) (*emailRow,
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errEmailNotFound()
 	}
-	return row, err
+	if err != nil {
+		return nil, err
+	}
+	return row, s.withBody(ctx, row)
 }

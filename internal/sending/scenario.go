@@ -135,6 +135,9 @@ func (s *Service) scenarioEmail(ctx context.Context, ws, id string) (*emailRow, 
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Address{}, nil
 	}
+	if err == nil {
+		err = s.withBody(ctx, e)
+	}
 	if err != nil {
 		return nil, Address{}, err
 	}

@@ -123,9 +123,10 @@ type Service struct {
 	pol           Policy
 	watch         ScheduleWatcher
 	meter         *mailmetrics.Meter
-	mailboxes     Mailboxes // autoreply@'s replies (SetMailboxes)
-	engager       Engager   // opened@ and clicked@ (SetEngager)
-	preview       Previewer // builds a dry run's message; nil: none built
+	mailboxes     Mailboxes  // autoreply@'s replies (SetMailboxes)
+	engager       Engager    // opened@ and clicked@ (SetEngager)
+	bodies        BodySource // renders emails stored without a body (SetBodySource)
+	preview       Previewer  // builds a dry run's message; nil: none built
 
 	promoteStop, promoteDone chan struct{}
 	inflight                 inflight

@@ -64,6 +64,9 @@ type emailRow struct {
 	// TopicID is the topic the send named ("" for none): a scheduled send
 	// is checked against its recipients' opt-outs again when due.
 	TopicID string
+	// BodySource names what renders this email's body (BodySource) when
+	// the row stores none: a broadcast recipient.
+	BodySource string
 }
 
 func jsonText(v any, empty string) string {
@@ -103,7 +106,7 @@ func nullText(s string) any {
 // emailColumns are the columns insertArgs fills, in order.
 var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
 	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error",
-	"template_id", "template_version", "topic_id"}
+	"template_id", "template_version", "topic_id", "body_source"}
 
 // bodyApartOver is the size of an email's bodies and attachments (in bytes)
 // over which they are stored in email_bodies rather than in its row: SQLite
@@ -132,7 +135,7 @@ func (e *emailRow) insertArgs() (row, body []any) {
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, html, text, jsonText(e.Headers, "{}"), atts, jsonText(e.Tags, "{}"),
 		store.BoolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
-		e.TemplateID, e.TemplateVersion, e.TopicID}, body
+		e.TemplateID, e.TemplateVersion, e.TopicID, e.BodySource}, body
 }
 
 // bodySQL reads an email's bodies and attachments (from email_bodies when
@@ -257,7 +260,7 @@ func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailR
 // loadFull reads a whole row including bodies, for the simulator and for
 // message assembly.
 func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*emailRow, error) {
-	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, e.body_source FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
 	var html, text sql.NullString
 	var headers, atts string
 	e := &emailRow{}
@@ -267,7 +270,7 @@ func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*em
 	var created, updated int64
 	err := row.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
 		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent,
-		&html, &text, &atts, &headers, &e.TopicID)
+		&html, &text, &atts, &headers, &e.TopicID, &e.BodySource)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
@@ -581,6 +584,7 @@ type Outgoing struct {
 	MessageID                  string
 	TemplateID                 string // for analytics
 	TopicID                    string // a topic send: each recipient gets its own links
+	BodySource                 string // rendered at delivery (BodySource), not stored
 	Track                      int    // tracking.TrackOpens | TrackClicks
 	CreatedAt                  time.Time
 	// Files are a dry run's attachments, decoded (Attachments is then
@@ -596,10 +600,10 @@ func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, e
 	var testMode int
 	var created int64
 	err := q.QueryRow(ctx, `SELECT e.id, e.workspace_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to, e.subject,
-		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, `+tracking.FlagsColumn+`, e.created_at
+		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, e.body_source, `+tracking.FlagsColumn+`, e.created_at
 		FROM emails e`+bodyJoin+` WHERE e.id = ?`, id).
 		Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
-			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.TopicID, &o.Track, &created)
+			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.TopicID, &o.BodySource, &o.Track, &created)
 	if err != nil {
 		return nil, err
 	}
@@ -662,9 +666,10 @@ var finalStatuses = []any{string(StatusDelivered), string(StatusBounced), string
 
 // PurgeBodies empties the html, text and attachments of up to limit emails
 // created before before that reached a final status: those stored apart
-// (email_bodies) are deleted, those inline set to NULL. The email row, its
-// status and counters stay. The candidates are read on the reader pool, so
-// the writer is held only for the deletes.
+// (email_bodies) are deleted, those inline set to NULL, those rendered on
+// read (body_source) no longer rendered. The email row, its status and
+// counters stay. The candidates are read on the reader pool, so the writer
+// is held only for the deletes.
 func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
 	in := store.Placeholders(len(finalStatuses))
 	args := append([]any{store.Millis(before)}, finalStatuses...)
@@ -674,7 +679,7 @@ func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int)
 		return 0, err
 	}
 	inline, err := db.Column(ctx, `SELECT id FROM emails WHERE created_at < ? AND status IN (`+in+`)
-		AND (html IS NOT NULL OR text_body IS NOT NULL) LIMIT ?`, append(args, limit)...)
+		AND (html IS NOT NULL OR text_body IS NOT NULL OR body_source <> '') LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return 0, err
 	}
@@ -688,7 +693,7 @@ func PurgeBodies(ctx context.Context, db *store.DB, before time.Time, limit int)
 			}
 		}
 		if len(inline) > 0 {
-			_, err := tx.Exec(ctx, `UPDATE emails SET html = NULL, text_body = NULL, attachments = '[]' WHERE id IN (`+store.Placeholders(len(inline))+`)`, inline...)
+			_, err := tx.Exec(ctx, `UPDATE emails SET html = NULL, text_body = NULL, attachments = '[]', body_source = '' WHERE id IN (`+store.Placeholders(len(inline))+`)`, inline...)
 			return err
 		}
 		return nil

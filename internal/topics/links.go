@@ -147,7 +147,13 @@ type MailLinks struct {
 // Links computes a recipient's MailLinks (tokens are MACs: made again for
 // the same recipient in the same second, they are the same).
 func (s *Service) Links(workspaceID, topicID, email string) MailLinks {
-	exp := s.clock.Now().Add(LinkTTL)
+	return s.LinksAt(workspaceID, topicID, email, s.clock.Now())
+}
+
+// LinksAt is Links as made at at: a broadcast renders its recipient's
+// message as of the email's creation, so each render has the same links.
+func (s *Service) LinksAt(workspaceID, topicID, email string, at time.Time) MailLinks {
+	exp := at.Add(LinkTTL)
 	token := s.unsubscribeToken(workspaceID, topicID, email, exp) // one MAC for the link and the mailto
 	unsub := s.links.PublicURL + UnsubscribePath + token
 	header := "<" + unsub + ">"

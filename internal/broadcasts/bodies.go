@@ -1,0 +1,98 @@
+package broadcasts
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"mailroom/internal/apierr"
+	"mailroom/internal/render"
+	"mailroom/internal/sending"
+	"mailroom/internal/store"
+)
+
+// Body renders a recipient's message (source is its broadcast_recipients
+// id) as the fan-out rendered it when it handed the email over at at: the
+// broadcast's content, pinned template version and fallbacks, the
+// recipient's merge data as snapshotted, links made as of at. Delivery
+// calls it to build the message and the sending area to answer a read, so
+// the body is stored once per broadcast, not once per recipient.
+func (s *Service) Body(ctx context.Context, workspaceID, source string, at time.Time) (sending.Body, error) {
+	p, broadcastID, err := recipientRow(ctx, s.c.DB, workspaceID, source)
+	if errors.Is(err, store.ErrNotFound) {
+		return sending.Body{}, apierr.NotFound("broadcast recipient")
+	}
+	if err != nil {
+		return sending.Body{}, err
+	}
+	b, r, err := s.sending.get(ctx, s, workspaceID, broadcastID)
+	if err != nil {
+		return sending.Body{}, err
+	}
+	out, headers, err := s.personal(b, r, p.vars(), p.Email, at)
+	if err != nil {
+		return sending.Body{}, err
+	}
+	return sending.Body{HTML: out.HTML, Text: out.Text, Headers: headers}, nil
+}
+
+// vars are the recipient's merge fields.
+func (p pendingRow) vars() map[string]any {
+	return render.MemberVars(p.Email, p.First, p.Last, p.ContactID, p.Attrs, p.MemberAttrs)
+}
+
+// renderers keeps the renderer of each broadcast being delivered: a
+// broadcast's content is fixed once it sends, so each node parses it (and
+// reads its template version) once, not once per recipient.
+type renderers struct {
+	mu sync.Mutex
+	m  map[string]*cachedRenderer
+}
+
+type cachedRenderer struct {
+	ready chan struct{} // closed once b, r and err are set
+	b     Broadcast
+	r     *renderer
+	err   error
+}
+
+// maxRenderers bounds the cache; past it, it starts again empty (a node
+// delivers a few broadcasts at once, rarely more).
+const maxRenderers = 64
+
+func (c *renderers) get(ctx context.Context, s *Service, workspaceID, id string) (Broadcast, *renderer, error) {
+	key := workspaceID + "/" + id
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxRenderers {
+		c.m = map[string]*cachedRenderer{}
+	}
+	e, ok := c.m[key]
+	if !ok {
+		e = &cachedRenderer{ready: make(chan struct{})}
+		c.m[key] = e
+	}
+	c.mu.Unlock()
+	if ok {
+		select {
+		case <-e.ready:
+			return e.b, e.r, e.err
+		case <-ctx.Done():
+			return Broadcast{}, nil, ctx.Err()
+		}
+	}
+	e.b, e.err = broadcastByID(ctx, s.c.DB, workspaceID, id)
+	if e.err == nil {
+		e.r, e.err = s.renderer(ctx, e.b)
+	}
+	close(e.ready)
+	if e.err != nil {
+		// Not kept: the next recipient tries again (a database error passes).
+		c.mu.Lock()
+		if c.m[key] == e {
+			delete(c.m, key)
+		}
+		c.mu.Unlock()
+	}
+	return e.b, e.r, e.err
+}

@@ -1,0 +1,76 @@
+package broadcasts_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/mail"
+	"strings"
+	"testing"
+	"time"
+
+	"mailroom/internal/clock"
+	"mailroom/internal/outbound"
+	"mailroom/internal/testkit/smtpsink"
+	"mailroom/internal/testkit/testapp"
+)
+
+// TestBodyStoredOnce (#47 item 1): a broadcast's recipients' emails store
+// no html, text or List-Unsubscribe, only a reference to their recipient
+// row; each message is rendered at delivery with the recipient's own
+// fields and links, and a read of the email long after renders the same
+// bytes the recipient received (links are made as of the email's
+// creation, not of the read).
+func TestBodyStoredOnce(t *testing.T) {
+	sink := smtpsink.Start(t)
+	c := clock.NewFake(time.Now())
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()), testapp.WithClock(c))
+	aud := audience(t, a, 3)
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "For {{ first_name }}",
+		"html": `<p>Hi {{ first_name }} on {{ plan }}</p><p><a href="{{ unsubscribe_url }}">Leave</a></p>`}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	testapp.Eventually(t, 30*time.Second, func() bool { return sink.Count() == 3 }, "the broadcast did not reach its three members")
+
+	var stored, apart int
+	if err := a.DB.QueryRow(t.Context(), `SELECT COUNT(*) FROM emails WHERE body_source <> '' AND html IS NULL AND text_body IS NULL AND headers = '{}'
+		AND subject LIKE 'For Name%'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DB.QueryRow(t.Context(), `SELECT COUNT(*) FROM email_bodies`).Scan(&apart); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 3 || apart != 0 {
+		t.Fatalf("%d of 3 emails stored without a body, %d bodies stored apart (want 0)", stored, apart)
+	}
+
+	c.Advance(72 * time.Hour) // a read days later renders what was sent
+	seen := map[string]bool{}
+	for _, m := range sink.Messages() {
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, ok := outbound.EmailIDOf(msg.Header.Get("Message-Id"))
+		if !ok {
+			t.Fatalf("no email id in Message-ID %q", msg.Header.Get("Message-Id"))
+		}
+		sent := htmlPart(t, m.Data)
+		unsub := msg.Header.Get("List-Unsubscribe")
+		if !strings.Contains(unsub, "/unsubscribe/") || !strings.Contains(sent, "Leave") {
+			t.Fatalf("message without its links: List-Unsubscribe %q, html %s", unsub, sent)
+		}
+		// The body's link is the header's: one token per recipient.
+		link := strings.TrimPrefix(strings.SplitN(unsub, ">", 2)[0], "<")
+		if !strings.Contains(sent, strings.ReplaceAll(link, "&", "&amp;")) {
+			t.Fatalf("the body's link is not the header's %s:\n%s", link, sent)
+		}
+		read := mustStatus(t, a.Do(http.MethodGet, "/v1/emails/"+id, nil), 200)
+		if read["html"] != sent {
+			t.Fatalf("GET /v1/emails/%s renders another body than was sent:\nread %v\nsent %s", id, read["html"], sent)
+		}
+		to := read["to"].([]any)[0].(string)
+		if seen[link] || !strings.Contains(sent, "Hi Name") || !strings.Contains(msg.Header.Get("Subject"), "For Name") {
+			t.Fatalf("%s got a message not its own:\n%s", to, m.Data)
+		}
+		seen[link] = true
+	}
+}

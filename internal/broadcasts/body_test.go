@@ -74,3 +74,32 @@ func TestBodyStoredOnce(t *testing.T) {
 		seen[link] = true
 	}
 }
+
+// TestUnrenderableRecipientSkipped: the fan-out renders only subjects, with
+// the template's checks, and still skips the member a required variable is
+// missing for, with the reason; the others are delivered.
+func TestUnrenderableRecipientSkipped(t *testing.T) {
+	sink := smtpsink.Start(t)
+	a := start(t, sink)
+	aud := audience(t, a, 2, map[string]any{"email": "noplan@example.net"})
+	tpl := mustStatus(t, a.Do(http.MethodPost, "/v1/templates", map[string]any{"name": "Plans", "subject": "Your plan", "html": "<p>On {{ plan }}</p>",
+		"variables": []any{map[string]any{"name": "plan", "required": true}}, "publish": true}), 201)["id"].(string)
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "template_id": tpl}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	testapp.Eventually(t, 30*time.Second, func() bool {
+		return mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc, nil), 200)["status"] == "sent"
+	}, "the broadcast never finished")
+	r := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc+"/recipients?status=skipped", nil), 200)
+	rs := r["recipients"].([]any)
+	if len(rs) != 1 || !strings.Contains(toJSON(rs[0]), "noplan@example.net") || !strings.Contains(toJSON(rs[0]), "could not render") || !strings.Contains(toJSON(rs[0]), "plan") {
+		t.Fatalf("skipped %s, want noplan@example.net for the missing plan", toJSON(rs))
+	}
+	if n := sink.Count(); n != 2 {
+		t.Fatalf("%d messages at the sink, want the 2 members with a plan", n)
+	}
+	for _, m := range sink.Messages() {
+		if body := htmlPart(t, m.Data); !strings.Contains(body, "On p") {
+			t.Fatalf("a member's plan missing from the body:\n%s", body)
+		}
+	}
+}

@@ -163,8 +163,9 @@ func (s *Service) finish(ctx context.Context, b Broadcast) error {
 // handOver renders a batch and, in one transaction that first checks the
 // broadcast is still sending, stores its emails on the marketing lane and
 // marks its recipients sent. An email stores its subject but not its body:
-// delivery renders that again from the recipient's row (Body), as of the
-// email's creation; the render here finds who cannot be rendered.
+// delivery renders that from the recipient's row (Body), as of the email's
+// creation; the subject's render here, with its checks (required template
+// variables, the work limit), finds who cannot be rendered.
 func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch []pendingRow) error {
 	type skip struct{ id, reason string }
 	var msgs []sending.MarketingEmail
@@ -176,7 +177,9 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 	}
 	now := s.c.Clock.Now()
 	for _, p := range batch {
-		out, _, err := s.personal(b, r, p.vars(), p.Email, now)
+		v := p.vars()
+		s.links(b, v, p.Email, now) // a subject may show them too
+		subject, err := r.subject(v)
 		if err != nil {
 			var ae *apierr.Error
 			if !errors.As(err, &ae) {
@@ -185,7 +188,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 			skips = append(skips, skip{p.ID, "could not render: " + ae.Message})
 			continue
 		}
-		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: out.Subject, BodySource: p.ID,
+		msgs = append(msgs, sending.MarketingEmail{From: b.From, ReplyTo: replyTo, To: p.Email, Subject: subject, BodySource: p.ID,
 			Tags: map[string]string{"broadcast_id": b.ID}, TrackOpens: b.TrackOpens, TrackClicks: b.TrackClicks})
 		sent = append(sent, p)
 	}

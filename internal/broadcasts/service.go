@@ -698,6 +698,24 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 	return out.Output, err
 }
 
+// subject renders the subject alone, with render's checks first: the
+// fan-out's test of who can be rendered (Body renders the rest when the
+// message is sent).
+func (r *renderer) subject(v map[string]any) (string, error) {
+	for k, x := range r.fallbacks {
+		if _, ok := v[k]; !ok {
+			v[k] = x
+		}
+	}
+	switch {
+	case r.tpl != nil:
+		return r.tpl.Subject(v)
+	case r.pubErr != nil:
+		return "", r.pubErr
+	}
+	return r.pub.Subject(v)
+}
+
 // personal renders the broadcast for one recipient with their own links:
 // {{ unsubscribe_url }} and {{ preferences_url }} in the body, the RFC 8058
 // one-click headers (the topics area's signed links: without a topic they
@@ -705,11 +723,7 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 // unsubscribe link of its own (render.AddFooter). Links are only ever this
 // recipient's: each message has one recipient.
 func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string, at time.Time) (render.Output, map[string]string, error) {
-	var l Links
-	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
-		l = s.c.Links(b.WorkspaceID, b.TopicID, email, at)
-		l.Put(v)
-	}
+	l := s.links(b, v, email, at)
 	out, err := r.render(v)
 	if err != nil || l.Unsubscribe == "" {
 		return out, nil, err
@@ -723,6 +737,16 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 		}
 	}
 	return out, l.Headers(), nil
+}
+
+// links makes the recipient's links as of at and puts them in v.
+func (s *Service) links(b Broadcast, v map[string]any, email string, at time.Time) Links {
+	var l Links
+	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
+		l = s.c.Links(b.WorkspaceID, b.TopicID, email, at)
+		l.Put(v)
+	}
+	return l
 }
 
 // Duplicate copies a broadcast, whatever its status, as a new draft named

@@ -147,20 +147,37 @@ func (t *Template) RenderForSend(vars map[string]any) (Output, error) {
 	return t.render(vars, "", false)
 }
 
+// Subject renders the subject alone, with the checks Render makes before
+// it: a broadcast's fan-out learns who can be rendered from it, and the
+// body it does not store is rendered when the message is sent.
+func (t *Template) Subject(vars map[string]any) (string, error) {
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	return t.subjectBy(vars, time.Now().Add(MaxRenderTime))
+}
+
+func (t *Template) subjectBy(vars map[string]any, deadline time.Time) (string, error) {
+	if steps := t.steps(maxListLen(vars, 0)); steps > MaxSteps {
+		return "", fmt.Errorf("%w: the template's sections over the given lists need %d steps; at most %d are allowed", ErrTooMuchWork, steps, MaxSteps)
+	}
+	s, err := run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4, 0)
+	if err != nil {
+		return "", fmt.Errorf("subject: %w", err)
+	}
+	return oneLine(s), nil
+}
+
 func (t *Template) render(vars map[string]any, preheader string, deriveText bool) (Output, error) {
 	if vars == nil {
 		vars = map[string]any{}
 	}
-	if steps := t.steps(maxListLen(vars, 0)); steps > MaxSteps {
-		return Output{}, fmt.Errorf("%w: the template's sections over the given lists need %d steps; at most %d are allowed", ErrTooMuchWork, steps, MaxSteps)
-	}
 	deadline := time.Now().Add(MaxRenderTime)
 	var out Output
 	var err error
-	if out.Subject, err = run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4, 0); err != nil {
-		return Output{}, fmt.Errorf("subject: %w", err)
+	if out.Subject, err = t.subjectBy(vars, deadline); err != nil {
+		return Output{}, err
 	}
-	out.Subject = oneLine(out.Subject)
 	if out.HTML, err = run(t.html, vars, deadline, MaxOutputBytes, t.htmlLen); err != nil {
 		return Output{}, fmt.Errorf("html: %w", err)
 	}

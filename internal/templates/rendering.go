@@ -145,9 +145,33 @@ func (p *PublishedVersion) Render(vars map[string]any) (Rendered, error) {
 	return p.s.strict(p.templateID, p.c, vars, "", true)
 }
 
+// Subject renders the version's subject alone, with Render's checks (a
+// broadcast's fan-out: the body is rendered when it is sent).
+func (p *PublishedVersion) Subject(vars map[string]any) (string, error) {
+	values, err := strictValues(p.c, vars)
+	if err != nil {
+		return "", err
+	}
+	sub, err := p.c.tpl.Subject(values)
+	if err != nil {
+		return "", errRender(err)
+	}
+	return sub, nil
+}
+
 // strict renders v after applying its declared variables; forSend leaves
 // the text part to the delivery engine when the version has none.
 func (s *Service) strict(templateID string, c compiled, vars map[string]any, preheader string, forSend bool) (Rendered, error) {
+	values, err := strictValues(c, vars)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return run(templateID, c, values, preheader, forSend)
+}
+
+// strictValues are vars with the version's declared defaults, or the
+// error naming the required variables missing.
+func strictValues(c compiled, vars map[string]any) (map[string]any, error) {
 	v := c.v
 	values := make(map[string]any, len(vars)+len(v.Variables))
 	for k, x := range vars {
@@ -167,11 +191,11 @@ func (s *Service) strict(templateID string, c compiled, vars map[string]any, pre
 	}
 	if len(missing) > 0 {
 		names := sortedKeys(missing)
-		return Rendered{}, apierr.Invalid422("template_variables_missing", "Missing required variables: %s.", strings.Join(names, ", ")).
+		return nil, apierr.Invalid422("template_variables_missing", "Missing required variables: %s.", strings.Join(names, ", ")).
 			With("missing", names).
 			WithNext("Give them in variables, or declare a default in a new version.")
 	}
-	return run(templateID, c, values, preheader, forSend)
+	return values, nil
 }
 
 func run(templateID string, c compiled, values map[string]any, preheader string, forSend bool) (Rendered, error) {

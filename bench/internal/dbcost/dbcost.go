@@ -39,6 +39,10 @@ func New(db *store.DB, file string) *Probe {
 type Snapshot struct {
 	Rows  map[string]int64 // count(*) per table
 	Bytes int64            // SQLite: file + WAL; PostgreSQL: sum of pg_total_relation_size
+	// Sizes are the bytes of each table with its indexes (SQLite: its
+	// pages, from dbstat; PostgreSQL: pg_total_relation_size), which the
+	// report breaks Bytes down by.
+	Sizes map[string]int64
 	// PostgreSQL only: pg_stat_user_tables n_tup_ins and n_tup_upd (HOT
 	// included) per table, this database's committed transactions (reads
 	// too), and the server's WAL position (the whole cluster's: other
@@ -50,7 +54,7 @@ type Snapshot struct {
 // Take reads a snapshot, in one read-only transaction (on PostgreSQL one
 // commit; each statement alone would be one more).
 func (p *Probe) Take(ctx context.Context) (Snapshot, error) {
-	s := Snapshot{Rows: map[string]int64{}, Ins: map[string]int64{}, Upd: map[string]int64{}}
+	s := Snapshot{Rows: map[string]int64{}, Ins: map[string]int64{}, Upd: map[string]int64{}, Sizes: map[string]int64{}}
 	tx, err := p.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return s, err
@@ -77,6 +81,15 @@ func (p *Probe) Take(ctx context.Context) (Snapshot, error) {
 	}
 	if p.file != "" {
 		s.Bytes = fileSize(p.file) + fileSize(p.file+"-wal")
+		if err := each(tx.QueryContext(ctx, `SELECT m.tbl_name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name GROUP BY m.tbl_name`))(func(r *sql.Rows) error {
+			var t string
+			var size int64
+			err := r.Scan(&t, &size)
+			s.Sizes[t] = size
+			return err
+		}); err != nil {
+			return s, fmt.Errorf("dbstat: %w", err)
+		}
 		return s, tx.Commit()
 	}
 	if err := each(tx.QueryContext(ctx, `SELECT relname, n_tup_ins, n_tup_upd, pg_total_relation_size(relid)
@@ -84,7 +97,7 @@ func (p *Probe) Take(ctx context.Context) (Snapshot, error) {
 		var t string
 		var ins, upd, size int64
 		err := r.Scan(&t, &ins, &upd, &size)
-		s.Ins[t], s.Upd[t], s.Bytes = ins, upd, s.Bytes+size
+		s.Ins[t], s.Upd[t], s.Bytes, s.Sizes[t] = ins, upd, s.Bytes+size, size
 		return err
 	}); err != nil {
 		return s, err
@@ -198,6 +211,7 @@ func Report(w io.Writer, unit string, n int, before, after Snapshot, compacted i
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "rows added per %s: %s\n", unit, deltas(before.Rows, after.Rows, per))
+	fmt.Fprintf(w, "bytes added per %s by table with its indexes: %s\n", unit, deltas(before.Sizes, after.Sizes, per))
 	if pg {
 		fmt.Fprintf(w, "tuples inserted per %s: %s\n", unit, deltas(before.Ins, after.Ins, per))
 		fmt.Fprintf(w, "tuples updated per %s: %s\n", unit, deltas(before.Upd, after.Upd, per))
@@ -221,9 +235,9 @@ func deltas(before, after map[string]int64, per func(int64) float64) string {
 		}
 		return strings.Compare(a, b)
 	})
-	parts := []string{fmt.Sprintf("%.2f in all", per(total))}
+	parts := []string{short(per(total)) + " in all"}
 	for _, t := range ts {
-		parts = append(parts, fmt.Sprintf("%s %.3g", t, per(after[t]-before[t])))
+		parts = append(parts, fmt.Sprintf("%s %s", t, short(per(after[t]-before[t]))))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -234,4 +248,12 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
+}
+
+// short writes a figure with three significant digits, never in e-notation.
+func short(v float64) string {
+	if v >= 100 || v <= -100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }

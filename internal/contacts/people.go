@@ -113,6 +113,28 @@ func (q PeopleQuery) Count(ctx context.Context) (int, error) { return countPeopl
 // After and WithLimit say.
 func (q PeopleQuery) List(ctx context.Context) ([]Person, error) { return listPeople(ctx, q.db, q) }
 
+// scanPerson reads a row of personColumns, and within an audience the
+// membership's id, status, attributes and created_at.
+func scanPerson(inAudience bool) func(sc scanner) (Person, error) {
+	return func(sc scanner) (Person, error) {
+		var p Person
+		var attrs, tags, mattrs string
+		var created, joined int64
+		dest := []any{&p.ContactID, &p.Email, &p.FirstName, &p.LastName, &attrs, &tags, &created}
+		if inAudience {
+			dest = append(dest, &p.MemberID, &p.Status, &mattrs, &joined)
+		}
+		if err := sc.Scan(dest...); err != nil {
+			return p, err
+		}
+		p.Attributes, p.Tags, p.CreatedAt = decodeAttrs(attrs), decodeTags(tags), store.FromMillis(created)
+		if inAudience {
+			p.MemberAttributes, p.JoinedAt = decodeAttrs(mattrs), store.FromMillis(joined)
+		}
+		return p, nil
+	}
+}
+
 // Merged is the person's attributes with the membership's merge fields
 // over the contact's, as rules and templates read them.
 func (p Person) Merged() map[string]string {

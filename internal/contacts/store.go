@@ -573,7 +573,7 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 // here (docs/architecture.md, "One selection builder").
 
 // suppressedSQL is true when the contact's address is suppressed for its
-// workspace: the workspace's own row or a global one (workspace_id ”).
+// workspace: the workspace's own row or a global one (empty workspace_id).
 const suppressedSQL = `EXISTS (SELECT 1 FROM suppressions sp WHERE sp.email = c.email AND (sp.workspace_id = c.workspace_id OR sp.workspace_id = ''))`
 
 // subscribedSQL is true when the contact belongs to some live audience as
@@ -670,26 +670,6 @@ func countPeople(ctx context.Context, db store.Querier, q PeopleQuery) (int, err
 }
 
 const personColumns = `c.id, c.email, c.first_name, c.last_name, c.attributes, c.tags, c.created_at`
-
-func scanPerson(inAudience bool) func(sc scanner) (Person, error) {
-	return func(sc scanner) (Person, error) {
-		var p Person
-		var attrs, tags, mattrs string
-		var created, joined int64
-		dest := []any{&p.ContactID, &p.Email, &p.FirstName, &p.LastName, &attrs, &tags, &created}
-		if inAudience {
-			dest = append(dest, &p.MemberID, &p.Status, &mattrs, &joined)
-		}
-		if err := sc.Scan(dest...); err != nil {
-			return p, err
-		}
-		p.Attributes, p.Tags, p.CreatedAt = decodeAttrs(attrs), decodeTags(tags), store.FromMillis(created)
-		if inAudience {
-			p.MemberAttributes, p.JoinedAt = decodeAttrs(mattrs), store.FromMillis(joined)
-		}
-		return p, nil
-	}
-}
 
 // listPeople reads a page of a query in contact id order.
 func listPeople(ctx context.Context, db store.Querier, q PeopleQuery) ([]Person, error) {

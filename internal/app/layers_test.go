@@ -121,7 +121,7 @@ func TestLayers(t *testing.T) {
 
 // TestRulesFailWhenBroken runs each code rule on a deliberately broken copy
 // of a tree and sees it fail: SQL on another area's table (a fragment, not
-// a statement), an area's SQL in two files, a service importing an entry
+// a statement; a listed read that writes), an area's SQL in two files, a service importing an entry
 // point and net/http, and an unplaced package.
 func TestRulesFailWhenBroken(t *testing.T) {
 	root := t.TempDir()
@@ -138,6 +138,8 @@ func TestRulesFailWhenBroken(t *testing.T) {
 	write("sending/veto.go", "package sending\n\nconst veto = `AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.email = e.email)`\n")
 	write("delivery/store.go", "package delivery\n\nimport (\n\t\"net/http\"\n\n\t\"mailroom/internal/httpapi\"\n)\n\nvar _ = http.StatusOK\nvar _ = httpapi.NewHandler\n")
 	write("newarea/newarea.go", "package newarea\n")
+	// A listed read (contacts/store.go on suppressions) that writes.
+	write("contacts/store.go", "package contacts\n\nconst q = `DELETE FROM suppressions WHERE email = ?`\n")
 
 	got := map[string]bool{}
 	for _, v := range ownerViolations(t, root, map[string]bool{}) {
@@ -152,6 +154,7 @@ func TestRulesFailWhenBroken(t *testing.T) {
 	}
 	for _, want := range []string{
 		"owner: sending/veto.go: SQL on suppressions",
+		"owner: contacts/store.go: SQL on suppressions",
 		"files: sending has SQL in 2 files",
 		"layers: delivery/store.go imports net/http",
 		"layers: delivery/store.go imports httpapi",

@@ -87,7 +87,21 @@ var owners = map[string]string{
 // the test fails when one disappears, so the list only shrinks.
 var crossings = map[string]string{}
 
-var tableRef = regexp.MustCompile(`(?i)\b(?:from|into|update|join)\s+([a-z_]+)\b`)
+// reads are the statements of one area that read another area's table,
+// each with why. Owning a table is writing it and saying what its rows
+// mean; a read named here is the reader's own statement, and the literal
+// holding it must not write the table (INTO, UPDATE, DELETE FROM). The
+// test fails when one disappears, so the list only shrinks.
+var reads = map[string]string{
+	"contacts/store.go suppressions":      "PeopleQuery, the one selection of people, leaves out or marks the suppressed (docs/architecture.md, \"One selection builder\")",
+	"contacts/store.go topic_preferences": "PeopleQuery leaves out or marks those opted out of the mail's topic, and reads the segment rule `topic`",
+	"contacts/store.go topics":            "PeopleQuery's segment rule `topic` names a topic by key or id",
+}
+
+var (
+	tableRef = regexp.MustCompile(`(?i)\b(?:from|into|update|join)\s+([a-z_]+)\b`)
+	writeRef = regexp.MustCompile(`(?i)\b(?:into|update|delete\s+from)\s+([a-z_]+)\b`)
+)
 
 // literalTables names the known tables a string literal's SQL reads or
 // writes: after FROM, INTO, UPDATE or JOIN anywhere in it, so a fragment
@@ -110,8 +124,28 @@ func literalTables(lit *ast.BasicLit) []string {
 	return out
 }
 
+// literalWrites names the known tables a string literal's SQL writes:
+// after INTO, UPDATE or DELETE FROM.
+func literalWrites(lit *ast.BasicLit) []string {
+	if lit.Kind != token.STRING {
+		return nil
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range writeRef.FindAllStringSubmatch(s, -1) {
+		if t := strings.ToLower(m[1]); owners[t] != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // ownerViolations lists SQL on a table outside its owner (or a listed
-// crossing) in the packages under root; seen collects the crossings met.
+// crossing or read) in the packages under root; seen collects the
+// crossings and reads met.
 func ownerViolations(t *testing.T, root string, seen map[string]bool) []string {
 	var out []string
 	eachFileIn(t, root, func(pkg, rel string, f *ast.File) {
@@ -130,6 +164,10 @@ func ownerViolations(t *testing.T, root string, seen map[string]bool) []string {
 						seen[key] = true
 						continue
 					}
+					if _, ok := reads[key]; ok && !slices.Contains(literalWrites(lit), table) {
+						seen[key] = true
+						continue
+					}
 					out = append(out, fmt.Sprintf("%s: SQL on %s, which %s owns; call the %s package instead", rel, table, owner, owner))
 				}
 			}
@@ -140,7 +178,7 @@ func ownerViolations(t *testing.T, root string, seen map[string]bool) []string {
 }
 
 // TestEachTableHasOneOwner: SQL naming a table appears only in the package
-// that owns it, or in a listed crossing.
+// that owns it, or in a listed crossing or read (which never writes).
 func TestEachTableHasOneOwner(t *testing.T) {
 	seen := map[string]bool{}
 	for _, v := range ownerViolations(t, "..", seen) {
@@ -149,6 +187,11 @@ func TestEachTableHasOneOwner(t *testing.T) {
 	for key := range crossings {
 		if !seen[key] {
 			t.Errorf("crossing %q no longer occurs: remove it from the list", key)
+		}
+	}
+	for key := range reads {
+		if !seen[key] {
+			t.Errorf("read %q no longer occurs: remove it from the list", key)
 		}
 	}
 }

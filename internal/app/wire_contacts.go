@@ -6,7 +6,6 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/segments"
-	"mailroom/internal/topics"
 )
 
 // wireContacts builds the contacts and audiences service. It has no workers
@@ -16,7 +15,6 @@ func (a *App) wireContacts(w *wiring) error {
 	c := contacts.New(a.DB, a.Clock)
 	c.SetConfirm(contacts.ConfirmConfig{Mailer: a.services.Sending, Box: a.Box, PublicURL: a.Config.PublicURL, From: a.confirmationSender})
 	c.SetTopics(a.services.Topics.SubscribedKeys)
-	c.SetTopicRule(topics.OptedOutByRefSQL)
 	a.services.Contacts = c
 	a.services.Segments = segments.New(a.DB, a.Clock, c)
 	a.services.Segments.SetOptedOut(a.optedOutTopics)

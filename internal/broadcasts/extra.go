@@ -46,8 +46,7 @@ func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (ma
 	if err != nil {
 		return v, 0, err
 	}
-	sel.Mailable = true
-	n, err := s.c.Contacts.CountPeople(ctx, sel)
+	n, err := sel.WithReach(contacts.Mailable).Count(ctx)
 	if err != nil {
 		return v, 0, err
 	}
@@ -61,9 +60,11 @@ func (s *Service) sampleVars(ctx context.Context, b Broadcast, email string) (ma
 		if err != nil {
 			return v, n, notMember()
 		}
-		sel.Mailable, sel.Email = false, norm
+		sel = sel.WithEmail(norm)
+	} else {
+		sel = sel.WithReach(contacts.Mailable)
 	}
-	ps, err := s.c.Contacts.People(ctx, sel, "", 1)
+	ps, err := sel.WithLimit(1).List(ctx)
 	if err != nil {
 		return v, n, err
 	}

@@ -417,27 +417,24 @@ func (s *Service) resolveTopic(ctx context.Context, b *Broadcast) error {
 // stays a membership's). With a topic, those who switched it off are
 // skipped (topic_opt_out). A topic that names nothing opts nobody out: the
 // problems list it, so such a broadcast does not send.
-func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.Selection, error) {
-	var sel contacts.Selection
-	if b.SegmentID == "" {
-		sel = s.c.Contacts.Select(b.WorkspaceID, b.AudienceID, nil, false)
-	} else {
+func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.PeopleQuery, error) {
+	sel := s.c.Contacts.People(b.WorkspaceID).WithAudience(b.AudienceID)
+	if b.SegmentID != "" {
 		seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
 		if err != nil {
-			return contacts.Selection{}, err
+			return sel, err
 		}
-		audience := b.AudienceID
-		if audience == "" {
-			audience = seg.AudienceID
+		if b.AudienceID == "" {
+			sel = sel.WithAudience(seg.AudienceID)
 		}
-		sel = s.c.Contacts.Select(b.WorkspaceID, audience, seg.Set(), false)
+		sel = sel.WithRules(seg.Set())
 	}
 	if b.TopicID != "" && s.c.Topics != nil {
 		t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
 		if err == nil {
-			sel.TopicOptOut = func(emailCol string) store.Expr { return topics.OptedOutSQL(t, emailCol) }
+			sel = sel.WithTopic(contacts.TopicOptIn{ID: t.ID, DefaultOptIn: t.DefaultOptIn, Required: t.Required})
 		} else if _, ok := apierr.As(err); !ok {
-			return contacts.Selection{}, err
+			return sel, err
 		}
 	}
 	return sel, nil
@@ -528,8 +525,7 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 	if b.AudienceID != "" || b.SegmentID != "" {
 		sel, err := s.selection(ctx, b)
 		if err == nil {
-			sel.Mailable = true
-			sample, err := s.c.Contacts.People(ctx, sel, "", 1000)
+			sample, err := sel.WithReach(contacts.Mailable).WithLimit(1000).List(ctx)
 			if err != nil {
 				return nil, err
 			}

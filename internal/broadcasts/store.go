@@ -135,13 +135,13 @@ func deleteDraft(ctx context.Context, q store.Querier, workspaceID, id string) e
 // snapshot copies the selection into the broadcast's recipients: people
 // mail may reach as pending, the others as skipped with the reason; one
 // row per address.
-func snapshot(ctx context.Context, tx *store.Tx, b Broadcast, sel contacts.Selection, now time.Time) error {
+func snapshot(ctx context.Context, tx *store.Tx, b Broadcast, sel contacts.PeopleQuery, now time.Time) error {
 	q := store.Cat(`INSERT INTO broadcast_recipients (id, broadcast_id, workspace_id, contact_id, email, first_name, last_name, attributes, member_attributes,
 		status, reason, email_id, created_at, updated_at)
 		SELECT CAST(`, store.Val(b.ID+"_"), ` AS TEXT) || p.contact_id, `, store.Val(b.ID), `, `, store.Val(b.WorkspaceID), `, p.contact_id, p.email,
 		p.first_name, p.last_name, p.attributes, p.member_attributes,
 		CASE WHEN p.reason = '' THEN 'pending' ELSE 'skipped' END, p.reason, '', `, store.Val(store.Millis(now)), `, `, store.Val(store.Millis(now)), `
-		FROM (`, contacts.PeopleQuery(sel), `) p WHERE 1=1 ON CONFLICT (broadcast_id, email) DO NOTHING`)
+		FROM (`, sel.Snapshot(), `) p WHERE 1=1 ON CONFLICT (broadcast_id, email) DO NOTHING`)
 	_, err := tx.Exec(ctx, q.SQL, q.Args...)
 	return err
 }

@@ -20,9 +20,7 @@ type Service struct {
 	confirm ConfirmConfig
 	// topicsOf lists an address's topics for the subscriptions view.
 	topicsOf TopicsOf
-	// topicRule is the rule `topic`'s SQL (nil: nobody opted out).
-	topicRule TopicRule
-	hooks     testHooks
+	hooks    testHooks
 	// stats is held while an import's statistics refresh runs after its
 	// answer.
 	stats sync.Mutex

@@ -13,7 +13,6 @@ import (
 	"mailroom/internal/ids"
 	"mailroom/internal/rules"
 	"mailroom/internal/store"
-	"mailroom/internal/suppressions"
 )
 
 // This file holds every statement on the contacts, audiences, memberships,
@@ -567,17 +566,59 @@ func refreshStatistics(ctx context.Context, db *store.DB) {
 	_ = db.RefreshStatistics(ctx, "contacts", "memberships")
 }
 
-// --- people: the rows segments and broadcasts select by rules
+// --- people: PeopleQuery's one SELECT. It reads two other areas' tables
+// and never writes them: suppressions (who may not be mailed) and topics
+// with topic_preferences (who switched a topic off). Their owners write
+// the rows; who is suppressed or opted out for a selection is said only
+// here (docs/architecture.md, "One selection builder").
+
+// suppressedSQL is true when the contact's address is suppressed for its
+// workspace: the workspace's own row or a global one (empty workspace_id).
+const suppressedSQL = `EXISTS (SELECT 1 FROM suppressions sp WHERE sp.email = c.email AND (sp.workspace_id = c.workspace_id OR sp.workspace_id = ''))`
+
+// subscribedSQL is true when the contact belongs to some live audience as
+// subscribed: consent is a membership's, even for a workspace-wide
+// selection.
+const subscribedSQL = `EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
+				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`
+
+// topicOptedOut is true when the contact is not to get mail of topic t:
+// it switched the topic off, or never switched on a topic off by
+// default; a required topic cannot be switched off. The (topic_id, email)
+// key makes it one index probe per person.
+func topicOptedOut(t TopicOptIn, workspaceID string) store.Expr {
+	if t.Required {
+		return store.Expr{SQL: "(1=0)"}
+	}
+	want := 0 // a row switching it off
+	if !t.DefaultOptIn {
+		want = 1 // no row switching it on
+	}
+	e := store.Cat(`EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = `, store.Val(t.ID),
+		` AND tp.workspace_id = `, store.Val(workspaceID), ` AND tp.email = c.email AND tp.subscribed = `, store.Val(want), `)`)
+	if !t.DefaultOptIn {
+		return store.Cat(`NOT `, e)
+	}
+	return e
+}
+
+// topicRefOptedOut is the segment rule `topic`: as topicOptedOut, for the
+// topic of the contact's workspace named ref (key or id), read in the
+// same statement. A ref that names no topic opts nobody out.
+func topicRefOptedOut(ref string) store.Expr {
+	return store.Cat(`EXISTS (SELECT 1 FROM topics t WHERE t.workspace_id = c.workspace_id AND (t.id = `, store.Val(ref),
+		` OR t.topic_key = `, store.Val(ref), `) AND t.required = 0 AND CASE WHEN t.default_opt_in = 1
+		THEN EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = c.email AND tp.subscribed = 0)
+		ELSE NOT EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = c.email AND tp.subscribed = 1) END)`)
+}
 
 // peopleCols are the rule columns over the aliases of peopleFrom (c the
 // contact, m the membership within an audience).
-func peopleCols(inAudience bool, topic TopicRule) rules.Columns {
+func peopleCols(inAudience bool) rules.Columns {
 	cols := rules.Columns{
 		Email: "c.email", FirstName: "c.first_name", LastName: "c.last_name", Attributes: []string{"c.attributes"}, Tags: "c.tags", CreatedAt: "c.created_at",
-		Suppressed: store.Expr{SQL: "(" + suppressions.SuppressedSQL("c.email", "c.workspace_id") + ")"},
-	}
-	if topic != nil {
-		cols.OptedOut = func(ref string) store.Expr { return topic("c.workspace_id", "c.email", ref) }
+		Suppressed: store.Expr{SQL: "(" + suppressedSQL + ")"},
+		OptedOut:   topicRefOptedOut,
 	}
 	if inAudience {
 		cols.Status, cols.JoinedAt = "m.status", "m.created_at"
@@ -586,46 +627,43 @@ func peopleCols(inAudience bool, topic TopicRule) rules.Columns {
 	return cols
 }
 
-// peopleFrom is the FROM and WHERE of a selection: the audience's
-// memberships with their contacts, or every contact of the workspace.
-// Mailable keeps those mail may go to: subscribed (to the audience, or to
-// some live audience for a workspace-wide selection) and not suppressed.
-// A topic's opt-outs (TopicOptOut) are left out too. The rule condition
-// follows.
-func peopleFrom(sel Selection) store.Expr {
+// peopleFrom is the FROM and WHERE of a query: the audience's memberships
+// with their contacts, or every contact of the workspace; then the
+// address, the reach (Mailable: subscribed, not suppressed, not opted out
+// of the topic) and the rules.
+func peopleFrom(q PeopleQuery) store.Expr {
 	var e store.Expr
-	if sel.AudienceID != "" {
-		e = store.Cat(` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.workspace_id = `, store.Val(sel.WorkspaceID),
-			` AND m.audience_id = `, store.Val(sel.AudienceID))
-		if sel.Mailable {
+	if q.audienceID != "" {
+		e = store.Cat(` FROM memberships m JOIN contacts c ON c.id = m.contact_id WHERE m.workspace_id = `, store.Val(q.workspaceID),
+			` AND m.audience_id = `, store.Val(q.audienceID))
+		if q.reach == Mailable {
 			e = store.Cat(e, ` AND m.status = 'subscribed'`)
 		}
 	} else {
-		e = store.Cat(` FROM contacts c WHERE c.workspace_id = `, store.Val(sel.WorkspaceID))
-		if sel.Mailable {
-			e = store.Cat(e, ` AND EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
-				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`)
+		e = store.Cat(` FROM contacts c WHERE c.workspace_id = `, store.Val(q.workspaceID))
+		if q.reach == Mailable {
+			e = store.Cat(e, ` AND `+subscribedSQL)
 		}
 	}
-	if sel.Email != "" {
-		e = store.Cat(e, ` AND c.email = `, store.Val(sel.Email))
+	if q.email != "" {
+		e = store.Cat(e, ` AND c.email = `, store.Val(q.email))
 	}
-	if sel.Mailable {
-		e = store.Cat(e, ` AND NOT `+suppressions.SuppressedSQL("c.email", "c.workspace_id"))
-		if sel.TopicOptOut != nil {
-			e = store.Cat(e, ` AND NOT `, sel.TopicOptOut("c.email"))
+	if q.reach == Mailable {
+		e = store.Cat(e, ` AND NOT `+suppressedSQL)
+		if q.topic != nil {
+			e = store.Cat(e, ` AND NOT `, topicOptedOut(*q.topic, q.workspaceID))
 		}
 	}
-	if sel.Rules != nil {
-		e = store.Cat(e, " AND ", sel.Rules.SQL(sel.dialect, peopleCols(sel.AudienceID != "", sel.topicRule), sel.Now))
+	if q.rules != nil {
+		e = store.Cat(e, " AND ", q.rules.SQL(q.db, peopleCols(q.audienceID != ""), q.now))
 	}
 	return e
 }
 
-func countPeople(ctx context.Context, q store.Querier, sel Selection) (int, error) {
-	e := store.Cat(`SELECT COUNT(*)`, peopleFrom(sel))
+func countPeople(ctx context.Context, db store.Querier, q PeopleQuery) (int, error) {
+	e := store.Cat(`SELECT COUNT(*)`, peopleFrom(q))
 	var n int
-	if err := q.QueryRow(ctx, e.SQL, e.Args...).Scan(&n); err != nil {
+	if err := db.QueryRow(ctx, e.SQL, e.Args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting people: %w", err)
 	}
 	return n, nil
@@ -633,64 +671,44 @@ func countPeople(ctx context.Context, q store.Querier, sel Selection) (int, erro
 
 const personColumns = `c.id, c.email, c.first_name, c.last_name, c.attributes, c.tags, c.created_at`
 
-func scanPerson(inAudience bool) func(sc scanner) (Person, error) {
-	return func(sc scanner) (Person, error) {
-		var p Person
-		var attrs, tags, mattrs string
-		var created, joined int64
-		dest := []any{&p.ContactID, &p.Email, &p.FirstName, &p.LastName, &attrs, &tags, &created}
-		if inAudience {
-			dest = append(dest, &p.MemberID, &p.Status, &mattrs, &joined)
-		}
-		if err := sc.Scan(dest...); err != nil {
-			return p, err
-		}
-		p.Attributes, p.Tags, p.CreatedAt = decodeAttrs(attrs), decodeTags(tags), store.FromMillis(created)
-		if inAudience {
-			p.MemberAttributes, p.JoinedAt = decodeAttrs(mattrs), store.FromMillis(joined)
-		}
-		return p, nil
-	}
-}
-
-// listPeople reads a page of a selection in contact id order, after the
-// contact id after ("" from the start).
-func listPeople(ctx context.Context, q store.Querier, sel Selection, after string, limit int) ([]Person, error) {
+// listPeople reads a page of a query in contact id order.
+func listPeople(ctx context.Context, db store.Querier, q PeopleQuery) ([]Person, error) {
 	cols := personColumns
-	in := sel.AudienceID != ""
+	in := q.audienceID != ""
 	if in {
 		cols += `, m.id, m.status, m.attributes, m.created_at`
 	}
-	e := store.Cat(`SELECT `+cols, peopleFrom(sel))
-	if after != "" {
-		e = store.Cat(e, ` AND c.id > `, store.Val(after))
+	e := store.Cat(`SELECT `+cols, peopleFrom(q))
+	if q.after != "" {
+		e = store.Cat(e, ` AND c.id > `, store.Val(q.after))
 	}
-	e = store.Cat(e, ` ORDER BY c.id LIMIT `, store.Val(limit))
-	return store.QueryAll(ctx, q, scanPerson(in), e.SQL, e.Args...)
+	e = store.Cat(e, ` ORDER BY c.id`)
+	if q.limit > 0 {
+		e = store.Cat(e, ` LIMIT `, store.Val(q.limit))
+	}
+	return store.QueryAll(ctx, db, scanPerson(in), e.SQL, e.Args...)
 }
 
-// PeopleQuery is a selection as a SELECT of (contact_id, email,
-// first_name, last_name, attributes, member_attributes, reason) for a
-// caller that snapshots it with INSERT ... SELECT in its own statement
-// (broadcast recipients). It is the one place that says who a broadcast
-// may reach: reason is "" for a person mail may go to, else why not
-// (suppressed, unsubscribed, topic_opt_out), the first that holds.
-func PeopleQuery(sel Selection) store.Expr {
-	sel.Mailable = false // the reason column tells them apart
-	mattrs, notSubscribed := `'{}'`, `NOT EXISTS (SELECT 1 FROM memberships mm JOIN audiences a ON a.id = mm.audience_id AND a.deleted_at IS NULL
-				WHERE mm.contact_id = c.id AND mm.status = 'subscribed')`
-	if sel.AudienceID != "" {
+// Snapshot is the query as a SELECT of (contact_id, email, first_name,
+// last_name, attributes, member_attributes, reason), for a caller that
+// copies it with INSERT ... SELECT in its own statement (broadcast
+// recipients). reason is "" for a person mail may go to, else why not,
+// the first that holds: suppressed, unsubscribed, topic_opt_out. Paging
+// does not apply.
+func (q PeopleQuery) Snapshot() store.Expr {
+	mattrs, notSubscribed := `'{}'`, `NOT `+subscribedSQL
+	if q.audienceID != "" {
 		mattrs, notSubscribed = `m.attributes`, `m.status <> 'subscribed'`
 	}
 	optOut := store.Expr{}
-	if sel.TopicOptOut != nil {
-		optOut = store.Cat(` WHEN `, sel.TopicOptOut("c.email"), ` THEN '`+ReasonTopicOptOut+`'`)
+	if q.topic != nil {
+		optOut = store.Cat(` WHEN `, topicOptedOut(*q.topic, q.workspaceID), ` THEN '`+ReasonTopicOptOut+`'`)
 	}
 	return store.Cat(`SELECT c.id AS contact_id, c.email AS email, c.first_name AS first_name, c.last_name AS last_name,
 		c.attributes AS attributes, `+mattrs+` AS member_attributes,
-		CASE WHEN `+suppressions.SuppressedSQL("c.email", "c.workspace_id")+` THEN 'suppressed'
-		     WHEN `+notSubscribed+` THEN 'unsubscribed'`, optOut, `
-		     ELSE '' END AS reason`, peopleFrom(sel))
+		CASE WHEN `+suppressedSQL+` THEN '`+ReasonSuppressed+`'
+		     WHEN `+notSubscribed+` THEN '`+ReasonUnsubscribed+`'`, optOut, `
+		     ELSE '' END AS reason`, peopleFrom(q))
 }
 
 // --- contact_properties

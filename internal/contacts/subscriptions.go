@@ -3,7 +3,6 @@ package contacts
 import (
 	"context"
 
-	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
 )
 
@@ -56,12 +55,3 @@ type TopicsOf func(ctx context.Context, workspaceID, email string) ([]string, er
 
 // SetTopics makes the subscriptions view list topics.
 func (s *Service) SetTopics(f TopicsOf) { s.topicsOf = f }
-
-// TopicRule is the condition that the address in emailCol of the workspace
-// in workspaceCol is opted out of the topic ref (key or id): the topics
-// area's SQL (topics.OptedOutByRefSQL), for the segment rule `topic`.
-type TopicRule func(workspaceCol, emailCol, ref string) store.Expr
-
-// SetTopicRule makes the rule `topic` read the topics area's opt-outs;
-// without it everyone is subscribed to every topic.
-func (s *Service) SetTopicRule(f TopicRule) { s.topicRule = f }

@@ -179,8 +179,8 @@ func TestSQLAndGoAgree(t *testing.T) {
 		}
 		slices.Sort(want)
 		got := []string{}
-		sel := svc.Select(ws, aud, set, false)
-		ps, err := svc.People(ctx, sel, "", 10000)
+		sel := svc.People(ws).WithAudience(aud).WithRules(set)
+		ps, err := sel.List(ctx)
 		if err != nil {
 			t.Fatalf("round %d: %v\nrules: %s", round, err, set.JSON())
 		}
@@ -193,7 +193,7 @@ func TestSQLAndGoAgree(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d (%s %s): SQL kept %d, Go %d\nSQL only: %v\nGo only: %v", round, mode, set.JSON(), len(got), len(want), diff(got, want), diff(want, got))
 		}
-		cnt, err := svc.CountPeople(ctx, sel)
+		cnt, err := sel.Count(ctx)
 		if err != nil || cnt != len(want) {
 			t.Fatalf("round %d: count %d, %v; want %d", round, cnt, err, len(want))
 		}

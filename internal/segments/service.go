@@ -226,14 +226,14 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 	return nil
 }
 
-// Selection is who the segment holds, for a caller that reads or
-// snapshots them (members listing, broadcast recipients).
-func (s *Service) Selection(seg Segment, mailable bool) contacts.Selection {
-	return s.contacts.Select(seg.WorkspaceID, seg.AudienceID, seg.set, mailable)
+// people is who the segment holds: its audience's members (or the
+// workspace's contacts) its rules select.
+func (s *Service) people(seg Segment) contacts.PeopleQuery {
+	return s.contacts.People(seg.WorkspaceID).WithAudience(seg.AudienceID).WithRules(seg.set)
 }
 
 func (s *Service) count(ctx context.Context, seg Segment) (int, error) {
-	return s.contacts.CountPeople(ctx, s.Selection(seg, false))
+	return s.people(seg).Count(ctx)
 }
 
 // Lookup reads a segment (for broadcasts).
@@ -248,11 +248,14 @@ func (s *Service) Members(ctx context.Context, workspaceID, id string, mailable 
 	if err != nil {
 		return nil, 0, err
 	}
-	sel := s.Selection(seg, mailable)
-	ps, err := s.contacts.People(ctx, sel, after, limit)
+	q := s.people(seg)
+	if mailable {
+		q = q.WithReach(contacts.Mailable)
+	}
+	ps, err := q.After(after).WithLimit(limit).List(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	total, err := s.contacts.CountPeople(ctx, sel)
+	total, err := q.Count(ctx)
 	return ps, total, err
 }

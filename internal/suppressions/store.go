@@ -192,11 +192,3 @@ func list(ctx context.Context, q store.Querier, workspaceID string, f Filter, li
 	}
 	return out, total, rows.Err()
 }
-
-// SuppressedSQL is a condition true when the address in column emailCol is
-// suppressed for the workspace in column wsCol (its own row or a global
-// one), for queries of other areas that select people (segments,
-// broadcast recipients). Both columns are the caller's; nothing is bound.
-func SuppressedSQL(emailCol, wsCol string) string {
-	return `EXISTS (SELECT 1 FROM suppressions sp WHERE sp.email = ` + emailCol + ` AND (sp.workspace_id = ` + wsCol + ` OR sp.workspace_id = ''))`
-}

@@ -149,37 +149,3 @@ func setPreference(ctx context.Context, q store.Querier, workspaceID, topicID, e
 	}
 	return nil
 }
-
-// OptedOutSQL is the condition "the address in emailCol is not to get mail
-// of topic t": it switched the topic off, or never opted in to a topic off
-// by default; a required topic cannot be switched off. Another area's
-// statement over people (the broadcasts' recipients, through
-// contacts.Selection) embeds it, so who opted out is said here only. The
-// (topic_id, email) key makes it one index probe per person.
-func OptedOutSQL(t Topic, emailCol string) store.Expr {
-	if t.Required {
-		return store.Expr{SQL: "(1=0)"}
-	}
-	want := 0 // a row switching it off
-	if !t.DefaultOptIn {
-		want = 1 // no row switching it on
-	}
-	e := store.Cat(`EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = `, store.Val(t.ID),
-		` AND tp.workspace_id = `, store.Val(t.WorkspaceID), ` AND tp.email = `+emailCol+` AND tp.subscribed = `, store.Val(want), `)`)
-	if !t.DefaultOptIn {
-		return store.Cat(`NOT `, e)
-	}
-	return e
-}
-
-// OptedOutByRefSQL is the condition "the address in emailCol is not
-// subscribed to the topic named ref (key or id) of the workspace in
-// workspaceCol", for the segment rule `topic` (through the contacts area's
-// rule columns): as OptedOutSQL, for a topic read in the same statement. A
-// ref that names no topic opts nobody out.
-func OptedOutByRefSQL(workspaceCol, emailCol, ref string) store.Expr {
-	return store.Cat(`EXISTS (SELECT 1 FROM topics t WHERE t.workspace_id = `+workspaceCol+` AND (t.id = `, store.Val(ref),
-		` OR t.topic_key = `, store.Val(ref), `) AND t.required = 0 AND CASE WHEN t.default_opt_in = 1
-		THEN EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = `+emailCol+` AND tp.subscribed = 0)
-		ELSE NOT EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = `+emailCol+` AND tp.subscribed = 1) END)`)
-}

@@ -83,7 +83,7 @@ func (c *renderers) get(ctx context.Context, s *Service, workspaceID, id string)
 	}
 	e.b, e.err = broadcastByID(ctx, s.c.DB, workspaceID, id)
 	if e.err == nil {
-		e.r, e.err = s.renderer(ctx, e.b)
+		e.r, e.err = s.sendRenderer(ctx, e.b)
 	}
 	close(e.ready)
 	if e.err != nil {

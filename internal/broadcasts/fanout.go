@@ -53,7 +53,7 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 	if b.Status != StatusSending {
 		return nil
 	}
-	r, err := s.renderer(ctx, b)
+	r, err := s.sendRenderer(ctx, b)
 	if err != nil {
 		return err
 	}

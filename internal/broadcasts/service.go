@@ -642,15 +642,29 @@ func (r *renderer) footerParts() {
 	r.footerScan = !r.footerHTML || !r.footerText
 }
 
+// renderer makes the renderer of a preview, a test or the problems: with
+// the fallbacks declared now.
 func (s *Service) renderer(ctx context.Context, b Broadcast) (*renderer, error) {
-	// A broadcast that began sending renders with the fallbacks it pinned.
-	fb, err := pinnedFallbacks(ctx, s.c.DB, b.WorkspaceID, b.ID)
-	if err == nil && fb == nil {
-		fb, err = s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
-	}
+	fb, err := s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
+	return s.rendererWith(ctx, b, fb)
+}
+
+// sendRenderer makes the renderer of the fan-out and of Body: once a
+// broadcast began sending, with the fallbacks it pinned, so every render
+// of a recipient is the same whatever is declared later.
+func (s *Service) sendRenderer(ctx context.Context, b Broadcast) (*renderer, error) {
+	fb, err := pinnedFallbacks(ctx, s.c.DB, b.WorkspaceID, b.ID)
+	if err != nil || fb == nil {
+		return s.renderer(ctx, b)
+	}
+	return s.rendererWith(ctx, b, fb)
+}
+
+func (s *Service) rendererWith(ctx context.Context, b Broadcast, fb map[string]string) (*renderer, error) {
+	var err error
 	r := &renderer{fallbacks: fb}
 	if b.TemplateID == "" {
 		t, err := b.body()

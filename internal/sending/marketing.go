@@ -61,9 +61,7 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		out = append(out, id)
 		refs = append(refs, jobs.EmailRef{EmailID: id, WorkspaceID: workspaceID})
 	}
-	if err := writeAccepted(ctx, tx, &a); err != nil {
-		return nil, err
-	}
+	writeAccepted(tx, &a)
 	if len(refs) > 0 {
 		tx.AddJob(jobs.MarketingBatchArgs{Emails: refs})
 		n := len(refs)

@@ -486,10 +486,11 @@ func listRows(ctx context.Context, q store.Querier, c Caller, limit int, pos *Po
 }
 
 // The accept statement: the emails one commit accepts (a group commit's
-// sends, a broadcast's hand-over, an automation's step) go into emails in one
-// statement, and the bodies stored apart into email_bodies in another,
-// written out below per dialect; writeAccepted runs them. On PostgreSQL the
-// send path's commit carries acceptVeto beside them.
+// sends, a broadcast's hand-over, an automation's steps) go into emails in
+// one statement, and the bodies stored apart into email_bodies in another,
+// written out below per dialect; writeAccepted queues them for the commit
+// (store.Tx.DeferWritten). On PostgreSQL the send path's commit carries
+// acceptVeto beside them.
 
 // insertEmails is the head of the accept statement: emails' columns in the
 // order insertArgs fills them. A new column is its name here, its array in
@@ -505,8 +506,8 @@ const insertEmails = `INSERT INTO emails (id, workspace_id, api_key_id, status,
 // (as River's JobInsertFastMany), so a batch of any size is one statement.
 // The unnests stand in the select list, where PostgreSQL takes row i from
 // every array's element i and streams the rows (in FROM it would first copy
-// them all). It runs inside the commit's one statement (store.Tx.DeferUnnest),
-// after acceptVeto when the batch is guarded.
+// them all). It runs inside the commit's one statement, beside the commit's
+// other rows and after acceptVeto when the batch is guarded.
 const acceptEmailsPG = insertEmails + `
 	SELECT unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
 	unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
@@ -518,7 +519,6 @@ const acceptEmailsPG = insertEmails + `
 // On SQLite the accept statement is insertEmails VALUES (?, ...), (?, ...),
 // ... in statements of 64, 16, 4 and 1 rows (store.Tx.ExecValues): SQLite
 // has no arrays, and a fixed set of sizes keeps its prepared statements few.
-// It runs at once: SQLite's one writer pays no round trip per statement.
 
 // insertBodies is the head of the bodies' statement (insertArgs' body).
 const insertBodies = `INSERT INTO email_bodies (email_id, html, text_body, attachments)`
@@ -532,7 +532,7 @@ var emailWidth, bodyWidth = strings.Count(insertEmails, ",") + 1, strings.Count(
 // acceptVeto keeps the accept statement's rows out on PostgreSQL (with every
 // other row of the commit: store.Guard) when the read it rides on, g(kind, a,
 // b) from checkSet.query, found what the batch bet against (groupWriter.guard):
-// a suppression of a recipient a send names (kind 0: a is the workspace or ''
+// a suppression of a recipient a send names (kind 0: a is the workspace, empty
 // for a global one, b the address), a key taken on trust that is gone (kind
 // 2: a is the live key's id), or a workspace with a webhook endpoint the
 // events were not written for (kind 1). Its arguments: the (workspace,
@@ -543,25 +543,15 @@ const acceptVeto = `EXISTS (SELECT 1 FROM g JOIN unnest(?::text[], ?::text[]) AS
 	OR EXISTS (SELECT 1 FROM unnest(?::text[]) AS k(id) WHERE NOT EXISTS (SELECT 1 FROM g WHERE g.kind = 2 AND g.a = k.id))
 	OR EXISTS (SELECT 1 FROM g WHERE g.kind = 1 AND NOT (g.a = ANY(?::text[])))`
 
-// writeAccepted runs the accept statement for a's emails and their bodies
-// in tx (on PostgreSQL, in the commit's one statement), and queues a's
-// deliveries in deliver_batch jobs of at most jobs.MaxDeliverBatch emails.
-func writeAccepted(ctx context.Context, tx *store.Tx, a *acceptBatch) error {
-	if tx.Dialect() == store.Postgres {
-		tx.DeferUnnest(acceptEmailsPG, a.emails)
-		tx.DeferUnnest(acceptBodiesPG, a.bodies)
-	} else {
-		if err := tx.ExecValues(ctx, insertEmails, emailWidth, a.emails, ""); err != nil {
-			return err
-		}
-		if err := tx.ExecValues(ctx, insertBodies, bodyWidth, a.bodies, ""); err != nil {
-			return err
-		}
-	}
+// writeAccepted queues the accept statement for a's emails and their bodies
+// in tx, to run just before it commits, and a's deliveries in deliver_batch
+// jobs of at most jobs.MaxDeliverBatch emails.
+func writeAccepted(tx *store.Tx, a *acceptBatch) {
+	tx.DeferWritten(insertEmails, acceptEmailsPG, a.emails)
+	tx.DeferWritten(insertBodies, acceptBodiesPG, a.bodies)
 	for start := 0; start < len(a.deliver); start += jobs.MaxDeliverBatch {
 		tx.AddJob(jobs.DeliverBatchArgs{Emails: a.deliver[start:min(start+jobs.MaxDeliverBatch, len(a.deliver))]})
 	}
-	return nil
 }
 
 // changed reports whether a conditional write touched a row.

@@ -17,12 +17,13 @@ func (tx *Tx) BeforeFlush(f func(ctx context.Context, tx *Tx) error) {
 
 // deferred gathers rows of one INSERT shape for a multi-row statement:
 // either a table and columns (DeferInsert, the statement made here), or a
-// statement its table's owner wrote out (DeferUnnest).
+// statement its table's owner wrote out (DeferWritten).
 type deferred struct {
 	table    string
 	cols     []string
 	conflict string   // "" or an ON CONFLICT clause (DeferUpsert)
-	stmt     string   // DeferUnnest's statement, or ""
+	insert   string   // DeferWritten's head, or ""
+	stmt     string   // DeferWritten's statement for PostgreSQL, or ""
 	types    []string // stmt's array types, one per column
 	args     []any    // rows × width values, row by row
 	rows     int
@@ -64,32 +65,30 @@ func (tx *Tx) DeferUpsert(table string, cols []string, conflict string, args ...
 	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, conflict: conflict, args: append(make([]any, 0, 8*len(args)), args...), rows: 1})
 }
 
-// DeferUnnest queues rows for q on PostgreSQL: q is an INSERT ... SELECT
-// unnest(?::type[]), ... statement written out by its table's owner (one
-// unnest per column, nothing after the last), and rows hold one value per
-// unnest, row after row. q runs in the commit's one statement (see
-// flushStatement), beside the other deferred rows and under the guard's
-// veto; rows queued for the same q go in together. On SQLite the owner runs
-// its VALUES form itself (ExecValues).
-func (tx *Tx) DeferUnnest(q string, rows []any) {
-	if tx.db.Dialect != Postgres {
-		panic("store: DeferUnnest on " + tx.db.Dialect.String())
-	}
+// DeferWritten queues rows for a statement written out by its table's
+// owner, to run just before the commit with the other deferred rows: insert
+// is its "INSERT INTO table (columns)" head, which SQLite runs as VALUES
+// lists (ExecValues), and unnest the statement PostgreSQL runs, insert then
+// SELECT unnest(?::type[]), ... (one unnest per column, nothing after the
+// last), inside the commit's one statement and under the guard's veto (see
+// flushStatement). rows hold one value per column, row after row; rows
+// queued for the same statement go in together.
+func (tx *Tx) DeferWritten(insert, unnest string, rows []any) {
 	if len(rows) == 0 {
 		return
 	}
 	for _, d := range tx.inserts {
-		if d.stmt == q {
+		if d.stmt == unnest {
 			d.args = append(d.args, rows...)
 			d.rows += len(rows) / len(d.types)
 			return
 		}
 	}
-	types := unnestTypes(q)
-	if len(types) == 0 || len(rows)%len(types) != 0 {
-		panic("store: DeferUnnest with " + strconv.Itoa(len(rows)) + " values for " + strconv.Itoa(len(types)) + " columns")
+	types := unnestTypes(unnest)
+	if len(types) == 0 || len(rows)%len(types) != 0 || !strings.HasPrefix(unnest, insert) {
+		panic("store: DeferWritten with " + strconv.Itoa(len(rows)) + " values for " + strconv.Itoa(len(types)) + " columns")
 	}
-	tx.inserts = append(tx.inserts, &deferred{stmt: q, types: types, args: slices.Clone(rows), rows: len(rows) / len(types)})
+	tx.inserts = append(tx.inserts, &deferred{insert: insert, stmt: unnest, types: types, args: slices.Clone(rows), rows: len(rows) / len(types)})
 }
 
 // unnestTypes reads the array types of q's unnest(?::type[]) casts, in order.
@@ -157,10 +156,14 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 	return err
 }
 
-// execValues writes ds (DeferInsert's rows) as VALUES lists.
+// execValues writes ds as VALUES lists.
 func (tx *Tx) execValues(ctx context.Context, ds []*deferred) error {
 	for _, d := range ds {
-		if err := tx.ExecValues(ctx, "INSERT INTO "+d.table+" ("+strings.Join(d.cols, ", ")+")", len(d.cols), d.args, d.conflict); err != nil {
+		insert := d.insert
+		if insert == "" {
+			insert = "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ")"
+		}
+		if err := tx.ExecValues(ctx, insert, d.width(), d.args, d.conflict); err != nil {
 			return err
 		}
 	}

@@ -53,7 +53,7 @@ func (db *DB) unnestParts(ctx context.Context, ds []*deferred, offset int) (part
 	return parts, args, values, nil
 }
 
-// writtenPart is a DeferUnnest statement with its arrays, its parameters
+// writtenPart is a DeferWritten statement with its arrays, its parameters
 // numbered from offset+1.
 func writtenPart(d *deferred, offset int) (string, []any, error) {
 	arrays := make([]any, len(d.types))

@@ -292,7 +292,7 @@ const maxGuarded = 512
 // the same things as lookupSuppressions and keeps the rows out if any
 // answer was wrong. That is one round trip per batch instead of two, a
 // fifth more sends a second. It answers nil where a guard does not apply
-// (SQLite, nothing to check, a very large batch).
+// (a second run, SQLite, nothing to check, a very large batch).
 func (g *groupWriter) guard(tx *store.Tx, b *groupcommit.Batch[*writeOp]) *guardSeen {
 	if b.Attempt > 0 || !tx.CanGuard() {
 		return nil

@@ -29,7 +29,7 @@ type unnestPart struct {
 // unnestParts is one part per table of ds, their parameters numbered from
 // offset+1 on in order. A table deferred with DeferInsert whose values have
 // a type this does not convert is left out and answered in values, for
-// VALUES lists; a written-out statement (DeferUnnest) always has its part.
+// VALUES lists; a written-out statement (DeferWritten) always has its part.
 func (db *DB) unnestParts(ctx context.Context, ds []*deferred, offset int) (parts []unnestPart, args []any, values []*deferred, err error) {
 	for _, d := range ds {
 		var part string

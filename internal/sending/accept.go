@@ -364,7 +364,7 @@ func (s *Service) prepare(ctx context.Context, c Caller, ws *workspaceInfo, req 
 		}
 	}
 	b.row = row
-	b.args, b.body = row.insertArgs()
+	b.args, b.body = row.insertArgs(ClassTransactional)
 	if v.SendAt == nil || c.ConfirmKey != nil {
 		b.check = &supCheck{ws: c.WorkspaceID}
 		if c.ConfirmKey != nil {
@@ -490,9 +490,10 @@ func checkSize(v *Validated, row *emailRow, now time.Time) error {
 
 // acceptOp is the write of one booking inside a group commit: reserve the
 // idempotency key (a unique row, so a race across nodes yields one email),
-// insert the email and, for sends going now, enqueue its work job.
-func (s *Service) acceptOp(b *booking) writeFunc {
-	return func(ctx context.Context, tx *store.Tx) error {
+// add the email to the commit's accept batch a and, for sends going now,
+// hand it to delivery there too.
+func (s *Service) acceptOp(b *booking) acceptFunc {
+	return func(ctx context.Context, tx *store.Tx, a *acceptBatch) error {
 		b.outcome, b.err = Outcome{}, nil
 		if b.check != nil && b.check.keyGone {
 			b.err = errKeyGone
@@ -531,8 +532,8 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 			}
 		}
 		// Nothing in the commit reads the row back, so it joins the
-		// batch's multi-row insert.
-		deferInsertEmail(tx, b.args, b.body, "")
+		// batch's accept statement (writeAccepted).
+		a.add(b.args, b.body)
 		bookTracking(tx, b, s.serviceDomain)
 		// The first timeline entry (accepted or scheduled) is not written:
 		// it is read back from the row itself (see acceptedEntry), which
@@ -544,7 +545,7 @@ func (s *Service) acceptOp(b *booking) writeFunc {
 				return err
 			}
 		case e.Status == StatusQueued:
-			if err := s.enqueueWork(ctx, tx, e); err != nil {
+			if err := s.enqueueWork(ctx, tx, a, e); err != nil {
 				return err
 			}
 		}
@@ -579,24 +580,22 @@ func (s *Service) ownMessageID(ctx context.Context, tx *store.Tx, b *booking) er
 	}
 	if e.MessageID != id {
 		e.MessageID = id
-		b.args, b.body = e.insertArgs()
+		b.args, b.body = e.insertArgs(ClassTransactional)
 	}
 	return nil
 }
 
-// enqueueWork hands a queued email to what carries it forward: the delivery
-// engine's job for real recipients; a test-mode email is played out at once
-// in the same transaction (see simulateOne), since no server is involved.
-func (s *Service) enqueueWork(ctx context.Context, tx *store.Tx, e *emailRow) error {
+// enqueueWork hands a queued email to what carries it forward: for real
+// recipients the delivery engine, through the commit's batch a (one
+// deliver_batch job per commit, see writeAccepted); a test-mode email is
+// played out at once in the same transaction (see simulateOne), since no
+// server is involved.
+func (s *Service) enqueueWork(ctx context.Context, tx *store.Tx, a *acceptBatch, e *emailRow) error {
 	if e.TestMode {
 		outcome, delay := outcomeOf(e.Recipients, s.serviceDomain)
 		return s.simulateOne(ctx, tx, EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID, Outcome: outcome, Delay: delay})
 	}
-	if d, ok := ctx.Value(deliveriesKey{}).(*deliveries); ok {
-		d.refs = append(d.refs, jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
-		return nil
-	}
-	tx.AddJob(jobs.DeliverArgs{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
+	a.deliver = append(a.deliver, jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID})
 	return nil
 }
 

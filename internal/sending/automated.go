@@ -183,8 +183,9 @@ func (s *Service) AcceptTx(ctx context.Context, tx *store.Tx, p *Prepared) (stri
 			}
 		}
 	}
-	row, body := e.insertArgs()
-	deferInsertEmail(tx, row, body, p.class)
+	var a acceptBatch
+	a.add(e.insertArgs(p.class))
+	writeAccepted(tx, &a)
 	ref := jobs.EmailRef{EmailID: e.ID, WorkspaceID: e.WorkspaceID}
 	switch {
 	case p.sim != "":

@@ -45,12 +45,39 @@ const pipeMin = 24
 // ride along in one group commit.
 const maxBulk = 2
 
-// writeOp is what one write carries through the group committer for the
-// batch's hooks: a send's suppression check, or nil. A write may run twice
+// writeOp is one write through the group committer: write, and for the
+// batch's hooks a send's suppression check (or nil). A write may run twice
 // (once in a shared transaction that is rolled back, then alone), so it must
 // only set state it fully overwrites.
 type writeOp struct {
+	write acceptFunc
 	check *supCheck // recipients to look up on the suppression list, or nil
+	// batch is the accept batch of the run under way, which wrap makes
+	// before the writes run and hands each of them (run).
+	batch *acceptBatch
+}
+
+// acceptFunc is one write inside a group commit: the emails it accepts join
+// a, which the commit writes once all its writes have run.
+type acceptFunc func(ctx context.Context, tx *store.Tx, a *acceptBatch) error
+
+// run is the op as groupcommit runs it: write with the run's batch.
+func (op *writeOp) run(ctx context.Context, tx *store.Tx) error {
+	return op.write(ctx, tx, op.batch)
+}
+
+// acceptBatch is what the writes of one run of a batch accept: their
+// emails' rows and bodies (insertArgs, row after row) for the accept
+// statement, and the emails to hand to delivery. writeAccepted writes it.
+type acceptBatch struct {
+	emails, bodies []any
+	deliver        []jobs.EmailRef
+}
+
+// add queues an email's row and bodies (insertArgs) for the accept statement.
+func (a *acceptBatch) add(row, body []any) {
+	a.emails = append(a.emails, row...)
+	a.bodies = append(a.bodies, body...)
 }
 
 // supCheck is one send's suppression lookup, answered for the whole batch by
@@ -167,36 +194,6 @@ func lookupSuppressions(ctx context.Context, tx *store.Tx, ops []*writeOp) error
 	return nil
 }
 
-// writeFunc is one write inside a group commit.
-type writeFunc = groupcommit.Func
-
-// runOps runs the batch's writes (run) in tx, reading their checks first.
-func runOps(ctx context.Context, tx *store.Tx, ops []*writeOp, run func(context.Context) error) error {
-	if err := lookupSuppressions(ctx, tx, ops); err != nil {
-		return err
-	}
-	return runFns(ctx, tx, run)
-}
-
-// runFns runs the batch's writes (run) in tx, their checks already
-// answered, and queues the deliveries they gathered in batch jobs.
-func runFns(ctx context.Context, tx *store.Tx, run func(context.Context) error) error {
-	deliver := &deliveries{}
-	if err := run(context.WithValue(ctx, deliveriesKey{}, deliver)); err != nil {
-		return err
-	}
-	for start := 0; start < len(deliver.refs); start += jobs.MaxDeliverBatch {
-		tx.AddJob(jobs.DeliverBatchArgs{Emails: deliver.refs[start:min(start+jobs.MaxDeliverBatch, len(deliver.refs))]})
-	}
-	return nil
-}
-
-// deliveries gathers the emails one group commit hands to the delivery
-// engine, so that they travel in one batch job (see jobs.DeliverBatchArgs).
-type deliveries struct{ refs []jobs.EmailRef }
-
-type deliveriesKey struct{}
-
 // groupWriter is the send path's group committer: concurrent sends share
 // one commit, which is what lets SQLite, which flushes every commit to disk
 // before answering, accept thousands of sends a second without giving up
@@ -231,28 +228,38 @@ func (g *groupWriter) start(ctx context.Context) error { return g.c.Start(ctx) }
 func (g *groupWriter) shutdown() { g.c.Stop() }
 
 // submit queues an accept and returns the channel its result arrives on.
-func (g *groupWriter) submit(fn writeFunc, check *supCheck) <-chan error {
-	return g.c.Submit(&writeOp{check: check}, fn)
+func (g *groupWriter) submit(fn acceptFunc, check *supCheck) <-chan error {
+	op := &writeOp{write: fn, check: check}
+	return g.c.Submit(op, op.run)
 }
 
 // do runs background work fn in a shared transaction and waits for its
 // commit. Accepts go first: a batch takes at most maxBulk background writes,
 // so a burst of sends is answered promptly while the simulator and the
 // scheduler keep moving behind it.
-func (g *groupWriter) do(ctx context.Context, fn writeFunc) error {
-	return g.c.Do(ctx, &writeOp{}, fn)
+func (g *groupWriter) do(ctx context.Context, fn acceptFunc) error {
+	op := &writeOp{write: fn}
+	return g.c.Do(ctx, op, op.run)
 }
 
 // wrap runs a batch's writes: on its first run guarded where it can (see
-// guard), else reading the checks first.
+// guard), else reading the checks first (lookupSuppressions). The writes
+// gather their emails in one acceptBatch, which writeAccepted then writes.
 func (g *groupWriter) wrap(ctx context.Context, tx *store.Tx, b *groupcommit.Batch[*writeOp], run func(context.Context) error) error {
-	if b.Attempt == 0 {
-		if seen := g.guard(tx, b.Items); seen != nil {
-			b.Note = seen
-			return runFns(ctx, tx, run)
-		}
+	a := &acceptBatch{}
+	for _, op := range b.Items {
+		op.batch = a
 	}
-	return runOps(ctx, tx, b.Items, run)
+	if seen := g.guard(tx, b); seen != nil {
+		b.Note = seen
+	} else if err := lookupSuppressions(ctx, tx, b.Items); err != nil {
+		return err
+	}
+	if err := run(ctx); err != nil {
+		return err
+	}
+	writeAccepted(tx, a)
+	return nil
 }
 
 // ended learns from a guarded run and asks for a second run, reading
@@ -285,12 +292,12 @@ const maxGuarded = 512
 // the same things as lookupSuppressions and keeps the rows out if any
 // answer was wrong. That is one round trip per batch instead of two, a
 // fifth more sends a second. It answers nil where a guard does not apply
-// (SQLite, nothing to check, a very large batch).
-func (g *groupWriter) guard(tx *store.Tx, ops []*writeOp) *guardSeen {
-	if !tx.CanGuard() {
+// (a second run, SQLite, nothing to check, a very large batch).
+func (g *groupWriter) guard(tx *store.Tx, b *groupcommit.Batch[*writeOp]) *guardSeen {
+	if b.Attempt > 0 || !tx.CanGuard() {
 		return nil
 	}
-	cs := gatherChecks(ops)
+	cs := gatherChecks(b.Items)
 	if (len(cs.emails) == 0 && len(cs.keys) == 0) || len(cs.emails) > maxGuarded {
 		return nil
 	}
@@ -310,14 +317,9 @@ func (g *groupWriter) guard(tx *store.Tx, ops []*writeOp) *guardSeen {
 	}
 	q, args := cs.query(cs.emails, true)
 	tx.SetGuard(&store.Guard{
-		Query: q,
-		Args:  args,
-		// A suppression that applies to a send, a key that is gone, or an
-		// endpoint the events were not written for.
-		Veto: `EXISTS (SELECT 1 FROM g JOIN unnest(?::text[], ?::text[]) AS p(ws, email)
-				ON g.kind = 0 AND g.b = p.email AND (g.a = '' OR g.a = p.ws))
-			OR EXISTS (SELECT 1 FROM unnest(?::text[]) AS k(id) WHERE NOT EXISTS (SELECT 1 FROM g WHERE g.kind = 2 AND g.a = k.id))
-			OR EXISTS (SELECT 1 FROM g WHERE g.kind = 1 AND NOT (g.a = ANY(?::text[])))`,
+		Query:    q,
+		Args:     args,
+		Veto:     acceptVeto, // beside the accept statement, in store.go
 		VetoArgs: []any{cs.pairWS, cs.pairEmail, cs.keys, assumed},
 		Row: func(kind int, a, _, _ string) {
 			if kind == 1 {

@@ -46,6 +46,7 @@ type MarketingEmail struct {
 // Suppressions are checked again by delivery at send time.
 func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID string, ms []MarketingEmail, now time.Time) ([]string, error) {
 	out := make([]string, 0, len(ms))
+	var a acceptBatch
 	refs := make([]jobs.EmailRef, 0, len(ms))
 	for _, m := range ms {
 		id := ids.New("em")
@@ -56,8 +57,7 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		e := &emailRow{ID: id, WorkspaceID: workspaceID, Status: StatusQueued, From: m.From, To: []string{m.To}, ReplyTo: m.ReplyTo,
 			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags, BodySource: m.BodySource,
 			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)}}
-		row, body := e.insertArgs()
-		deferInsertEmail(tx, row, body, ClassMarketing)
+		a.add(e.insertArgs(ClassMarketing))
 		if flags := trackFlags(m.TrackOpens, m.TrackClicks); flags != 0 {
 			tracking.Book(tx, tracking.Booking{WorkspaceID: workspaceID, EmailID: id, Flags: flags, Domain: domainOf(from),
 				MailClass: ClassMarketing, Tags: m.Tags, At: now})
@@ -65,6 +65,7 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		out = append(out, id)
 		refs = append(refs, jobs.EmailRef{EmailID: id, WorkspaceID: workspaceID})
 	}
+	writeAccepted(tx, &a)
 	if len(refs) > 0 {
 		tx.AddJob(jobs.MarketingBatchArgs{Emails: refs})
 		n := len(refs)

@@ -42,7 +42,7 @@ func (w *ScenarioWorker) Work(ctx context.Context, job *river.Job[ScenarioArgs])
 	a := job.Args
 	switch a.Step {
 	case stepDeliver:
-		return w.S.writer.do(ctx, func(ctx context.Context, tx *store.Tx) error {
+		return w.S.writer.do(ctx, func(ctx context.Context, tx *store.Tx, _ *acceptBatch) error {
 			return w.S.simulateOne(ctx, tx, EmailRef{EmailID: a.EmailID, WorkspaceID: a.WorkspaceID, Outcome: TestDelivered})
 		})
 	case stepAutoReply:

@@ -194,9 +194,9 @@ func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 		if len(list) == 0 {
 			return total, nil
 		}
-		err = s.writer.do(ctx, func(ctx context.Context, tx *store.Tx) error {
+		err = s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, a *acceptBatch) error {
 			for _, d := range list {
-				if err := s.promoteOne(ctx, tx, d.ws, d.id, now); err != nil {
+				if err := s.promoteOne(ctx, tx, a, d.ws, d.id, now); err != nil {
 					return err
 				}
 			}
@@ -212,7 +212,7 @@ func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 	}
 }
 
-func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, now time.Time) error {
+func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, a *acceptBatch, ws, id string, now time.Time) error {
 	e, err := loadFull(ctx, tx, ws, id)
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, ws, id string, n
 	if err := s.scheduleChanged(ctx, tx, ws, id, StatusQueued, *e.ScheduledAt, now); err != nil {
 		return err
 	}
-	return s.enqueueWork(ctx, tx, e)
+	return s.enqueueWork(ctx, tx, a, e)
 }
 
 // suppressedBounce is the email.bounced data for a send stopped because its

@@ -182,7 +182,7 @@ func (s *Service) raiseSimulated(ctx context.Context, tx *store.Tx, r EmailRef, 
 }
 
 func (s *Service) complain(ctx context.Context, ws, id string) error {
-	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return s.writer.do(ctx, func(ctx context.Context, tx *store.Tx, _ *acceptBatch) error {
 		e, err := s.lockRow(ctx, tx, ws, id)
 		if err != nil || e == nil {
 			return err

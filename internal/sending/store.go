@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mailroom/internal/events"
+	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
@@ -103,11 +104,6 @@ func nullText(s string) any {
 	return s
 }
 
-// emailColumns are the columns insertArgs fills, in order.
-var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_addr", "to_addrs", "cc_addrs", "bcc_addrs", "reply_to",
-	"subject", "html", "text_body", "headers", "attachments", "tags", "test_mode", "message_id", "scheduled_at", "created_at", "updated_at", "recipients", "last_error",
-	"template_id", "template_version", "topic_id", "body_source"}
-
 // bodyApartOver is the size of an email's bodies and attachments (in bytes)
 // over which they are stored in email_bodies rather than in its row: SQLite
 // writes a whole row again at every UPDATE, and the status of an email
@@ -116,13 +112,11 @@ var emailColumns = []string{"id", "workspace_id", "api_key_id", "status", "from_
 // stay inline, which spares the common small send a second insert.
 const bodyApartOver = 1024
 
-// bodyColumns are the columns of email_bodies, in insertArgs' order.
-var bodyColumns = []string{"email_id", "html", "text_body", "attachments"}
-
-// insertArgs encodes the row for emailColumns and, when they are stored
-// apart, the bodies for bodyColumns (nil otherwise). It runs before the row
-// reaches the group committer, so the one writer spends no time on JSON.
-func (e *emailRow) insertArgs() (row, body []any) {
+// insertArgs encodes the row for the accept statement (insertEmails' columns,
+// class its mail_class) and, when they are stored apart, the bodies for
+// insertBodies (nil otherwise). It runs before the row reaches the group
+// committer, so the one writer spends no time on JSON.
+func (e *emailRow) insertArgs(class string) (row, body []any) {
 	var sched any
 	if e.ScheduledAt != nil {
 		sched = store.Millis(*e.ScheduledAt)
@@ -135,7 +129,7 @@ func (e *emailRow) insertArgs() (row, body []any) {
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, html, text, jsonText(e.Headers, "{}"), atts, jsonText(e.Tags, "{}"),
 		store.BoolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
-		e.TemplateID, e.TemplateVersion, e.TopicID, e.BodySource}, body
+		e.TemplateID, e.TemplateVersion, e.TopicID, e.BodySource, class}, body
 }
 
 // bodySQL reads an email's bodies and attachments (from email_bodies when
@@ -494,23 +488,74 @@ func listRows(ctx context.Context, q store.Querier, c Caller, limit int, pos *Po
 	return store.QueryAll(ctx, q, func(sc store.Scanner) (*emailRow, error) { return scanSummary(sc) }, query, args...)
 }
 
-// deferInsertEmail adds a send's row and bodies (insertArgs) to the
-// batch's multi-row inserts: nothing in the accepting commit reads them
-// back. class, when given, fills emails.mail_class (its default is
-// transactional).
-func deferInsertEmail(tx *store.Tx, row, body []any, class string) {
-	if class == "" {
-		tx.DeferInsert("emails", emailColumns, row...)
-	} else {
-		tx.DeferInsert("emails", classedColumns, append(row, class)...)
-	}
-	if body != nil {
-		tx.DeferInsert("email_bodies", bodyColumns, body...)
+// The accept statement: the emails one commit accepts (a group commit's
+// sends, a broadcast's hand-over, an automation's steps) go into emails in
+// one statement, and the bodies stored apart into email_bodies in another,
+// written out below per dialect; writeAccepted queues them for the commit
+// (store.Tx.DeferWritten). On PostgreSQL the send path's commit carries
+// acceptVeto beside them.
+
+// insertEmails is the head of the accept statement: emails' columns in the
+// order insertArgs fills them. A new column is its name here, its array in
+// acceptEmailsPG and its value in insertArgs.
+const insertEmails = `INSERT INTO emails (id, workspace_id, api_key_id, status,
+	from_addr, to_addrs, cc_addrs, bcc_addrs, reply_to, subject,
+	html, text_body, headers, attachments, tags,
+	test_mode, message_id, scheduled_at, created_at, updated_at,
+	recipients, last_error, template_id, template_version, topic_id,
+	body_source, mail_class)`
+
+// acceptEmailsPG is the accept statement on PostgreSQL: one array per column
+// (as River's JobInsertFastMany), so a batch of any size is one statement.
+// The unnests stand in the select list, where PostgreSQL takes row i from
+// every array's element i and streams the rows (in FROM it would first copy
+// them all). It runs inside the commit's one statement, beside the commit's
+// other rows and after acceptVeto when the batch is guarded.
+const acceptEmailsPG = insertEmails + `
+	SELECT unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
+	unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
+	unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
+	unnest(?::int4[]), unnest(?::text[]), unnest(?::int8[]), unnest(?::int8[]), unnest(?::int8[]),
+	unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::int4[]), unnest(?::text[]),
+	unnest(?::text[]), unnest(?::text[])`
+
+// On SQLite the accept statement is insertEmails VALUES (?, ...), (?, ...),
+// ... in statements of 64, 16, 4 and 1 rows (store.Tx.ExecValues): SQLite
+// has no arrays, and a fixed set of sizes keeps its prepared statements few.
+
+// insertBodies is the head of the bodies' statement (insertArgs' body).
+const insertBodies = `INSERT INTO email_bodies (email_id, html, text_body, attachments)`
+
+// acceptBodiesPG is insertBodies on PostgreSQL, as acceptEmailsPG.
+const acceptBodiesPG = insertBodies + ` SELECT unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[])`
+
+// emailWidth and bodyWidth are the values of one row of each statement.
+var emailWidth, bodyWidth = strings.Count(insertEmails, ",") + 1, strings.Count(insertBodies, ",") + 1
+
+// acceptVeto keeps the accept statement's rows out on PostgreSQL (with every
+// other row of the commit: store.Guard) when the read it rides on, g(kind, a,
+// b) from checkSet.query, found what the batch bet against (groupWriter.guard):
+// a suppression of a recipient a send names (kind 0: a is the workspace, empty
+// for a global one, b the address), a key taken on trust that is gone (kind
+// 2: a is the live key's id), or a workspace with a webhook endpoint the
+// events were not written for (kind 1). Its arguments: the (workspace,
+// recipient) pairs the sends check, the keys taken on trust, the workspaces
+// assumed to have endpoints.
+const acceptVeto = `EXISTS (SELECT 1 FROM g JOIN unnest(?::text[], ?::text[]) AS p(ws, email)
+		ON g.kind = 0 AND g.b = p.email AND (g.a = '' OR g.a = p.ws))
+	OR EXISTS (SELECT 1 FROM unnest(?::text[]) AS k(id) WHERE NOT EXISTS (SELECT 1 FROM g WHERE g.kind = 2 AND g.a = k.id))
+	OR EXISTS (SELECT 1 FROM g WHERE g.kind = 1 AND NOT (g.a = ANY(?::text[])))`
+
+// writeAccepted queues the accept statement for a's emails and their bodies
+// in tx, to run just before it commits, and a's deliveries in deliver_batch
+// jobs of at most jobs.MaxDeliverBatch emails.
+func writeAccepted(tx *store.Tx, a *acceptBatch) {
+	tx.DeferWritten(insertEmails, acceptEmailsPG, a.emails)
+	tx.DeferWritten(insertBodies, acceptBodiesPG, a.bodies)
+	for start := 0; start < len(a.deliver); start += jobs.MaxDeliverBatch {
+		tx.AddJob(jobs.DeliverBatchArgs{Emails: a.deliver[start:min(start+jobs.MaxDeliverBatch, len(a.deliver))]})
 	}
 }
-
-// classedColumns are emailColumns and the mail class.
-var classedColumns = append(append([]string{}, emailColumns...), "mail_class")
 
 // changed reports whether a conditional write touched a row.
 

@@ -15,13 +15,26 @@ func (tx *Tx) BeforeFlush(f func(ctx context.Context, tx *Tx) error) {
 	tx.flush = append(tx.flush, f)
 }
 
-// deferred gathers rows of one INSERT shape for a multi-row statement.
+// deferred gathers rows of one INSERT shape for a multi-row statement:
+// either a table and columns (DeferInsert, the statement made here), or a
+// statement its table's owner wrote out (DeferWritten).
 type deferred struct {
 	table    string
 	cols     []string
-	conflict string // "" or an ON CONFLICT clause (DeferUpsert)
-	args     []any  // rows × len(cols) values, row by row
+	conflict string   // "" or an ON CONFLICT clause (DeferUpsert)
+	insert   string   // DeferWritten's head, or ""
+	stmt     string   // DeferWritten's statement for PostgreSQL, or ""
+	types    []string // stmt's array types, one per column
+	args     []any    // rows × width values, row by row
 	rows     int
+}
+
+// width is the number of values in one row.
+func (d *deferred) width() int {
+	if d.stmt != "" {
+		return len(d.types)
+	}
+	return len(d.cols)
 }
 
 // DeferInsert queues one row for table (columns cols) to be inserted just
@@ -42,7 +55,7 @@ func (tx *Tx) DeferUpsert(table string, cols []string, conflict string, args ...
 		panic("store: DeferInsert with " + strconv.Itoa(len(args)) + " values for " + strconv.Itoa(len(cols)) + " columns")
 	}
 	for _, d := range tx.inserts {
-		if d.table == table && d.conflict == conflict && slices.Equal(d.cols, cols) {
+		if d.stmt == "" && d.table == table && d.conflict == conflict && slices.Equal(d.cols, cols) {
 			d.args = append(d.args, args...)
 			d.rows++
 			return
@@ -52,10 +65,82 @@ func (tx *Tx) DeferUpsert(table string, cols []string, conflict string, args ...
 	tx.inserts = append(tx.inserts, &deferred{table: table, cols: cols, conflict: conflict, args: append(make([]any, 0, 8*len(args)), args...), rows: 1})
 }
 
-// insertChunks are the row counts of the multi-row statements; a fixed set
-// keeps the number of distinct (prepared) statements small.
-var insertChunks = [...]int{64, 16, 4, 1}
+// DeferWritten queues rows for a statement written out by its table's
+// owner, to run just before the commit with the other deferred rows: insert
+// is its "INSERT INTO table (columns)" head, which SQLite runs as VALUES
+// lists (ExecValues), and unnest the statement PostgreSQL runs, insert then
+// SELECT unnest(?::type[]), ... (one unnest per column, nothing after the
+// last), inside the commit's one statement and under the guard's veto (see
+// flushStatement). rows hold one value per column, row after row; rows
+// queued for the same statement go in together.
+func (tx *Tx) DeferWritten(insert, unnest string, rows []any) {
+	if len(rows) == 0 {
+		return
+	}
+	for _, d := range tx.inserts {
+		if d.stmt == unnest {
+			d.args = append(d.args, rows...)
+			d.rows += len(rows) / len(d.types)
+			return
+		}
+	}
+	types := unnestTypes(unnest)
+	if len(types) == 0 || len(rows)%len(types) != 0 || !strings.HasPrefix(unnest, insert) {
+		panic("store: DeferWritten with " + strconv.Itoa(len(rows)) + " values for " + strconv.Itoa(len(types)) + " columns")
+	}
+	tx.inserts = append(tx.inserts, &deferred{insert: insert, stmt: unnest, types: types, args: slices.Clone(rows), rows: len(rows) / len(types)})
+}
 
+// unnestTypes reads the array types of q's unnest(?::type[]) casts, in order.
+func unnestTypes(q string) []string {
+	const open = "unnest(?::"
+	var types []string
+	for {
+		i := strings.Index(q, open)
+		if i < 0 {
+			return types
+		}
+		q = q[i+len(open):]
+		j := strings.Index(q, "[])")
+		if j < 0 {
+			return nil
+		}
+		types = append(types, q[:j])
+		q = q[j:]
+	}
+}
+
+// valuesChunks are the row counts of the multi-row VALUES statements; a
+// fixed set keeps the number of distinct (prepared) statements small.
+var valuesChunks = [...]int{64, 16, 4, 1}
+
+// ExecValues inserts rows (width values each, row after row) with insert,
+// an "INSERT INTO table (columns)" head, as multi-row VALUES statements of
+// 64, 16, 4 and 1 rows, each ended with tail ("" or an ON CONFLICT clause).
+func (tx *Tx) ExecValues(ctx context.Context, insert string, width int, rows []any, tail string) error {
+	n := len(rows) / width
+	if n == 0 {
+		return nil
+	}
+	tuple := "(" + Placeholders(width) + ")"
+	done := 0
+	for _, size := range valuesChunks {
+		if n-done < size {
+			continue
+		}
+		q := insert + " VALUES " + strings.TrimSuffix(strings.Repeat(tuple+",", size), ",") + tail
+		for n-done >= size {
+			if _, err := tx.Exec(ctx, q, rows[done*width:(done+size)*width]...); err != nil {
+				return err
+			}
+			done += size
+		}
+	}
+	return nil
+}
+
+// flushInserts writes the deferred rows: on PostgreSQL in one statement
+// with the guard (flushStatement), on SQLite as VALUES lists.
 func (tx *Tx) flushInserts(ctx context.Context) error {
 	for _, f := range tx.flush {
 		if err := f(ctx, tx); err != nil {
@@ -63,50 +148,24 @@ func (tx *Tx) flushInserts(ctx context.Context) error {
 		}
 	}
 	tx.flush = nil
-	if tx.guard != nil {
-		done, err := tx.flushGuarded(ctx)
-		if err != nil || done {
-			return err
-		}
+	if tx.db.Dialect == Postgres {
+		return tx.flushStatement(ctx)
 	}
-	if len(tx.inserts) > 0 && tx.db.Dialect == Postgres {
-		q, args, ok, err := tx.db.unnestStatement(ctx, tx.inserts)
-		if err != nil {
-			return err
-		}
-		if ok {
-			tx.inserts = nil
-			if tx.sqlTx == nil && len(tx.pending) == 0 {
-				// Nothing else to commit: the statement is the transaction.
-				_, err = tx.db.W.ExecContext(ctx, q, args...)
-				return err
-			}
-			t, err := tx.begin(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = t.ExecContext(ctx, q, args...)
-			return err
-		}
-	}
-	for _, d := range tx.inserts {
-		prefix := "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") VALUES "
-		tuple := "(" + Placeholders(len(d.cols)) + ")"
-		width := len(d.cols)
-		done := 0
-		for _, n := range insertChunks {
-			if d.rows-done < n {
-				continue
-			}
-			q := prefix + strings.TrimSuffix(strings.Repeat(tuple+",", n), ",") + d.conflict
-			for d.rows-done >= n {
-				if _, err := tx.Exec(ctx, q, d.args[done*width:(done+n)*width]...); err != nil {
-					return err
-				}
-				done += n
-			}
-		}
-	}
+	err := tx.execValues(ctx, tx.inserts)
 	tx.inserts = nil
+	return err
+}
+
+// execValues writes ds as VALUES lists.
+func (tx *Tx) execValues(ctx context.Context, ds []*deferred) error {
+	for _, d := range ds {
+		insert := d.insert
+		if insert == "" {
+			insert = "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ")"
+		}
+		if err := tx.ExecValues(ctx, insert, d.width(), d.args, d.conflict); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -47,67 +47,85 @@ func (tx *Tx) SetGuard(g *Guard) {
 	tx.guard = g
 }
 
-// flushGuarded runs the guard: with the deferred rows when they go in one
-// unnest statement (done true), else alone, before the other writes. It
-// answers ErrVetoed when the veto held.
-func (tx *Tx) flushGuarded(ctx context.Context) (done bool, err error) {
+// flushStatement writes the transaction's deferred rows on PostgreSQL: one
+// statement holds the guard's read and veto (when set) and every table's
+// rows (unnestParts), each insert kept out when the veto holds:
+//
+//	WITH g(kind, a, b, c) AS (<Query>), v AS (SELECT (<Veto>) AS veto),
+//	     w0 AS (INSERT INTO emails (...) SELECT unnest(...), ... WHERE NOT (SELECT veto FROM v)),
+//	     w1 AS (...)
+//	SELECT v.veto, g.kind, g.a, g.b, g.c FROM v LEFT JOIN g ON true
+//
+// When that statement is the whole transaction (no statement before it, no
+// job to insert after) it commits on its own, on the direct path where it
+// can (pgdirect.go); else it runs inside the transaction. It answers
+// ErrVetoed when the veto held. Rows of a table whose values do not unnest
+// follow as VALUES lists inside the transaction.
+func (tx *Tx) flushStatement(ctx context.Context) error {
 	g := tx.guard
 	tx.guard = nil
-	var parts []string
+	if len(tx.inserts) == 0 && g == nil {
+		return nil
+	}
 	var args []any
-	ok := false
-	if len(tx.inserts) > 0 {
-		if parts, args, ok, err = tx.db.unnestParts(ctx, tx.inserts); err != nil {
-			return false, err
-		}
-	}
-	if !ok {
-		parts, args = nil, nil
-	}
 	var q strings.Builder
-	q.WriteString("WITH g(kind, a, b, c) AS (")
-	q.WriteString(rebindFrom(g.Query, len(args)))
-	args = append(args, g.Args...)
-	q.WriteString("), v AS (SELECT (")
-	q.WriteString(rebindFrom(g.Veto, len(args)))
-	args = append(args, g.VetoArgs...)
-	q.WriteString(") AS veto)")
+	q.WriteString("WITH ")
+	if g != nil {
+		q.WriteString("g(kind, a, b, c) AS (")
+		q.WriteString(rebindFrom(g.Query, len(args)))
+		args = append(args, g.Args...)
+		q.WriteString("), v AS (SELECT (")
+		q.WriteString(rebindFrom(g.Veto, len(args)))
+		args = append(args, g.VetoArgs...)
+		q.WriteString(") AS veto)")
+	}
+	parts, arrays, values, err := tx.db.unnestParts(ctx, tx.inserts, len(args))
+	if err != nil {
+		return err
+	}
+	tx.inserts = nil
+	args = append(args, arrays...)
 	for i, part := range parts {
-		q.WriteString(", w" + strconv.Itoa(i) + " AS (")
-		q.WriteString(part)
-		q.WriteString(" WHERE NOT (SELECT veto FROM v)")
-		q.WriteString(tx.inserts[i].conflict)
+		if i > 0 || g != nil {
+			q.WriteString(", ")
+		}
+		q.WriteString("w" + strconv.Itoa(i) + " AS (")
+		q.WriteString(part.sql)
+		if g != nil {
+			q.WriteString(" WHERE NOT (SELECT veto FROM v)")
+		}
+		q.WriteString(part.conflict)
 		q.WriteString(")")
 	}
-	q.WriteString(" SELECT v.veto, g.kind, g.a, g.b, g.c FROM v LEFT JOIN g ON true")
-
-	veto := false
-	found := guardFound(func(v bool, kind sql.NullInt64, a, b, c sql.NullString) {
-		veto = v
-		if kind.Valid {
-			g.Row(int(kind.Int64), a.String, b.String, c.String)
+	if g != nil {
+		q.WriteString(" SELECT v.veto, g.kind, g.a, g.b, g.c FROM v LEFT JOIN g ON true")
+	} else {
+		q.WriteString(" SELECT false, NULL::int8, NULL::text, NULL::text, NULL::text")
+	}
+	if len(parts) > 0 || g != nil {
+		veto := false
+		found := guardFound(func(v bool, kind sql.NullInt64, a, b, c sql.NullString) {
+			veto = v
+			if kind.Valid && g != nil {
+				g.Row(int(kind.Int64), a.String, b.String, c.String)
+			}
+		})
+		alone := tx.sqlTx == nil && len(tx.pending) == 0 && len(values) == 0
+		err = errNoDirect
+		if alone {
+			err = tx.db.queryDirect(ctx, q.String(), args, func(vals [][]byte) error { return guardRow(vals, found) })
 		}
-	})
-	// Nothing else to commit: the statement is the transaction, and runs
-	// on the direct path where it can.
-	alone := tx.sqlTx == nil && len(tx.pending) == 0 && (ok || len(tx.inserts) == 0)
-	err = errNoDirect
-	if alone {
-		err = tx.db.queryDirect(ctx, q.String(), args, func(vals [][]byte) error { return guardRow(vals, found) })
+		if errors.Is(err, errNoDirect) {
+			err = tx.queryGuard(ctx, q.String(), args, alone, found)
+		}
+		if err != nil {
+			return err
+		}
+		if veto {
+			return ErrVetoed
+		}
 	}
-	if errors.Is(err, errNoDirect) {
-		err = tx.queryGuard(ctx, q.String(), args, alone, found)
-	}
-	if err != nil {
-		return false, err
-	}
-	if veto {
-		return false, ErrVetoed
-	}
-	if ok {
-		tx.inserts = nil
-	}
-	return ok, nil
+	return tx.execValues(ctx, values)
 }
 
 // guardFound receives each row of a guard statement: the veto and what the

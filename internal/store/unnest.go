@@ -8,59 +8,80 @@ import (
 	"strings"
 )
 
-// unnestStatement is every deferred row of the transaction as one
-// statement on PostgreSQL: one INSERT ... SELECT unnest($1::text[]),
-// unnest($2::int8[]), ... per table, with one array per column, the tables
-// joined as data-modifying WITH clauses:
+// An unnest part is one table's deferred rows as one INSERT ... SELECT
+// unnest($1::text[]), unnest($2::int8[]), ... with one array per column;
+// flushStatement joins the parts of a transaction as data-modifying WITH
+// clauses of one statement:
 //
-//	WITH i0 AS (INSERT INTO emails (...) SELECT unnest(...), unnest(...))
-//	INSERT INTO events (...) SELECT unnest(...), ...
+//	WITH w0 AS (INSERT INTO emails (...) SELECT unnest(...), unnest(...)),
+//	     w1 AS (INSERT INTO events (...) SELECT unnest(...), ...) SELECT ...
 //
 // However many rows a group commit gathered, that is one round trip, where
 // VALUES lists of fixed sizes took up to a dozen per table. The unnests
 // stand in the select list, where PostgreSQL runs them in step (row i takes
 // every array's element i) and streams the rows; unnest(a, b, ...) in FROM
-// would first copy them all into a tuplestore. It reports false when a
-// value has a type it does not convert, so that the caller falls back to
-// VALUES lists. The query is already in $n form (it bypasses Rebind).
-func (db *DB) unnestStatement(ctx context.Context, ds []*deferred) (string, []any, bool, error) {
-	parts, args, ok, err := db.unnestParts(ctx, ds)
-	if err != nil || !ok {
-		return "", nil, false, err
-	}
-	parts = withConflict(parts, ds)
-	var q strings.Builder
-	for i, part := range parts[:len(parts)-1] {
-		if i == 0 {
-			q.WriteString("WITH ")
-		} else {
-			q.WriteString(", ")
-		}
-		fmt.Fprintf(&q, "i%d AS (%s)", i, part)
-		q.WriteString(" ")
-	}
-	q.WriteString(parts[len(parts)-1])
-	return q.String(), args, true, nil
+// would first copy them all into a tuplestore.
+type unnestPart struct {
+	sql      string // in $n form (it bypasses Rebind)
+	conflict string // its ON CONFLICT clause, or ""
 }
 
-// unnestParts is one INSERT per table of ds, their parameters numbered
-// from $1 on in order.
-func (db *DB) unnestParts(ctx context.Context, ds []*deferred) ([]string, []any, bool, error) {
-	var parts []string
-	var args []any
+// unnestParts is one part per table of ds, their parameters numbered from
+// offset+1 on in order. A table deferred with DeferInsert whose values have
+// a type this does not convert is left out and answered in values, for
+// VALUES lists; a written-out statement (DeferWritten) always has its part.
+func (db *DB) unnestParts(ctx context.Context, ds []*deferred, offset int) (parts []unnestPart, args []any, values []*deferred, err error) {
 	for _, d := range ds {
-		part, arrays, ok, err := db.unnestPart(ctx, d, len(args))
-		if err != nil || !ok {
-			return nil, nil, false, err
+		var part string
+		var arrays []any
+		if d.stmt != "" {
+			part, arrays, err = writtenPart(d, offset+len(args))
+		} else {
+			var ok bool
+			part, arrays, ok, err = db.unnestPart(ctx, d, offset+len(args))
+			if err == nil && !ok {
+				values = append(values, d)
+				continue
+			}
 		}
-		parts = append(parts, part)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		parts = append(parts, unnestPart{sql: part, conflict: d.conflict})
 		args = append(args, arrays...)
 	}
-	return parts, args, true, nil
+	return parts, args, values, nil
 }
 
-// unnestPart is the INSERT for one table's rows, its parameters numbered
-// from offset+1.
+// writtenPart is a DeferWritten statement with its arrays, its parameters
+// numbered from offset+1.
+func writtenPart(d *deferred, offset int) (string, []any, error) {
+	arrays := make([]any, len(d.types))
+	for c, typ := range d.types {
+		arr, ok := typedColumn(d, c, typ)
+		if !ok {
+			return "", nil, fmt.Errorf("store: a value of column %d of %.40q... is not a %s", c+1, d.stmt, typ)
+		}
+		arrays[c] = arr
+	}
+	return rebindFrom(d.stmt, offset), arrays, nil
+}
+
+// typedColumn gathers column c of d's rows as an array for PostgreSQL type
+// udt; false when a value does not convert or udt is not handled.
+func typedColumn(d *deferred, c int, udt string) (any, bool) {
+	switch udt {
+	case "text", "varchar":
+		return column(d, c, textValue)
+	case "int2", "int4", "int8":
+		return column(d, c, intValue)
+	}
+	return nil, false
+}
+
+// unnestPart is the INSERT for one table's rows deferred with DeferInsert,
+// its column types read from the schema, its parameters numbered from
+// offset+1; false when a column's type or value does not convert.
 func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, []any, bool, error) {
 	types, err := db.columnTypes(ctx, d.table)
 	if err != nil {
@@ -74,30 +95,11 @@ func (db *DB) unnestPart(ctx context.Context, d *deferred, offset int) (string, 
 			return "", nil, false, nil
 		}
 		unnests[c] = "unnest($" + strconv.Itoa(offset+c+1) + "::" + udt + "[])"
-		var arr any
-		switch udt {
-		case "text", "varchar":
-			arr, ok = column(d, c, textValue)
-		case "int2", "int4", "int8":
-			arr, ok = column(d, c, intValue)
-		default:
-			ok = false
-		}
-		if !ok {
+		if arrays[c], ok = typedColumn(d, c, udt); !ok {
 			return "", nil, false, nil
 		}
-		arrays[c] = arr
 	}
 	return "INSERT INTO " + d.table + " (" + strings.Join(d.cols, ", ") + ") SELECT " + strings.Join(unnests, ", "), arrays, true, nil
-}
-
-// withConflict is the parts of unnestParts each ended with its rows' ON
-// CONFLICT clause (a guarded statement puts its WHERE before it).
-func withConflict(parts []string, ds []*deferred) []string {
-	for i, d := range ds {
-		parts[i] += d.conflict
-	}
-	return parts
 }
 
 // column gathers column c of d's rows as one array, converting each value
@@ -108,8 +110,9 @@ func withConflict(parts []string, ds []*deferred) []string {
 func column[T any](d *deferred, c int, conv func(any) (T, bool, bool)) (any, bool) {
 	vals := make([]T, d.rows)
 	var null []bool
+	w := d.width()
 	for r := range d.rows {
-		v, isNull, ok := conv(d.args[r*len(d.cols)+c])
+		v, isNull, ok := conv(d.args[r*w+c])
 		if !ok {
 			return nil, false
 		}

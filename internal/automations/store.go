@@ -144,32 +144,10 @@ const runColumns = `id, workspace_id, automation_id, version, contact_id, email,
 var runInsertColumns = []string{"id", "workspace_id", "automation_id", "version", "contact_id", "email", "audience_id", "status",
 	"trigger_key", "trigger_data", "pc", "seq", "emails_sent", "error", "wait_until", "created_at", "updated_at", "finished_at"}
 
-func millisOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return store.Millis(*t)
-}
-
-func timeOrNil(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := store.FromMillis(v.Int64)
-	return &t
-}
-
-func strOrNil(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 func runArgs(r Run) []any {
 	data, _ := json.Marshal(r.TriggerData)
 	return []any{r.ID, r.WorkspaceID, r.AutomationID, r.Version, r.ContactID, r.Email, r.AudienceID, r.Status, r.TriggerKey, string(data),
-		r.PC, r.Seq, r.EmailsSent, strOrNil(r.Error), millisOrNil(r.WaitUntil), store.Millis(r.CreatedAt), store.Millis(r.UpdatedAt), millisOrNil(r.FinishedAt)}
+		r.PC, r.Seq, r.EmailsSent, store.OrNull(r.Error), store.MillisOrNull(r.WaitUntil), store.Millis(r.CreatedAt), store.Millis(r.UpdatedAt), store.MillisOrNull(r.FinishedAt)}
 }
 
 func scanRun(sc store.Scanner) (Run, error) {
@@ -188,7 +166,7 @@ func scanRun(sc store.Scanner) (Run, error) {
 	if errMsg.Valid {
 		r.Error = &errMsg.String
 	}
-	r.WaitUntil, r.FinishedAt = timeOrNil(wait), timeOrNil(finished)
+	r.WaitUntil, r.FinishedAt = store.NullMillis(wait), store.NullMillis(finished)
 	r.CreatedAt, r.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
 	return r, nil
 }
@@ -220,8 +198,8 @@ func runIDByKey(ctx context.Context, q store.Querier, automationID, key string) 
 
 func updateRun(ctx context.Context, tx *store.Tx, r Run) error {
 	_, err := tx.Exec(ctx, `UPDATE automation_runs SET status = ?, pc = ?, seq = ?, emails_sent = ?, error = ?, wait_until = ?,
-		updated_at = ?, finished_at = ? WHERE id = ?`, r.Status, r.PC, r.Seq, r.EmailsSent, strOrNil(r.Error), millisOrNil(r.WaitUntil),
-		store.Millis(r.UpdatedAt), millisOrNil(r.FinishedAt), r.ID)
+		updated_at = ?, finished_at = ? WHERE id = ?`, r.Status, r.PC, r.Seq, r.EmailsSent, store.OrNull(r.Error), store.MillisOrNull(r.WaitUntil),
+		store.Millis(r.UpdatedAt), store.MillisOrNull(r.FinishedAt), r.ID)
 	return err
 }
 
@@ -247,7 +225,7 @@ func listRuns(ctx context.Context, q store.Querier, workspaceID, automationID, s
 func insertStep(ctx context.Context, tx *store.Tx, workspaceID, runID string, st RunStep) error {
 	_, err := tx.Exec(ctx, `INSERT INTO automation_run_steps (run_id, seq, workspace_id, step_id, type, status, outcome, email_id, error, started_at, finished_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, st.Seq, workspaceID, st.ID, st.Type, st.Status, st.Outcome,
-		strOrNil(st.EmailID), strOrNil(st.Error), store.Millis(st.StartedAt), millisOrNil(st.FinishedAt))
+		store.OrNull(st.EmailID), store.OrNull(st.Error), store.Millis(st.StartedAt), store.MillisOrNull(st.FinishedAt))
 	return err
 }
 
@@ -287,7 +265,7 @@ func stepsOf(ctx context.Context, q store.Querier, runIDs []string) (map[string]
 		if errMsg.Valid {
 			st.Error = &errMsg.String
 		}
-		st.StartedAt, st.FinishedAt = store.FromMillis(started), timeOrNil(finished)
+		st.StartedAt, st.FinishedAt = store.FromMillis(started), store.NullMillis(finished)
 		out[runID] = append(out[runID], st)
 	}
 	return out, rows.Err()
@@ -343,7 +321,7 @@ func scanEvent(sc store.Scanner) (Event, error) {
 			return e, err
 		}
 	}
-	e.CreatedAt, e.UpdatedAt = store.FromMillis(created), timeOrNil(updated)
+	e.CreatedAt, e.UpdatedAt = store.FromMillis(created), store.NullMillis(updated)
 	return e, nil
 }
 

@@ -21,20 +21,6 @@ const columns = `id, workspace_id, name, from_addr, reply_to, subject, html, tex
 	track_opens, track_clicks, status, scheduled_at, started_at, finished_at, cancelled_at, created_at, updated_at, template_version_id,
 	unsubscribe_footer`
 
-func nullMillis(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return store.Millis(*t)
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func scanBroadcast(sc store.Scanner) (Broadcast, error) {
 	var b Broadcast
 	var opens, clicks, footer int
@@ -55,8 +41,8 @@ func scanBroadcast(sc store.Scanner) (Broadcast, error) {
 func insertBroadcast(ctx context.Context, q store.Querier, b Broadcast) error {
 	_, err := q.Exec(ctx, `INSERT INTO broadcasts (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		b.ID, b.WorkspaceID, b.Name, b.From, b.ReplyTo, b.Subject, b.HTML, b.Text, b.AudienceID, b.SegmentID, b.TopicID, b.TemplateID,
-		b2i(b.TrackOpens), b2i(b.TrackClicks), string(b.Status), nullMillis(b.ScheduledAt), nullMillis(b.StartedAt), nullMillis(b.FinishedAt),
-		nullMillis(b.CancelledAt), store.Millis(b.CreatedAt), store.Millis(b.UpdatedAt), b.TemplateVersionID, b2i(b.Footer))
+		store.BoolInt(b.TrackOpens), store.BoolInt(b.TrackClicks), string(b.Status), store.MillisOrNull(b.ScheduledAt), store.MillisOrNull(b.StartedAt), store.MillisOrNull(b.FinishedAt),
+		store.MillisOrNull(b.CancelledAt), store.Millis(b.CreatedAt), store.Millis(b.UpdatedAt), b.TemplateVersionID, store.BoolInt(b.Footer))
 	return err
 }
 
@@ -65,9 +51,9 @@ func updateBroadcast(ctx context.Context, q store.Querier, b Broadcast) error {
 		template_id = ?, track_opens = ?, track_clicks = ?, status = ?, scheduled_at = ?, started_at = ?, finished_at = ?, cancelled_at = ?, updated_at = ?,
 		template_version_id = ?, unsubscribe_footer = ?
 		WHERE id = ? AND workspace_id = ?`,
-		b.Name, b.ReplyTo, b.Subject, b.HTML, b.Text, b.AudienceID, b.SegmentID, b.TopicID, b.TemplateID, b2i(b.TrackOpens), b2i(b.TrackClicks),
-		string(b.Status), nullMillis(b.ScheduledAt), nullMillis(b.StartedAt), nullMillis(b.FinishedAt), nullMillis(b.CancelledAt), store.Millis(b.UpdatedAt),
-		b.TemplateVersionID, b2i(b.Footer), b.ID, b.WorkspaceID)
+		b.Name, b.ReplyTo, b.Subject, b.HTML, b.Text, b.AudienceID, b.SegmentID, b.TopicID, b.TemplateID, store.BoolInt(b.TrackOpens), store.BoolInt(b.TrackClicks),
+		string(b.Status), store.MillisOrNull(b.ScheduledAt), store.MillisOrNull(b.StartedAt), store.MillisOrNull(b.FinishedAt), store.MillisOrNull(b.CancelledAt), store.Millis(b.UpdatedAt),
+		b.TemplateVersionID, store.BoolInt(b.Footer), b.ID, b.WorkspaceID)
 	return err
 }
 

@@ -147,14 +147,16 @@ func (c *Config) IsPostgres() bool {
 // production; see Map for tests) and validates it. A variable that is unset
 // or empty takes its default, except MAILROOM_SMTP_ADDR, which set to empty
 // (or "off") turns the inbound listener off, as the external contract says.
+// Every wrong variable is reported, not only the first.
 func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
-	get := func(k, def string) string {
+	r := &reader{get: func(k, def string) string {
 		if v, ok := lookup(getenv, k); ok {
 			return v
 		}
 		return def
-	}
+	}}
+	get := r.get
 	c := &Config{
 		HTTPAddr:             get("MAILROOM_HTTP_ADDR", DefaultHTTPAddr),
 		DashboardAddr:        get("MAILROOM_DASHBOARD_ADDR", ""),
@@ -172,148 +174,149 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 		LogFormat:            get("MAILROOM_LOG_FORMAT", "json"),
 		RelayInsecureSkipTLS: get("MAILROOM_OUTBOUND_INSECURE_TLS", "") == "true",
 	}
-	var errs []error
-	boolean := func(k string, dst *bool) {
-		v := get(k, "false")
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not true or false", k, v))
-		}
-		*dst = b
-	}
-	integer := func(k string, def int, dst *int) {
-		v := get(k, strconv.Itoa(def))
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			errs = append(errs, fmt.Errorf("%s: %q is not a non-negative integer", k, v))
-		}
-		*dst = n
-	}
-	boolean("MAILROOM_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
-	integer("MAILROOM_RATE_LIMIT", 600, &c.RateLimit)
-	integer("MAILROOM_RATE_LIMIT_ANONYMOUS", 30, &c.RateLimitAnonymous)
-	integer("MAILROOM_DOMAIN_LIMIT", 0, &c.DomainLimit)
-	integer("MAILROOM_SMTP_PORT", 25, &c.SMTPPort)
-	integer("MAILROOM_DELIVERY_CONCURRENCY", 64, &c.DeliveryConcurrency)
-	integer("MAILROOM_WEBHOOK_CONCURRENCY", 64, &c.WebhookConcurrency)
-	integer("MAILROOM_SMTP_MAX_BYTES", 40<<20, &c.SMTPMaxBytes)
-	integer("MAILROOM_SMTP_MAX_RECIPIENTS", 50, &c.SMTPMaxRecipients)
-	integer("MAILROOM_SMTP_MAX_SESSIONS", 200, &c.SMTPMaxSessions)
+	r.boolean("MAILROOM_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPrivate)
+	r.integer("MAILROOM_RATE_LIMIT", 600, &c.RateLimit)
+	r.integer("MAILROOM_RATE_LIMIT_ANONYMOUS", 30, &c.RateLimitAnonymous)
+	r.integer("MAILROOM_DOMAIN_LIMIT", 0, &c.DomainLimit)
+	r.integer("MAILROOM_SMTP_PORT", 25, &c.SMTPPort)
+	r.integer("MAILROOM_DELIVERY_CONCURRENCY", 64, &c.DeliveryConcurrency)
+	r.integer("MAILROOM_WEBHOOK_CONCURRENCY", 64, &c.WebhookConcurrency)
+	r.integer("MAILROOM_SMTP_MAX_BYTES", 40<<20, &c.SMTPMaxBytes)
+	r.integer("MAILROOM_SMTP_MAX_RECIPIENTS", 50, &c.SMTPMaxRecipients)
+	r.integer("MAILROOM_SMTP_MAX_SESSIONS", 200, &c.SMTPMaxSessions)
 	c.SMTPTLSCert, c.SMTPTLSKey = get("MAILROOM_SMTP_TLS_CERT", ""), get("MAILROOM_SMTP_TLS_KEY", "")
 	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
-		errs = append(errs, fmt.Errorf("MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY go together: set both or neither"))
+		r.fail(fmt.Errorf("MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY go together: set both or neither"))
 	}
 	if f := c.LogFormat; f != "json" && f != "text" {
-		errs = append(errs, fmt.Errorf("MAILROOM_LOG_FORMAT: %q is not json or text", f))
+		r.fail(fmt.Errorf("MAILROOM_LOG_FORMAT: %q is not json or text", f))
 	}
 	switch v := get("MAILROOM_LIBCRYPTO", "auto"); v {
 	case "auto", "off":
 		c.Libcrypto = v == "auto"
 	default:
-		errs = append(errs, fmt.Errorf("MAILROOM_LIBCRYPTO: %q is not auto or off", v))
+		r.fail(fmt.Errorf("MAILROOM_LIBCRYPTO: %q is not auto or off", v))
 	}
-	if v := get("MAILROOM_SMTP_TIMEOUT", "2m"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			errs = append(errs, fmt.Errorf("MAILROOM_SMTP_TIMEOUT: %q is not a duration of at least 1s (such as 2m)", v))
-		}
-		c.SMTPTimeout = d
+	r.duration("MAILROOM_SMTP_TIMEOUT", "2m", time.Second, 0, &c.SMTPTimeout)
+	r.duration("MAILROOM_JOB_RESCUE_AFTER", "5m", time.Second, 0, &c.JobRescueAfter)
+	r.duration("MAILROOM_OUTBOUND_COMMAND_TIMEOUT", "60s", time.Second, 10*time.Minute, &c.OutboundCommandTimeout)
+	r.duration("MAILROOM_NODE_TIMEOUT", "15s", time.Second, 0, &c.NodeTimeout)
+	r.duration("MAILROOM_STREAM_WRITE_TIMEOUT", "10s", 100*time.Millisecond, 5*time.Minute, &c.StreamWriteTimeout)
+	c.loadPublished(r)
+	policy, perrs := loadPolicy(get)
+	c.Policy, r.errs = policy, append(r.errs, perrs...)
+	feedback, ferrs := loadFeedback(get)
+	c.Feedback, r.errs = feedback, append(r.errs, ferrs...)
+	limits, lerrs := loadLimits(get)
+	c.Limits, r.errs = limits, append(r.errs, lerrs...)
+	retention, rerrs := loadRetention(get)
+	c.Retention, r.errs = retention, append(r.errs, rerrs...)
+	c.loadListeners(r, lookupEnv)
+	c.loadFollowers(r)
+	if err := c.validate(); err != nil {
+		r.fail(err)
 	}
-	if v := get("MAILROOM_JOB_RESCUE_AFTER", "5m"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			errs = append(errs, fmt.Errorf("MAILROOM_JOB_RESCUE_AFTER: %q is not a duration of at least 1s (such as 5m)", v))
-		}
-		c.JobRescueAfter = d
+	if len(r.errs) > 0 {
+		return nil, errors.Join(r.errs...)
 	}
-	if v := get("MAILROOM_OUTBOUND_COMMAND_TIMEOUT", "60s"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second || d > 10*time.Minute {
-			errs = append(errs, fmt.Errorf("MAILROOM_OUTBOUND_COMMAND_TIMEOUT: %q is not a duration from 1s to 10m (such as 60s)", v))
-		}
-		c.OutboundCommandTimeout = d
+	return c, nil
+}
+
+// reader reads variables and keeps what is wrong with them, so that Load
+// names every wrong variable at once.
+type reader struct {
+	get  func(k, def string) string // the variable, or def when unset or empty
+	errs []error
+}
+
+func (r *reader) fail(err error) { r.errs = append(r.errs, err) }
+
+func (r *reader) boolean(k string, dst *bool) {
+	v := r.get(k, "false")
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(fmt.Errorf("%s: %q is not true or false", k, v))
 	}
-	if v := get("MAILROOM_NODE_TIMEOUT", "15s"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			errs = append(errs, fmt.Errorf("MAILROOM_NODE_TIMEOUT: %q is not a duration of at least 1s (such as 15s)", v))
-		}
-		c.NodeTimeout = d
+	*dst = b
+}
+
+func (r *reader) integer(k string, def int, dst *int) {
+	v := r.get(k, strconv.Itoa(def))
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		r.fail(fmt.Errorf("%s: %q is not a non-negative integer", k, v))
 	}
-	if v := get("MAILROOM_STREAM_WRITE_TIMEOUT", "10s"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 100*time.Millisecond || d > 5*time.Minute {
-			errs = append(errs, fmt.Errorf("MAILROOM_STREAM_WRITE_TIMEOUT: %q is not a duration from 100ms to 5m (such as 10s)", v))
-		}
-		c.StreamWriteTimeout = d
+	*dst = n
+}
+
+// duration reads a duration of at least least and, unless most is 0, at
+// most most.
+func (r *reader) duration(k, def string, least, most time.Duration, dst *time.Duration) {
+	v := r.get(k, def)
+	d, err := time.ParseDuration(v)
+	switch {
+	case most == 0 && (err != nil || d < least):
+		r.fail(fmt.Errorf("%s: %q is not a duration of at least %s (such as %s)", k, v, short(least), def))
+	case most != 0 && (err != nil || d < least || d > most):
+		r.fail(fmt.Errorf("%s: %q is not a duration from %s to %s (such as %s)", k, v, short(least), short(most), def))
 	}
-	if v := get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
+	*dst = d
+}
+
+// short writes d as a person would: 10m, not 10m0s.
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// loadPublished reads what the node asks its domains to publish in DNS:
+// the outbound addresses and senders their SPF record authorises, and
+// where their DMARC reports go.
+func (c *Config) loadPublished(r *reader) {
+	if v := r.get("MAILROOM_OUTBOUND_IPS", ""); v != "" {
 		for _, ip := range strings.Split(v, ",") {
 			if ip = strings.TrimSpace(ip); ip == "" {
 				continue
 			}
 			norm, err := parseOutboundIP(ip)
 			if err != nil {
-				errs = append(errs, err)
+				r.fail(err)
 				continue
 			}
 			c.OutboundIPs = append(c.OutboundIPs, norm)
 		}
 	}
-	if v := get("MAILROOM_DMARC_RUA", ""); v != "" {
+	if v := r.get("MAILROOM_DMARC_RUA", ""); v != "" {
 		addr := strings.TrimPrefix(strings.TrimPrefix(v, "mailto:"), "MAILTO:")
 		if at := strings.LastIndexByte(addr, '@'); at <= 0 || !isDomainName(strings.ToLower(addr[at+1:])) || strings.ContainsAny(addr, " ;,!") {
-			errs = append(errs, fmt.Errorf("MAILROOM_DMARC_RUA: %q is not an email address (such as dmarc-reports@example.com)", v))
+			r.fail(fmt.Errorf("MAILROOM_DMARC_RUA: %q is not an email address (such as dmarc-reports@example.com)", v))
 		} else {
 			c.DMARCRua = "mailto:" + addr
 		}
 	}
-	if v := get("MAILROOM_SPF_AUTHORIZE", ""); v != "" {
-		for _, term := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+	if v := r.get("MAILROOM_SPF_AUTHORIZE", ""); v != "" {
+		for _, term := range strings.FieldsFunc(v, func(ch rune) bool { return ch == ',' || ch == ' ' || ch == '\t' }) {
 			norm, err := parseSPFTerm(term)
 			if err != nil {
-				errs = append(errs, err)
+				r.fail(err)
 				continue
 			}
 			c.SPFAuthorize = append(c.SPFAuthorize, norm)
 		}
 	}
-	policy, perrs := loadPolicy(get)
-	c.Policy, errs = policy, append(errs, perrs...)
-	feedback, ferrs := loadFeedback(get)
-	c.Feedback, errs = feedback, append(errs, ferrs...)
-	limits, lerrs := loadLimits(get)
-	c.Limits, errs = limits, append(errs, lerrs...)
-	retention, rerrs := loadRetention(get)
-	c.Retention, errs = retention, append(errs, rerrs...)
-	// Set to empty or "off": no inbound listener (tests, API-only nodes).
-	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
-		c.SMTPAddr = ""
-	}
-	subDef, subTLSDef := "off", "off"
-	if c.SMTPTLSCert != "" {
-		subDef, subTLSDef = ":587", ":465"
-	}
-	c.SubmissionAddr, c.SubmissionTLSAddr = get("MAILROOM_SUBMISSION_ADDR", subDef), get("MAILROOM_SUBMISSION_TLS_ADDR", subTLSDef)
-	if c.SubmissionAddr == "off" {
-		c.SubmissionAddr = ""
-	}
-	if c.SubmissionTLSAddr == "off" {
-		c.SubmissionTLSAddr = ""
-	}
-	if c.SubmissionTLSAddr != "" && c.SMTPTLSCert == "" {
-		errs = append(errs, fmt.Errorf("MAILROOM_SUBMISSION_TLS_ADDR: implicit TLS needs MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY"))
-	}
-	c.MetricsAddr, c.MetricsToken = get("MAILROOM_METRICS_ADDR", ""), get("MAILROOM_METRICS_TOKEN", "")
-	if c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr && !strings.HasSuffix(c.MetricsAddr, ":0") { // :0 is two ports
-		errs = append(errs, fmt.Errorf("MAILROOM_METRICS_ADDR: %q is MAILROOM_HTTP_ADDR; leave it empty to serve /metrics there", c.MetricsAddr))
-	}
-	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
-		errs = append(errs, errors.New("MAILROOM_METRICS_TOKEN: must be at least 16 characters (such as `openssl rand -hex 16`)"))
-	}
+}
+
+// loadFollowers reads the settings whose default follows another one's.
+func (c *Config) loadFollowers(r *reader) {
 	c.OutboundAllowPrivate = c.WebhookAllowPrivate
-	if _, set := lookup(getenv, "MAILROOM_OUTBOUND_ALLOW_PRIVATE"); set {
-		boolean("MAILROOM_OUTBOUND_ALLOW_PRIVATE", &c.OutboundAllowPrivate)
+	if r.get("MAILROOM_OUTBOUND_ALLOW_PRIVATE", "") != "" {
+		r.boolean("MAILROOM_OUTBOUND_ALLOW_PRIVATE", &c.OutboundAllowPrivate)
 	}
 	if c.InboundHost == "" {
 		c.InboundHost = "mx." + c.ServiceDomain
@@ -322,17 +325,41 @@ func Load(lookupEnv func(string) (string, bool)) (*Config, error) {
 		c.HeloName = "mail." + c.ServiceDomain
 	}
 	if c.IsPostgres() {
-		c.DataDir = get("MAILROOM_DATA_DIR", "./data")
+		c.DataDir = r.get("MAILROOM_DATA_DIR", "./data")
 	} else {
-		c.DataDir = get("MAILROOM_DATA_DIR", filepath.Dir(c.DatabaseURL))
+		c.DataDir = r.get("MAILROOM_DATA_DIR", filepath.Dir(c.DatabaseURL))
 	}
-	if err := c.validate(); err != nil {
-		errs = append(errs, err)
+}
+
+// loadListeners reads the listeners besides the API's: inbound SMTP,
+// submission and /metrics. Their defaults hang on the TLS certificate and
+// the API address, read before.
+func (c *Config) loadListeners(r *reader, lookupEnv func(string) (string, bool)) {
+	// Set to empty or "off": no inbound listener (tests, API-only nodes).
+	if v, set := lookupEnv("MAILROOM_SMTP_ADDR"); c.SMTPAddr == "off" || (set && v == "") {
+		c.SMTPAddr = ""
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	subDef, subTLSDef := "off", "off"
+	if c.SMTPTLSCert != "" {
+		subDef, subTLSDef = ":587", ":465"
 	}
-	return c, nil
+	c.SubmissionAddr, c.SubmissionTLSAddr = r.get("MAILROOM_SUBMISSION_ADDR", subDef), r.get("MAILROOM_SUBMISSION_TLS_ADDR", subTLSDef)
+	if c.SubmissionAddr == "off" {
+		c.SubmissionAddr = ""
+	}
+	if c.SubmissionTLSAddr == "off" {
+		c.SubmissionTLSAddr = ""
+	}
+	if c.SubmissionTLSAddr != "" && c.SMTPTLSCert == "" {
+		r.fail(fmt.Errorf("MAILROOM_SUBMISSION_TLS_ADDR: implicit TLS needs MAILROOM_SMTP_TLS_CERT and MAILROOM_SMTP_TLS_KEY"))
+	}
+	c.MetricsAddr, c.MetricsToken = r.get("MAILROOM_METRICS_ADDR", ""), r.get("MAILROOM_METRICS_TOKEN", "")
+	if c.MetricsAddr != "" && c.MetricsAddr == c.HTTPAddr && !strings.HasSuffix(c.MetricsAddr, ":0") { // :0 is two ports
+		r.fail(fmt.Errorf("MAILROOM_METRICS_ADDR: %q is MAILROOM_HTTP_ADDR; leave it empty to serve /metrics there", c.MetricsAddr))
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		r.fail(errors.New("MAILROOM_METRICS_TOKEN: must be at least 16 characters (such as `openssl rand -hex 16`)"))
+	}
 }
 
 // Map is a lookup function over m, for tests and benchmarks: a key present

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf16"
@@ -379,84 +380,92 @@ func csvError(err error) error {
 // first problem in Err.
 func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 	row := ImportRow{Row: n, Attributes: map[string]string{}}
-	fail := func(format string, args ...any) ImportRow {
-		row.Err = fmt.Sprintf(format, args...)
-		return row
-	}
 	for _, f := range fields {
-		role := m.role(f.key)
-		switch role {
-		case "ignore":
-			continue
-		case "email", "status":
-			s, ok := f.text()
-			if !ok {
-				return fail("%s must be a string", f.key)
-			}
-			if role == "email" {
-				row.Email = s
-			} else if st := statusOf(s); st != "" {
-				row.Status = st
-			} else {
-				row.Status = strings.ToLower(strings.TrimSpace(s))
-			}
-		case "first_name", "last_name":
-			s, ok := f.text()
-			if !ok {
-				return fail("%s must be a string", f.key)
-			}
-			s = strings.TrimSpace(s)
-			if s == "" {
-				continue
-			}
-			if role == "first_name" {
-				row.FirstName = s
-			} else {
-				row.LastName = s
-			}
-		case "subscribed", "unsubscribed":
-			b, ok := f.boolean()
-			if !ok {
-				return fail("%s must be true or false", f.key)
-			}
-			if b != nil && role == "unsubscribed" {
-				v := !*b
-				b = &v
-			}
-			row.Subscribed = b
-		case "tags":
-			tags, ok := f.list()
-			if !ok {
-				return fail("tags must be an array of strings or a comma-separated string")
-			}
-			row.Tags = append(row.Tags, tags...)
-		case "attributes":
-			if f.str != nil { // a CSV column named attributes or data is a merge field like any other
-				row.Attributes[f.key] = *f.str
-				continue
-			}
-			var attrs map[string]string
-			if err := json.Unmarshal(f.raw, &attrs); err != nil {
-				return fail("%s must be an object of strings", f.key)
-			}
-			for k, v := range attrs {
-				row.Attributes[k] = v
-			}
-		default:
-			s, ok := f.text()
-			if !ok {
-				return fail("%s must be a string (other keys are merge attributes)", f.key)
-			}
-			if f.str != nil && s == "" {
-				continue // an empty cell sets nothing
-			}
-			name := AttrNameOf(f.key)
-			if to := m.Attr[f.key]; to != "" {
-				name = to
-			}
-			row.Attributes[name] = s
+		if row.Err = row.set(m.role(f.key), f, m); row.Err != "" {
+			return row
 		}
 	}
+	row.Err = row.finishAttributes()
+	return row
+}
+
+// set takes one value into the row as its role says; the answer is the
+// problem with it, "" when none.
+func (row *ImportRow) set(role string, f field, m ImportMapping) string {
+	switch role {
+	case "ignore":
+	case "email", "status":
+		s, ok := f.text()
+		if !ok {
+			return fmt.Sprintf("%s must be a string", f.key)
+		}
+		if role == "email" {
+			row.Email = s
+		} else if st := statusOf(s); st != "" {
+			row.Status = st
+		} else {
+			row.Status = strings.ToLower(strings.TrimSpace(s))
+		}
+	case "first_name", "last_name":
+		s, ok := f.text()
+		if !ok {
+			return fmt.Sprintf("%s must be a string", f.key)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return ""
+		}
+		if role == "first_name" {
+			row.FirstName = s
+		} else {
+			row.LastName = s
+		}
+	case "subscribed", "unsubscribed":
+		b, ok := f.boolean()
+		if !ok {
+			return fmt.Sprintf("%s must be true or false", f.key)
+		}
+		if b != nil && role == "unsubscribed" {
+			v := !*b
+			b = &v
+		}
+		row.Subscribed = b
+	case "tags":
+		tags, ok := f.list()
+		if !ok {
+			return "tags must be an array of strings or a comma-separated string"
+		}
+		row.Tags = append(row.Tags, tags...)
+	case "attributes":
+		if f.str != nil { // a CSV column named attributes or data is a merge field like any other
+			row.Attributes[f.key] = *f.str
+			return ""
+		}
+		var attrs map[string]string
+		if err := json.Unmarshal(f.raw, &attrs); err != nil {
+			return fmt.Sprintf("%s must be an object of strings", f.key)
+		}
+		maps.Copy(row.Attributes, attrs)
+	default:
+		s, ok := f.text()
+		if !ok {
+			return fmt.Sprintf("%s must be a string (other keys are merge attributes)", f.key)
+		}
+		if f.str != nil && s == "" {
+			return "" // an empty cell sets nothing
+		}
+		name := AttrNameOf(f.key)
+		if to := m.Attr[f.key]; to != "" {
+			name = to
+		}
+		row.Attributes[name] = s
+	}
+	return ""
+}
+
+// finishAttributes adds the names to the row's attributes and checks them
+// all; the answer is the first problem, "" when none.
+func (row *ImportRow) finishAttributes() string {
 	// The names are also merge fields of those names, as templates and
 	// rules read them, over a column that other names the same.
 	for name, v := range map[string]string{"first_name": row.FirstName, "last_name": row.LastName} {
@@ -465,17 +474,17 @@ func buildRow(n int, fields []field, m ImportMapping) ImportRow {
 		}
 	}
 	if len(row.Attributes) > MaxAttrsPerCall {
-		return fail("a row carries at most %d attributes", MaxAttrsPerCall)
+		return fmt.Sprintf("a row carries at most %d attributes", MaxAttrsPerCall)
 	}
 	for k, v := range row.Attributes {
 		if err := CheckAttrName(k); err != nil {
-			return fail("%s", apiMessage(err))
+			return apiMessage(err)
 		}
 		if err := CheckAttrValue(k, v); err != nil {
-			return fail("%s", apiMessage(err))
+			return apiMessage(err)
 		}
 	}
-	return row
+	return ""
 }
 
 func apiMessage(err error) string {

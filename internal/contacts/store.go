@@ -770,22 +770,13 @@ func scanImport(sc scanner) (ImportRecord, error) {
 	if err := sc.Scan(&r.ID, &r.WorkspaceID, &r.AudienceID, &r.Status, &r.Total, &r.Created, &r.Updated, &r.Skipped, &r.Failed, &created, &completed); err != nil {
 		return r, err
 	}
-	r.CreatedAt = store.FromMillis(created)
-	if completed.Valid {
-		t := store.FromMillis(completed.Int64)
-		r.CompletedAt = &t
-	}
+	r.CreatedAt, r.CompletedAt = store.FromMillis(created), store.NullMillis(completed)
 	return r, nil
 }
 
 func insertImport(ctx context.Context, q store.Querier, r ImportRecord) error {
-	var completed *int64
-	if r.CompletedAt != nil {
-		ms := store.Millis(*r.CompletedAt)
-		completed = &ms
-	}
 	_, err := q.Exec(ctx, `INSERT INTO contact_imports (`+importColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.WorkspaceID, r.AudienceID, r.Status, r.Total, r.Created, r.Updated, r.Skipped, r.Failed, store.Millis(r.CreatedAt), completed)
+		r.ID, r.WorkspaceID, r.AudienceID, r.Status, r.Total, r.Created, r.Updated, r.Skipped, r.Failed, store.Millis(r.CreatedAt), store.MillisOrNull(r.CompletedAt))
 	return err
 }
 

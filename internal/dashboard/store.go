@@ -132,7 +132,7 @@ const (
 // or another, after a crash too.
 func addImport(ctx context.Context, tx *store.Tx, j importJob, rowsJSON []byte) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO dashboard_imports (id, workspace_id, audience_id, filename, row_count, dry_run, status, rows_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, b2i(j.DryRun), j.Status, string(rowsJSON), store.Millis(j.CreatedAt)); err != nil {
+		j.ID, j.WorkspaceID, j.AudienceID, j.Filename, j.Rows, store.BoolInt(j.DryRun), j.Status, string(rowsJSON), store.Millis(j.CreatedAt)); err != nil {
 		return err
 	}
 	tx.AddJob(jobs.DashboardImportArgs{ImportID: j.ID, WorkspaceID: j.WorkspaceID})
@@ -189,11 +189,7 @@ func importByID(ctx context.Context, db *store.DB, workspaceID, id string) (*imp
 	if err != nil {
 		return nil, err
 	}
-	j.DryRun, j.Problem, j.CreatedAt = dry == 1, problem.String, store.FromMillis(created)
-	if finished.Valid {
-		t := store.FromMillis(finished.Int64)
-		j.FinishedAt = &t
-	}
+	j.DryRun, j.Problem, j.CreatedAt, j.FinishedAt = dry == 1, problem.String, store.FromMillis(created), store.NullMillis(finished)
 	if report.Valid {
 		j.Report = &contacts.ImportResult{}
 		if err := json.Unmarshal([]byte(report.String), j.Report); err != nil {
@@ -201,13 +197,6 @@ func importByID(ctx context.Context, db *store.DB, workspaceID, id string) (*imp
 		}
 	}
 	return j, nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // upload is a dashboard_uploads row (migration 00081): a CSV file kept

@@ -23,7 +23,7 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, d *Domain, keys [3]*
 	statuses, _ := json.Marshal(d.statuses)
 	if _, err := tx.Exec(ctx, `INSERT INTO domains (id, workspace_id, domain, verification_status, shared, ownership_token,
 		record_status, verified_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		d.ID, d.WorkspaceID, d.Name, d.Status, store.BoolInt(d.Shared), d.token, string(statuses), nullMillis(d), store.Millis(d.CreatedAt)); err != nil {
+		d.ID, d.WorkspaceID, d.Name, d.Status, store.BoolInt(d.Shared), d.token, string(statuses), store.MillisOrNull(d.VerifiedAt), store.Millis(d.CreatedAt)); err != nil {
 		return err
 	}
 	for i, sel := range DKIMSelectors() {
@@ -37,13 +37,6 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, d *Domain, keys [3]*
 		}
 	}
 	return nil
-}
-
-func nullMillis(d *Domain) any {
-	if d.VerifiedAt == nil {
-		return nil
-	}
-	return store.Millis(*d.VerifiedAt)
 }
 
 // load reads domains matching where (on alias d) with their public keys.

@@ -67,21 +67,8 @@ type Sent struct {
 // one. Nothing is held for review (docs/decisions.md).
 func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Compose) (sent *Sent, err error) {
 	defer func() { err = refused(err) }()
-	switch {
-	case len(req.To) == 0:
-		return nil, apierr.InvalidRequest("to is required: 1 to %d addresses.", maxComposeTo)
-	case len(req.To) > maxComposeTo:
-		return nil, apierr.InvalidRequest("to has %d addresses; at most %d are allowed.", len(req.To), maxComposeTo)
-	case len(req.Cc) > maxComposeCc:
-		return nil, apierr.InvalidRequest("cc has %d addresses; at most %d are allowed.", len(req.Cc), maxComposeCc)
-	case strings.TrimSpace(req.Subject) == "":
-		return nil, apierr.InvalidRequest("subject is required.")
-	case strings.TrimSpace(req.Body) == "":
-		return nil, apierr.InvalidRequest("body is required.")
-	case len(req.Body) > maxBody:
-		return nil, apierr.InvalidRequest("body is longer than %d bytes.", maxBody)
-	case len(req.Attachments) > maxComposeAttachments:
-		return nil, apierr.InvalidRequest("attachments has %d entries; at most %d are allowed.", len(req.Attachments), maxComposeAttachments)
+	if err := req.check(); err != nil {
+		return nil, err
 	}
 	scope, err := rd.mailbox()
 	if err != nil {
@@ -92,7 +79,6 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 		scope = req.asMailbox
 	}
 	var orig *Message
-	headers := map[string]string{}
 	if req.ReplyToMessageID != "" {
 		// A reply goes out from the mailbox of the message it answers.
 		orig, err = getMessage(ctx, s.db, rd.WorkspaceID, scope, req.ReplyToMessageID)
@@ -100,14 +86,6 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 			return nil, notFound(err, errMessageNotFound)
 		}
 		scope = orig.MailboxID
-		if orig.MessageID != "" {
-			refs := make([]string, 0, len(orig.References)+1)
-			for _, r := range append(append([]string{}, orig.References...), orig.MessageID) {
-				refs = append(refs, "<"+r+">")
-			}
-			headers["In-Reply-To"] = "<" + orig.MessageID + ">"
-			headers["References"] = strings.Join(refs, " ")
-		}
 	}
 	mbx, err := s.sendingMailbox(ctx, rd.WorkspaceID, scope)
 	if err != nil {
@@ -120,6 +98,59 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	if req.text != "" {
 		text = plainText(req.text)
 	}
+	raw, err := sendRequest(req, mbx, orig, html, text)
+	if err != nil {
+		return nil, err
+	}
+	if s.sender == nil {
+		return nil, apierr.Internal()
+	}
+	msg, threadID := sentCopy(rd, req, mbx, orig, html, text)
+	now := s.clock.Now()
+	// The sent copy (or, when booked, the booking that stores it when the
+	// email goes) commits in the sending service's transaction.
+	out, err := s.sender.SendWith(ctx, c, raw, sending.SendOptions{CheckAtSendTime: true, InTx: func(ctx context.Context, tx *store.Tx, out sending.Outcome) error {
+		msg.EmailID = out.ID
+		msg.MessageID = strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>")
+		if out.Status == sending.StatusScheduled {
+			return insertBooking(ctx, tx, msg, threadID, out.ScheduledAt, now)
+		}
+		msg.ReceivedAt = now
+		return s.storeSent(ctx, tx, msg, threadID)
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if out.Status == sending.StatusScheduled {
+		return &Sent{EmailID: out.ID, ScheduledID: ScheduledID(out.ID), Status: string(out.Status)}, nil
+	}
+	return &Sent{MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
+}
+
+// check holds a compose to the spec's limits before anything is read.
+func (req *Compose) check() error {
+	switch {
+	case len(req.To) == 0:
+		return apierr.InvalidRequest("to is required: 1 to %d addresses.", maxComposeTo)
+	case len(req.To) > maxComposeTo:
+		return apierr.InvalidRequest("to has %d addresses; at most %d are allowed.", len(req.To), maxComposeTo)
+	case len(req.Cc) > maxComposeCc:
+		return apierr.InvalidRequest("cc has %d addresses; at most %d are allowed.", len(req.Cc), maxComposeCc)
+	case strings.TrimSpace(req.Subject) == "":
+		return apierr.InvalidRequest("subject is required.")
+	case strings.TrimSpace(req.Body) == "":
+		return apierr.InvalidRequest("body is required.")
+	case len(req.Body) > maxBody:
+		return apierr.InvalidRequest("body is longer than %d bytes.", maxBody)
+	case len(req.Attachments) > maxComposeAttachments:
+		return apierr.InvalidRequest("attachments has %d entries; at most %d are allowed.", len(req.Attachments), maxComposeAttachments)
+	}
+	return nil
+}
+
+// sendRequest is the compose as the sending service reads a POST /v1/emails
+// body: from the mailbox, and threaded under orig when it answers one.
+func sendRequest(req Compose, mbx *Mailbox, orig *Message, html, text string) ([]byte, error) {
 	from := mbx.Address
 	if mbx.Name != "" {
 		from = mbx.Name + " <" + mbx.Address + ">"
@@ -128,8 +159,12 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	if len(req.Cc) > 0 {
 		send["cc"] = req.Cc
 	}
-	if len(headers) > 0 {
-		send["headers"] = headers
+	if orig != nil && orig.MessageID != "" {
+		refs := make([]string, 0, len(orig.References)+1)
+		for _, r := range append(append([]string{}, orig.References...), orig.MessageID) {
+			refs = append(refs, "<"+r+">")
+		}
+		send["headers"] = map[string]string{"In-Reply-To": "<" + orig.MessageID + ">", "References": strings.Join(refs, " ")}
 	}
 	if len(req.Attachments) > 0 {
 		send["attachments"] = req.Attachments
@@ -140,15 +175,13 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	if req.SendAt != "" {
 		send["send_at"] = req.SendAt
 	}
-	raw, err := json.Marshal(send)
-	if err != nil {
-		return nil, err
-	}
-	if s.sender == nil {
-		return nil, apierr.Internal()
-	}
-	// The sent copy (or, when booked, the booking that stores it when the
-	// email goes) commits in the sending service's transaction.
+	return json.Marshal(send)
+}
+
+// sentCopy is the message stored in the mailbox for what the compose sends,
+// and the conversation it joins ("" for a new one); its ids come when the
+// sending service has booked the email.
+func sentCopy(rd Reader, req Compose, mbx *Mailbox, orig *Message, html, text string) (*Message, string) {
 	msg := &Message{
 		ID: ids.New("msg"), WorkspaceID: rd.WorkspaceID, MailboxID: mbx.ID, Mailbox: mbx.Address, Direction: DirectionSent,
 		MailFrom: mbx.Address, From: mbx.Address, Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone},
@@ -172,23 +205,7 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 		msg.Parts = append(msg.Parts, Part{Filename: a.Filename, ContentType: a.ContentType})
 	}
 	msg.Snippet = snippet(msg.Text, msg.HTML)
-	now := s.clock.Now()
-	out, err := s.sender.SendWith(ctx, c, raw, sending.SendOptions{CheckAtSendTime: true, InTx: func(ctx context.Context, tx *store.Tx, out sending.Outcome) error {
-		msg.EmailID = out.ID
-		msg.MessageID = strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>")
-		if out.Status == sending.StatusScheduled {
-			return insertBooking(ctx, tx, msg, threadID, out.ScheduledAt, now)
-		}
-		msg.ReceivedAt = now
-		return s.storeSent(ctx, tx, msg, threadID)
-	}})
-	if err != nil {
-		return nil, err
-	}
-	if out.Status == sending.StatusScheduled {
-		return &Sent{EmailID: out.ID, ScheduledID: ScheduledID(out.ID), Status: string(out.Status)}, nil
-	}
-	return &Sent{MessageID: msg.ID, ThreadID: msg.ThreadID, EmailID: out.ID, Status: string(out.Status)}, nil
+	return msg, threadID
 }
 
 // Booked says the message waits for its time (the API answers 202).

@@ -154,13 +154,6 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func nullString(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
 func nullIfEmpty(s string) any {
 	if s == "" {
 		return nil
@@ -193,7 +186,7 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		search_body, search_people)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, nullIfEmpty(m.FromName),
-		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, nullString(m.Text), nullString(m.HTML), nullIfEmpty(m.Date),
+		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, store.OrNull(m.Text), store.OrNull(m.HTML), nullIfEmpty(m.Date),
 		nullIfEmpty(m.MessageID), nullIfEmpty(m.InReplyTo), jsonText(m.References), nullIfEmpty(m.ListID),
 		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), store.BoolInt(m.Automated), jsonText(atts), jsonText(inl),
 		store.BoolInt(m.Unread), store.BoolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt),

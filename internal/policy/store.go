@@ -168,25 +168,18 @@ func ipByAddr(ctx context.Context, tx *store.Tx, ip string) (IP, error) {
 // insertIP stores a taken IP.
 func insertIP(ctx context.Context, tx *store.Tx, x IP) error {
 	_, err := tx.Exec(ctx, `INSERT INTO ips (`+ipColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		x.ID, x.WorkspaceID, x.IP, store.BoolInt(x.Paused), nullInt(x.DailyCap), store.Millis(x.CreatedAt))
+		x.ID, x.WorkspaceID, x.IP, store.BoolInt(x.Paused), store.OrNull(x.DailyCap), store.Millis(x.CreatedAt))
 	return err
 }
 
 // updateIP writes paused and daily_cap.
 func updateIP(ctx context.Context, db *store.DB, x IP) error {
 	_, err := db.Exec(ctx, `UPDATE ips SET paused = ?, daily_cap = ? WHERE workspace_id = ? AND id = ?`,
-		store.BoolInt(x.Paused), nullInt(x.DailyCap), x.WorkspaceID, x.ID)
+		store.BoolInt(x.Paused), store.OrNull(x.DailyCap), x.WorkspaceID, x.ID)
 	return err
 }
 
 // deleteIP hands an IP back; it answers whether the workspace had it.
 func deleteIP(ctx context.Context, db *store.DB, ws, id string) (bool, error) {
 	return store.Changed(db.Exec(ctx, `DELETE FROM ips WHERE workspace_id = ? AND id = ?`, ws, id))
-}
-
-func nullInt(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }

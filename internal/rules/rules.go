@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,7 +175,49 @@ func clip(s string) string {
 	return s
 }
 
+// parseRule checks rule i in three steps: its field and op, whether it
+// takes a value, and the value as its field and op read it.
 func parseRule(i int, r Rule, withAudience bool) (pred, error) {
+	p, err := parseFieldOp(i, r, withAudience)
+	if err != nil {
+		return p, err
+	}
+	noValue := r.Op == "exists" || r.Op == "not_exists" || r.Op == "never"
+	has := len(r.Value) > 0 && string(r.Value) != "null"
+	if noValue {
+		if has {
+			return p, bad(i, "op %s takes no value.", r.Op)
+		}
+		return p, nil
+	}
+	if !has {
+		return p, bad(i, "op %s needs a value.", r.Op)
+	}
+	switch {
+	case p.kind == kDomain && r.Op == "in":
+		return parseDomains(i, r, p)
+	case p.kind == kSuppressed:
+		if json.Unmarshal(r.Value, &p.flag) != nil {
+			return p, bad(i, "suppressed eq takes true or false.")
+		}
+	case r.Op == "within_days" || r.Op == "not_within_days":
+		var n int64
+		if json.Unmarshal(r.Value, &n) != nil || n < 0 || n > 36500 {
+			return p, bad(i, "%s takes a whole number of days from 0 to 36500.", r.Op)
+		}
+		p.num = float64(n)
+	case r.Op == "before" || r.Op == "after":
+		return parseDate(i, r, p)
+	default:
+		return parseString(i, r, p)
+	}
+	return p, nil
+}
+
+// parseFieldOp reads the rule's field (a known one or attributes.<name>)
+// and checks that it takes the op and, for a membership's fields, that
+// the segment has an audience.
+func parseFieldOp(i int, r Rule, withAudience bool) (pred, error) {
 	var p pred
 	if r.Field == "" {
 		return p, bad(i, "field is required.")
@@ -196,103 +239,85 @@ func parseRule(i int, r Rule, withAudience bool) (pred, error) {
 		return p, bad(i, "unknown field %q; fields are email, email_domain, first_name, last_name, attributes.<name>, tag, topic, status, joined_at, created_at, opened, clicked, suppressed.", clip(r.Field))
 	}
 	p.kind, p.op = k, r.Op
-	known := false
-	for _, o := range opsOf[k] {
-		known = known || o == r.Op
-	}
-	if !known {
+	if !slices.Contains(opsOf[k], r.Op) {
 		return p, bad(i, "%s does not take op %q; it takes %s.", r.Field, clip(r.Op), strings.Join(opsOf[k], ", "))
 	}
 	if (k == kStatus || k == kJoined) && !withAudience {
 		return p, bad(i, "%s rules need the segment's audience_id; a workspace-wide segment has no membership to test.", r.Field)
 	}
-	noValue := r.Op == "exists" || r.Op == "not_exists" || r.Op == "never"
-	has := len(r.Value) > 0 && string(r.Value) != "null"
-	if noValue {
-		if has {
-			return p, bad(i, "op %s takes no value.", r.Op)
-		}
-		return p, nil
+	return p, nil
+}
+
+// parseDomains reads email_domain in's array of domains.
+func parseDomains(i int, r Rule, p pred) (pred, error) {
+	var ds []string
+	if json.Unmarshal(r.Value, &ds) != nil || len(ds) == 0 {
+		return p, bad(i, "email_domain in takes a non-empty array of domains.")
 	}
-	if !has {
-		return p, bad(i, "op %s needs a value.", r.Op)
+	if len(ds) > 100 {
+		return p, bad(i, "email_domain in takes at most 100 domains.")
 	}
-	switch {
-	case k == kDomain && r.Op == "in":
-		var ds []string
-		if json.Unmarshal(r.Value, &ds) != nil || len(ds) == 0 {
-			return p, bad(i, "email_domain in takes a non-empty array of domains.")
-		}
-		if len(ds) > 100 {
-			return p, bad(i, "email_domain in takes at most 100 domains.")
-		}
-		for _, d := range ds {
-			d, err := domain(d)
-			if err != nil {
-				return p, bad(i, "%s", err)
-			}
-			p.strs = append(p.strs, d)
-		}
-	case k == kSuppressed:
-		if json.Unmarshal(r.Value, &p.flag) != nil {
-			return p, bad(i, "suppressed eq takes true or false.")
-		}
-	case r.Op == "within_days" || r.Op == "not_within_days":
-		var n int64
-		if json.Unmarshal(r.Value, &n) != nil || n < 0 || n > 36500 {
-			return p, bad(i, "%s takes a whole number of days from 0 to 36500.", r.Op)
-		}
-		p.num = float64(n)
-	case r.Op == "before" || r.Op == "after":
-		var s string
-		if json.Unmarshal(r.Value, &s) != nil {
-			return p, bad(i, "%s takes a date: RFC 3339 (2025-01-31T09:00:00Z) or YYYY-MM-DD.", r.Op)
-		}
-		t, err := time.Parse(time.RFC3339, s)
+	for _, d := range ds {
+		d, err := domain(d)
 		if err != nil {
-			t, err = time.Parse("2006-01-02", s)
+			return p, bad(i, "%s", err)
 		}
+		p.strs = append(p.strs, d)
+	}
+	return p, nil
+}
+
+// parseDate reads before's and after's date: RFC 3339 or a day.
+func parseDate(i int, r Rule, p pred) (pred, error) {
+	var s string
+	if json.Unmarshal(r.Value, &s) != nil {
+		return p, bad(i, "%s takes a date: RFC 3339 (2025-01-31T09:00:00Z) or YYYY-MM-DD.", r.Op)
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t, err = time.Parse("2006-01-02", s)
+	}
+	if err != nil {
+		return p, bad(i, "%q is not a date; write RFC 3339 (2025-01-31T09:00:00Z) or YYYY-MM-DD.", clip(s))
+	}
+	p.at = t.UnixMilli()
+	return p, nil
+}
+
+// parseString reads a string value, normalized as its field is stored
+// (addresses and tags lowercased, domains without @).
+func parseString(i int, r Rule, p pred) (pred, error) {
+	var s string
+	if json.Unmarshal(r.Value, &s) != nil {
+		return p, bad(i, "%s %s takes a string value.", r.Field, r.Op)
+	}
+	if len(s) > MaxValueLen {
+		return p, bad(i, "the value is longer than %d bytes.", MaxValueLen)
+	}
+	switch p.kind {
+	case kEmail, kTag:
+		s = strings.ToLower(strings.TrimSpace(s)) // stored lowercased
+	case kDomain:
+		d, err := domain(s)
 		if err != nil {
-			return p, bad(i, "%q is not a date; write RFC 3339 (2025-01-31T09:00:00Z) or YYYY-MM-DD.", clip(s))
+			return p, bad(i, "%s", err)
 		}
-		p.at = t.UnixMilli()
-	default:
-		var s string
-		if json.Unmarshal(r.Value, &s) != nil {
-			return p, bad(i, "%s %s takes a string value.", r.Field, r.Op)
+		s = d
+	case kStatus:
+		if !slices.Contains(MembershipStatuses, s) {
+			return p, bad(i, "status %q is not one of %s.", clip(s), strings.Join(MembershipStatuses, ", "))
 		}
-		if len(s) > MaxValueLen {
-			return p, bad(i, "the value is longer than %d bytes.", MaxValueLen)
+	case kTopic:
+		if strings.TrimSpace(s) == "" {
+			return p, bad(i, "topic needs a topic key or id.")
 		}
-		switch k {
-		case kEmail, kTag:
-			s = strings.ToLower(strings.TrimSpace(s)) // stored lowercased
-		case kDomain:
-			d, err := domain(s)
-			if err != nil {
-				return p, bad(i, "%s", err)
-			}
-			s = d
-		case kStatus:
-			ok := false
-			for _, st := range MembershipStatuses {
-				ok = ok || st == s
-			}
-			if !ok {
-				return p, bad(i, "status %q is not one of %s.", clip(s), strings.Join(MembershipStatuses, ", "))
-			}
-		case kTopic:
-			if strings.TrimSpace(s) == "" {
-				return p, bad(i, "topic needs a topic key or id.")
-			}
-		}
-		if (k == kEmail || k == kTag) && s == "" && r.Op != "eq" && r.Op != "neq" {
-			return p, bad(i, "the value is empty.")
-		}
-		p.str = s
-		if r.Op == "gt" || r.Op == "lt" {
-			_, p.isNum = decimal(s)
-		}
+	}
+	if (p.kind == kEmail || p.kind == kTag) && s == "" && r.Op != "eq" && r.Op != "neq" {
+		return p, bad(i, "the value is empty.")
+	}
+	p.str = s
+	if r.Op == "gt" || r.Op == "lt" {
+		_, p.isNum = decimal(s)
 	}
 	return p, nil
 }

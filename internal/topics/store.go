@@ -22,11 +22,7 @@ func scanTopic(sc store.Scanner) (Topic, error) {
 	var archived sql.NullInt64
 	err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Key, &t.Name, &t.Description, &optIn, &required, &created, &updated, &archived)
 	t.DefaultOptIn, t.Required = optIn != 0, required != 0
-	t.CreatedAt, t.UpdatedAt = store.FromMillis(created), store.FromMillis(updated)
-	if archived.Valid {
-		at := store.FromMillis(archived.Int64)
-		t.ArchivedAt = &at
-	}
+	t.CreatedAt, t.UpdatedAt, t.ArchivedAt = store.FromMillis(created), store.FromMillis(updated), store.NullMillis(archived)
 	return t, err
 }
 
@@ -62,13 +58,9 @@ func insertTopic(ctx context.Context, q store.Querier, t Topic) error {
 }
 
 func updateTopic(ctx context.Context, q store.Querier, t Topic) error {
-	var archived any
-	if t.ArchivedAt != nil {
-		archived = store.Millis(*t.ArchivedAt)
-	}
 	_, err := q.Exec(ctx, `UPDATE topics SET name = ?, description = ?, default_opt_in = ?, required = ?, updated_at = ?, archived_at = ?
 		WHERE id = ? AND workspace_id = ?`,
-		t.Name, t.Description, store.BoolInt(t.DefaultOptIn), store.BoolInt(t.Required), store.Millis(t.UpdatedAt), archived, t.ID, t.WorkspaceID)
+		t.Name, t.Description, store.BoolInt(t.DefaultOptIn), store.BoolInt(t.Required), store.Millis(t.UpdatedAt), store.MillisOrNull(t.ArchivedAt), t.ID, t.WorkspaceID)
 	if err != nil {
 		return fmt.Errorf("updating topic: %w", err)
 	}

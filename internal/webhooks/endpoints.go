@@ -236,14 +236,72 @@ func (s *Service) Update(ctx context.Context, workspaceID, boundTo, id string, p
 	if err != nil {
 		return nil, err
 	}
-	var sets []string
-	var args []any
-	set := func(col string, v any) { sets = append(sets, col+" = ?"); args = append(args, v) }
+	now := s.clock.Now()
+	ch, err := s.changesOf(cur, p, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(ch.sets) == 0 {
+		return nil, apierr.BadRequest("nothing_to_update", "The request changes nothing on this webhook.").
+			WithNext("Send at least one of url, events, active, headers or rotate_secret with a new value.")
+	}
+	ch.set("updated_at", store.Millis(now))
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		found, err := updateEndpoint(ctx, tx, workspaceID, id, ch.sets, ch.args)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errEndpointNotFound()
+		}
+		switch {
+		case ch.enable:
+			return releaseHeld(ctx, tx, id, now)
+		case ch.disable:
+			return holdQueued(ctx, tx, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ch.enable {
+		s.Kick()
+	}
+	e, err := s.Get(ctx, workspaceID, boundTo, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.RotateSecret {
+		e.Secret = ch.secret
+		e.PreviousSecretValidUntil = &ch.prevUntil
+	}
+	return e, nil
+}
+
+// endpointChange is what a PATCH changes on the row (the SET list), and
+// what it asks of the queue and the answer besides.
+type endpointChange struct {
+	sets            []string
+	args            []any
+	enable, disable bool      // active turned on (held events go) or off (queued ones wait)
+	secret          string    // the new secret, when rotated
+	prevUntil       time.Time // until when the old secret still signs
+}
+
+func (c *endpointChange) set(col string, v any) {
+	c.sets, c.args = append(c.sets, col+" = ?"), append(c.args, v)
+}
+
+// changesOf checks a PATCH against the endpoint as it is and keeps only
+// the fields it changes, so that a PATCH repeating the row changes nothing.
+func (s *Service) changesOf(cur *Endpoint, p UpdateParams, now time.Time) (*endpointChange, error) {
+	ch := &endpointChange{}
 	if p.URL != nil && *p.URL != cur.URL {
 		if err := ValidateURL(*p.URL, s.allowPrivate); err != nil {
 			return nil, err
 		}
-		set("url", *p.URL)
+		ch.set("url", *p.URL)
 	}
 	if p.Events != nil {
 		evs, err := normalizeEvents(*p.Events)
@@ -252,7 +310,7 @@ func (s *Service) Update(ctx context.Context, workspaceID, boundTo, id string, p
 		}
 		if !slices.Equal(evs, cur.Events) {
 			b, _ := json.Marshal(evs)
-			set("events", string(b))
+			ch.set("events", string(b))
 		}
 	}
 	if p.Headers != nil {
@@ -265,79 +323,37 @@ func (s *Service) Update(ctx context.Context, workspaceID, boundTo, id string, p
 		}
 		if !maps.Equal(h, cur.Headers) {
 			b, _ := json.Marshal(h)
-			set("headers", string(b))
+			ch.set("headers", string(b))
 		}
 	}
-	now := s.clock.Now()
-	enable := p.Active != nil && *p.Active && !cur.Active
-	disable := p.Active != nil && !*p.Active && cur.Active
-	if enable {
-		set("active", 1)
-		set("consecutive_failures", 0)
-		set("accepted_at", store.Millis(now))
-		sets = append(sets, "disabled_reason = NULL", "disabled_at = NULL")
+	ch.enable = p.Active != nil && *p.Active && !cur.Active
+	ch.disable = p.Active != nil && !*p.Active && cur.Active
+	if ch.enable {
+		ch.set("active", 1)
+		ch.set("consecutive_failures", 0)
+		ch.set("accepted_at", store.Millis(now))
+		ch.sets = append(ch.sets, "disabled_reason = NULL", "disabled_at = NULL")
 	}
-	if disable {
-		set("active", 0)
-		set("disabled_reason", DisabledManual)
-		set("disabled_at", store.Millis(now))
+	if ch.disable {
+		ch.set("active", 0)
+		ch.set("disabled_reason", DisabledManual)
+		ch.set("disabled_at", store.Millis(now))
 	}
 	if p.SvixSignatures != nil && *p.SvixSignatures != cur.SvixSignatures {
-		v := 0
-		if *p.SvixSignatures {
-			v = 1
-		}
-		set("svix_signatures", v)
+		ch.set("svix_signatures", store.BoolInt(*p.SvixSignatures))
 	}
-	var secret string
-	var prevUntil time.Time
 	if p.RotateSecret {
-		secret = NewSecret()
-		sealed, err := s.box.Seal([]byte(secret))
+		ch.secret = NewSecret()
+		sealed, err := s.box.Seal([]byte(ch.secret))
 		if err != nil {
 			return nil, err
 		}
-		prevUntil = now.Add(SecretGrace)
-		sets = append(sets, "previous_secret = secret")
-		set("secret", sealed)
-		set("previous_secret_until", store.Millis(prevUntil))
+		ch.prevUntil = now.Add(SecretGrace)
+		ch.sets = append(ch.sets, "previous_secret = secret")
+		ch.set("secret", sealed)
+		ch.set("previous_secret_until", store.Millis(ch.prevUntil))
 	}
-	if len(sets) == 0 {
-		return nil, apierr.BadRequest("nothing_to_update", "The request changes nothing on this webhook.").
-			WithNext("Send at least one of url, events, active, headers or rotate_secret with a new value.")
-	}
-	set("updated_at", store.Millis(now))
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		found, err := updateEndpoint(ctx, tx, workspaceID, id, sets, args)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return errEndpointNotFound()
-		}
-		switch {
-		case enable:
-			return releaseHeld(ctx, tx, id, now)
-		case disable:
-			return holdQueued(ctx, tx, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if enable {
-		s.Kick()
-	}
-	e, err := s.Get(ctx, workspaceID, boundTo, id)
-	if err != nil {
-		return nil, err
-	}
-	if p.RotateSecret {
-		e.Secret = secret
-		e.PreviousSecretValidUntil = &prevUntil
-	}
-	return e, nil
+	return ch, nil
 }
 
 // Delete removes an endpoint and drops its queued and held deliveries. Its

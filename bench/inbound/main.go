@@ -186,7 +186,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	fmt.Printf("RESULT inbound %s: %.0f messages/s end to end (target 500), CPU %s per message (clients included; the sink's run: %s), ceiling %.0f messages/s (%.0f%% of it), load %s\n",
+	fmt.Printf("RESULT inbound %s: %.0f messages/s end to end (target 1,000), CPU %s per message (clients included; the sink's run: %s), ceiling %.0f messages/s (%.0f%% of it), load %s\n",
 		a.DB.Dialect, e2e.rate(), e2e.cpuPer().Round(time.Microsecond), ceil.cpuPer().Round(time.Microsecond), ceil.rate(), 100*e2e.rate()/ceil.rate(), loadAvg())
 	return nil
 }

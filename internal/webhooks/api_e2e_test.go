@@ -114,7 +114,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		t.Fatalf("deprecated delete: %d %s", r.Status, r.Body)
 	}
 	n.advance(time.Hour)
-	rc.quietFor(300*time.Millisecond, 2)
+	n.quiet(t, rc, 2)
 	if r := n.Do("GET", "/v1/webhooks/"+id, nil); r.Status != 404 {
 		t.Fatalf("get deleted: %d", r.Status)
 	}

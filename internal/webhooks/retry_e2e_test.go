@@ -136,8 +136,11 @@ func TestTimeoutIsFailure(t *testing.T) {
 	n := startNode(t)
 	n.Webhooks().SetTimeout(300 * time.Millisecond)
 	rc := newReceiver(t, n.clock)
+	// It answers 200 only when the test ends, long after the node gave up.
+	late := make(chan struct{})
+	t.Cleanup(func() { close(late) }) // before the receiver closes: cleanups run last-first
 	rc.setAnswer(func(_ int, w http.ResponseWriter) {
-		time.Sleep(time.Second)
+		<-late
 		w.WriteHeader(200)
 	})
 	wh := n.register(t, rc, nil)

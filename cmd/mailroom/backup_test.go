@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mailroom/internal/testkit/binary"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestBackupUnderLoadRestores: `mailroom backup` runs beside a node taking
@@ -100,12 +101,19 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(time.Second)
+	answered := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	// The backup runs under load: sends answered before it, and after it.
+	wait.For(t, 30*time.Second, func() bool { return answered() >= 100 }, "the load never got going")
 	file := filepath.Join(t.TempDir(), "snap.db")
 	began := time.Now()
 	var out map[string]any
 	json.Unmarshal(command(environ, "backup", "--to", file), &out)
-	time.Sleep(300 * time.Millisecond) // sends go on after the backup too
+	ended := answered()
+	wait.For(t, 30*time.Second, func() bool { return answered() >= ended+20 }, "no sends answered after the backup")
 	close(stop)
 	wg.Wait()
 	if out["backup"] != file || out["secret_key"] != file+".key" || out["bytes"].(float64) <= 0 {

@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/dnstest"
+	"mailroom/internal/testsignal"
 )
 
 var (
@@ -121,7 +121,8 @@ func TestDevBinary(t *testing.T) {
 	}
 	res.Body.Close()
 
-	var delivered atomic.Value
+	var delivered testsignal.Signal[string] // email.delivered's email ids, as the endpoint gets them
+	delivered.Init()
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var env struct {
 			Event string `json:"event"`
@@ -130,7 +131,7 @@ func TestDevBinary(t *testing.T) {
 			} `json:"data"`
 		}
 		if json.NewDecoder(r.Body).Decode(&env) == nil && env.Event == "email.delivered" {
-			delivered.Store(env.Data.EmailID)
+			delivered.Send(env.Data.EmailID)
 		}
 	}))
 	defer hook.Close()
@@ -149,13 +150,9 @@ func TestDevBinary(t *testing.T) {
 		t.Fatalf("send: %d %v", st, sent)
 	}
 	id := sent["id"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for delivered.Load() != id {
-		if time.Now().After(deadline) {
-			_, e := call("GET", "/v1/emails/"+id, nil)
-			t.Fatalf("no email.delivered webhook; email %v", e)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if got := delivered.WaitWithin(t, 30*time.Second); got != id {
+		_, e := call("GET", "/v1/emails/"+id, nil)
+		t.Fatalf("email.delivered webhook for %q, want %s; email %v", got, id, e)
 	}
 	_, list := call("GET", "/v1/captured-emails", nil)
 	data, _ := list["data"].([]any)
@@ -177,12 +174,8 @@ func TestDevBinary(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("sandbox send in dev: %d %v", st, sb)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if _, e := call("GET", "/v1/emails/"+sb["id"].(string), nil); e["status"] == "delivered" {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the sandbox send was never captured: %v", e)
-		}
+	if got := delivered.WaitWithin(t, 30*time.Second); got != sb["id"] {
+		t.Fatalf("email.delivered webhook for %q, want the sandbox send %s", got, sb["id"])
 	}
 	if st, m := call("POST", "/v1/emails", map[string]any{"from": "onboarding@mailroom.localhost", "to": "delivered@mailroom.localhost", "subject": "Hi", "text": "x"}); st != 200 {
 		t.Fatalf("test address in dev: %d %v", st, m)

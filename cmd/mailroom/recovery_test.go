@@ -136,10 +136,7 @@ func (r *crashRig) send(key string, addrs ...string) []string {
 // sink run at full speed.
 func (r *crashRig) killMidDelivery(node *exec.Cmd, logs *bytes.Buffer) (killedAt time.Time) {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for r.sink.Count() < 200 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	r.sink.WaitFor(200, 30*time.Second) // the sink signals each message
 	if err := node.Process.Kill(); err != nil {
 		r.t.Fatal(err)
 	}
@@ -181,26 +178,19 @@ func (r *crashRig) waitAll(accepted []string, within time.Duration, logs fmt.Str
 	}
 	first := map[string]time.Time{}
 	seen := 0
-	deadline := time.Now().Add(within)
-	for {
-		msgs := r.sink.Messages()
-		for _, m := range msgs[seen:] {
-			id, ok := outbound.UnverifiedVERPID(m.From)
-			if !ok {
-				r.t.Fatalf("message with return path %q", m.From)
-			}
-			if _, dup := first[id]; !dup && want[id] {
-				first[id] = m.Received
-			}
+	// Each message is looked at once, as it arrives.
+	if _, ok := r.sink.WaitMatch(within, func(m smtpsink.Message) bool {
+		seen++
+		id, ok := outbound.UnverifiedVERPID(m.From)
+		if !ok {
+			r.t.Fatalf("message with return path %q", m.From)
 		}
-		seen = len(msgs)
-		if len(first) == len(want) {
-			break
+		if _, dup := first[id]; !dup && want[id] {
+			first[id] = m.Received
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%d of %d accepted emails not at the sink %v after the restart\n%s", len(want)-len(first), len(want), within, logs)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(first) == len(want)
+	}); !ok {
+		r.t.Fatalf("%d of %d accepted emails not at the sink %v after the restart\n%s", len(want)-len(first), len(want), within, logs)
 	}
 	var last time.Time
 	for _, at := range first {

@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"mailroom/internal/testkit/binary"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestAcceptedSendsSurviveKill builds the real binary, loads POST /v1/emails
@@ -76,6 +78,7 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	var mu sync.Mutex
 	var accepted []string
+	var refused atomic.Int64 // calls with no answer: after the kill
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 16 {
@@ -91,6 +94,7 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 				body := fmt.Appendf(nil, `{"from":"onboarding@mailroom.test","to":"delivered+w%d@mailroom.test","subject":"n%d","text":"hi"}`, w, i)
 				status, m, err := call(client, http.MethodPost, "/v1/emails", body)
 				if err != nil {
+					refused.Add(1)
 					continue // the kill cut this one off: no answer, no promise
 				}
 				if status == http.StatusOK {
@@ -101,12 +105,15 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Killed under load, once a good number of sends were answered.
+	wait.For(t, 30*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(accepted) >= 200 }, "the load never got going")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	time.Sleep(300 * time.Millisecond) // the load keeps knocking on a dead port
+	// The load keeps knocking on a dead port: every client refused a few times.
+	atKill := refused.Load()
+	wait.For(t, 30*time.Second, func() bool { return refused.Load() >= atKill+32 }, "the load stopped at the kill")
 	close(stop)
 	wg.Wait()
 	if len(accepted) < 50 {
@@ -116,8 +123,8 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 	serve()
 	client = &http.Client{Timeout: 5 * time.Second}
 	pending := accepted
-	deadline := time.Now().Add(60 * time.Second) // lease (3 s) + River's rescuer pass (every 30 s)
-	for len(pending) > 0 {
+	// Within the lease (3 s) and a pass of River's rescuer (every 30 s).
+	if !wait.Until(60*time.Second, func() bool {
 		var still []string
 		for _, id := range pending {
 			status, m, err := call(client, http.MethodGet, "/v1/emails/"+id, nil)
@@ -132,10 +139,9 @@ func TestAcceptedSendsSurviveKill(t *testing.T) {
 			}
 		}
 		pending = still
-		if len(pending) > 0 && time.Now().After(deadline) {
-			t.Fatalf("%d of %d accepted emails never delivered after the restart (e.g. %s)", len(pending), len(accepted), pending[0])
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(pending) == 0
+	}) {
+		t.Fatalf("%d of %d accepted emails never delivered after the restart (e.g. %s)", len(pending), len(accepted), pending[0])
 	}
 	t.Logf("%d sends accepted before SIGKILL; all exist and were delivered after the restart", len(accepted))
 }

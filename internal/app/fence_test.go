@@ -10,6 +10,7 @@ import (
 
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestNodeFencesWithoutHeartbeat (#39 item 2): a node whose heartbeat
@@ -49,13 +50,7 @@ func TestNodeFencesWithoutHeartbeat(t *testing.T) {
 		t.Fatal("a node without heartbeat kept delivering")
 	}
 	failing.Store(false)
-	deadline := time.Now().Add(2 * timeout)
-	for n.Live().Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the node never came back after its heartbeat did")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 2*timeout, func() bool { return n.Live().Err() == nil }, "the node never came back after its heartbeat did")
 	// Told by its heartbeat that it was given up: what ran stops, it rejoins.
 	before := n.Live()
 	givenUp.Store(true)
@@ -64,11 +59,5 @@ func TestNodeFencesWithoutHeartbeat(t *testing.T) {
 	case <-time.After(2 * timeout):
 		t.Fatal("a node given up kept its work running")
 	}
-	deadline = time.Now().Add(2 * timeout)
-	for n.Live().Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the node never rejoined")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 2*timeout, func() bool { return n.Live().Err() == nil }, "the node never rejoined")
 }

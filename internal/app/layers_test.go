@@ -37,6 +37,7 @@ var layers = map[string]int{
 	"tracing": layerInfra,
 	// the vocabulary every layer shares
 	"apierr": layerBase, "ids": layerBase, "clock": layerBase, "config": layerBase,
+	"testsignal": layerBase, // code tells a test it reached a point; inert until a test calls Init
 	// tests' own packages (no production code imports them)
 	"testkit": layerTest, "e2e": layerTest, "resendcompat": layerTest,
 }

@@ -19,6 +19,7 @@ import (
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testapp"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/testkit/wait"
 )
 
 func newNode(t *testing.T, env map[string]string, o app.Options) (*app.App, error) {
@@ -172,7 +173,26 @@ func TestGoneNodesWorkIsTakenUpLiveNodesIsNot(t *testing.T) {
 		t.Fatalf("the gone node's row: %d %v", n, err)
 	}
 
-	time.Sleep(2500 * time.Millisecond) // well past the node timeout: the live node beats on
+	// The live node beats on past the node timeout (its heartbeat moves on
+	// by more than the timeout), and a reap pass after that (a second gone
+	// node taken up) leaves its running job and its lease alone.
+	heartbeat := func(id string) (at int64) {
+		t.Helper()
+		if err := db.QueryRow(ctx, `SELECT heartbeat_at FROM nodes WHERE id = ?`, id).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	first := heartbeat(a.NodeID())
+	wait.For(t, 10*time.Second, func() bool { return heartbeat(a.NodeID())-first > time.Second.Milliseconds() },
+		"the live node's heartbeat stalled at %d", first)
+	if _, err := db.Exec(ctx, `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ('node_gone2', 'h', 1, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 10*time.Second, func() bool {
+		err := db.QueryRow(ctx, `SELECT count(*) FROM nodes WHERE id = 'node_gone2'`).Scan(&n)
+		return err == nil && n == 0
+	}, "no reap pass took up the second gone node")
 	if s := state(liveJob); s != "running" {
 		t.Fatalf("the live node's running job was taken: %s", s)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/binary"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestKill9MidRuns runs the real binary, starts 500 runs of send → wait
@@ -51,13 +52,7 @@ func TestKill9MidRuns(t *testing.T) {
 		return c
 	}
 	// Kill once some runs have sent and wait while others have not sent yet.
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if count(`SELECT COUNT(*) FROM automation_runs WHERE status = 'waiting'`) >= n/10 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.Until(60*time.Second, func() bool { return count(`SELECT COUNT(*) FROM automation_runs WHERE status = 'waiting'`) >= n/10 })
 	node.Kill()
 	atKill := count(`SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'`)
 	sent := count(`SELECT COUNT(*) FROM automation_run_steps WHERE type = 'send'`)
@@ -67,10 +62,7 @@ func TestKill9MidRuns(t *testing.T) {
 
 	node.Restart()
 	defer node.Stop()
-	deadline = time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && count(`SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'`) < n {
-		time.Sleep(200 * time.Millisecond)
-	}
+	wait.Until(90*time.Second, func() bool { return count(`SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'`) >= n })
 	t.Logf("killed with %d runs completed and %d sends done; after the restart %d runs completed",
 		atKill, sent, count(`SELECT COUNT(*) FROM automation_runs WHERE status = 'completed'`))
 	if c := count(`SELECT COUNT(*) FROM automation_runs`); c != n {

@@ -204,7 +204,7 @@ func TestEventTriggeredRuns(t *testing.T) {
 	if stepSummary(run) != "tag:completed" {
 		t.Errorf("contact.created run: %s", stepSummary(run))
 	}
-	time.Sleep(300 * time.Millisecond)
+	consumed(t, a) // every change's runs are started, and no others
 	if rs := runsOf(tagged); len(rs) != 1 {
 		t.Errorf("tag.added runs: %d, want 1 (one per real change)", len(rs))
 	}
@@ -231,7 +231,7 @@ func TestEventTriggeredRuns(t *testing.T) {
 	must(t, a.Do("PATCH", "/v1/automations/"+tagged, map[string]any{"enabled": false}), 200)
 	must(t, a.Do("DELETE", "/v1/contacts/"+c+"/tags?tag=trial", nil), 200)
 	must(t, a.Do("POST", "/v1/contacts/"+c+"/tags", map[string]any{"tag": "trial"}), 200)
-	time.Sleep(time.Second)
+	consumed(t, a)
 	if rs := runsOf(tagged); len(rs) != 1 {
 		t.Errorf("disabled automation started %d runs", len(rs)-1)
 	}
@@ -269,4 +269,18 @@ func TestAutomationSendUsesPropertyFallback(t *testing.T) {
 			t.Errorf("%s: subject %v, want %q", who, got, want)
 		}
 	}
+}
+
+// consumed waits until the automations area has consumed every queued
+// contact event: the runs they start are written in the same transaction,
+// so the runs listed after it are all there will be.
+func consumed(t *testing.T, a *testapp.App) {
+	t.Helper()
+	testapp.Eventually(t, 10*time.Second, func() bool {
+		var left int
+		if err := a.DB.QueryRow(t.Context(), `SELECT count(*) FROM automation_events WHERE consumed_at IS NULL`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		return left == 0
+	}, "contact events still not consumed")
 }

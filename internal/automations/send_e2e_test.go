@@ -10,6 +10,7 @@ import (
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/wait"
 )
 
 var unsubLink = regexp.MustCompile(`https?://[^\s"<>]+/unsubscribe/[A-Za-z0-9_\-.]+`)
@@ -60,7 +61,7 @@ steps:
 		map[string]any{"email": "bob@rcpt.example"},
 	}), 201)
 	var rs []any
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	if !wait.Until(20*time.Second, func() bool {
 		rs = must(t, a.Do("GET", "/v1/automations/"+aut+"/runs", nil), 200)["runs"].([]any)
 		done := 0
 		for _, r := range rs {
@@ -68,12 +69,9 @@ steps:
 				done++
 			}
 		}
-		if len(rs) == 2 && done == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("runs did not finish: %v", rs)
-		}
+		return len(rs) == 2 && done == 2
+	}) {
+		t.Fatalf("runs did not finish: %v", rs)
 	}
 	for _, r := range rs {
 		run := must(t, a.Do("GET", "/v1/automations/"+aut+"/runs/"+r.(map[string]any)["run_id"].(string), nil), 200)

@@ -8,6 +8,7 @@ import (
 
 	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/smtpsink"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestCrashMidFanOut runs the real binary, kills it with SIGKILL while a
@@ -42,10 +43,7 @@ func TestCrashMidFanOut(t *testing.T) {
 	bc := call("POST", "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Hello {{ first_name }}", "html": "<p>Hi {{ first_name }}</p>"})["id"].(string)
 	call("POST", "/v1/broadcasts/"+bc+"/send", nil)
 
-	deadline := time.Now().Add(30 * time.Second)
-	for sink.Count() < n/3 && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	sink.WaitFor(n/3, 30*time.Second) // the sink signals each message
 	node.Kill()
 	atKill := sink.Count()
 	if atKill >= n {
@@ -54,16 +52,12 @@ func TestCrashMidFanOut(t *testing.T) {
 
 	node.Restart()
 	defer node.Stop()
-	deadline = time.Now().Add(90 * time.Second)
 	var b map[string]any
-	for time.Now().Before(deadline) {
+	wait.Until(90*time.Second, func() bool {
 		b = call("GET", "/v1/broadcasts/"+bc, nil)
 		st := b["stats"].(map[string]any)
-		if b["status"] == "sent" && st["pending"] == float64(0) && st["sent"] == float64(0) {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return b["status"] == "sent" && st["pending"] == float64(0) && st["sent"] == float64(0)
+	})
 	seen := map[string]int{}
 	for _, m := range sink.Messages() {
 		for _, to := range m.To {

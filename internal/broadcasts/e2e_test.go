@@ -344,7 +344,14 @@ func TestBroadcastTopicOptOut(t *testing.T) {
 			"audience_id": "{aud}", "rules": []any{map[string]any{"field": "topic", "op": "subscribed", "value": "nope"}}}, Status: 201, Shape: shape{"member_count": 4}},
 	)
 	msgs := sink.WaitFor(4, 20*time.Second)
-	time.Sleep(200 * time.Millisecond) // a stray fifth message would show now
+	// Once every recipient of both broadcasts has its outcome, what reached
+	// the server is all that will: four messages and nothing else.
+	for _, bc := range []string{s.Get("lost"), s.Get("beta")} {
+		testapp.Eventually(t, 20*time.Second, func() bool {
+			st := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc, nil), 200)["stats"].(map[string]any)
+			return st["sent"] == float64(0) && st["pending"] == float64(0)
+		}, "recipients of %s still in flight", bc)
+	}
 	if n := sink.Count(); n != 4 {
 		t.Fatalf("%d messages at the sink, want 4", n)
 	}

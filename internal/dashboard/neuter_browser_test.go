@@ -1,7 +1,10 @@
 package dashboard_test
 
 import (
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/smtp"
 	"strings"
 	"sync/atomic"
@@ -53,10 +56,13 @@ func TestReceivedMessageOpensNoConnection(t *testing.T) {
 	var list struct{ Mailboxes []struct{ Address string } }
 	a.Do("GET", "/v1/mailboxes", nil).Decode(t, &list)
 	inbox := list.Mailboxes[0].Address
-	html := `<html><head><link rel="preconnect" href="` + u + `"><link rel="dns-prefetch" href="` + u + `">` +
-		`<link rel="prefetch" href="` + u + `/p"><link rel="preload" as="image" href="` + u + `/i.png"><base href="` + u + `/">` +
-		`<meta http-equiv="refresh" content="0;url=` + u + `/r"></head><body><p>Hello reader</p>` +
-		`<iframe src="` + u + `/f"></iframe><object data="` + u + `/o"></object><embed src="` + u + `/e"></body></html>`
+	page := func(u string) string {
+		return `<html><head><link rel="preconnect" href="` + u + `"><link rel="dns-prefetch" href="` + u + `">` +
+			`<link rel="prefetch" href="` + u + `/p"><link rel="preload" as="image" href="` + u + `/i.png"><base href="` + u + `/">` +
+			`<meta http-equiv="refresh" content="0;url=` + u + `/r"></head><body><p>Hello reader</p>` +
+			`<iframe src="` + u + `/f"></iframe><object data="` + u + `/o"></object><embed src="` + u + `/e"></body></html>`
+	}
+	html := page(u)
 	raw := "From: Spy <spy@sender.example>\r\nTo: " + inbox + "\r\nSubject: Read receipt\r\nMessage-ID: <spy1@sender.example>\r\n" +
 		"MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + html + "\r\n"
 	if err := smtp.SendMail(a.SMTPAddr(), nil, "spy@sender.example", []string{inbox}, []byte(raw)); err != nil {
@@ -81,9 +87,18 @@ func TestReceivedMessageOpensNoConnection(t *testing.T) {
 	b.Open(t, a.URL+"/inbox/"+thread)
 	testapp.Eventually(t, browser.Timeout, func() bool { return strings.Contains(b.FrameText(t, "iframe.message"), "Hello reader") },
 		"the message never showed")
-	// Give a connection that would come the time it takes on this machine
-	// (it follows the frame's load within milliseconds when it does).
-	time.Sleep(time.Second)
+	// The control: the same markup, not neutered, served as a page of its
+	// own in a second tab opened now. Once Chromium has connected to the
+	// control's host, it had the time to connect to the message's (whose
+	// page loaded first) had it been going to.
+	control := countAccepts(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page("http://"+control.ln.Addr().String()))
+	}))
+	t.Cleanup(srv.Close)
+	b.NewTab(t).Open(t, srv.URL)
+	testapp.Eventually(t, browser.Timeout, func() bool { return control.n.Load() > 0 }, "Chromium never connected to the control page's host")
 	if n := host.n.Load(); n != 0 {
 		t.Fatalf("Chromium opened %d connection(s) to the host the message names", n)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/jobs"
 	"mailroom/internal/store"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestBatchJobDeliversAndHandsDeferralsOn: one batch job carries three
@@ -33,8 +34,7 @@ func TestBatchJobDeliversAndHandsDeferralsOn(t *testing.T) {
 	b.waitStatus(t, rejected, "bounced")
 	var scheduledAt time.Time
 	var n int
-	deadline := time.Now().Add(15 * time.Second)
-	for n == 0 && time.Now().Before(deadline) {
+	wait.Until(15*time.Second, func() bool {
 		rows, err := b.a.DB.Query(context.Background(), `SELECT scheduled_at FROM river_job WHERE kind = 'deliver' AND CAST(args AS TEXT) LIKE ?`, "%"+deferred+"%")
 		if err != nil {
 			t.Fatal(err)
@@ -56,8 +56,8 @@ func TestBatchJobDeliversAndHandsDeferralsOn(t *testing.T) {
 			}
 		}
 		rows.Close()
-		time.Sleep(50 * time.Millisecond)
-	}
+		return n > 0
+	})
 	if n != 1 {
 		rows, _ := b.a.DB.Query(context.Background(), `SELECT kind, state, CAST(args AS TEXT) FROM river_job`)
 		for rows.Next() {

@@ -18,6 +18,7 @@ import (
 	"mailroom/internal/testkit/binary"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestCrashMidDeliveryLosesNothing runs the real binary, kills it with
@@ -87,10 +88,7 @@ func TestCrashMidDeliveryLosesNothing(t *testing.T) {
 	}
 	began := time.Now()
 	first, _ := start()
-	deadline := time.Now().Add(20 * time.Second)
-	for sink.Count() < n/3 && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	sink.WaitFor(n/3, 20*time.Second) // the sink signals each message
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -106,18 +104,13 @@ func TestCrashMidDeliveryLosesNothing(t *testing.T) {
 		second.Process.Signal(syscall.SIGTERM)
 		second.Wait()
 	}()
-	deadline = time.Now().Add(60 * time.Second)
 	var open int
-	for time.Now().Before(deadline) {
+	if !wait.Until(60*time.Second, func() bool {
 		if err := db.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status IN ('queued', 'sending')`).Scan(&open); err != nil {
 			t.Fatal(err)
 		}
-		if open == 0 {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if open != 0 {
+		return open == 0
+	}) {
 		t.Fatalf("%d emails still not final after the restart\n%s", open, logs.String())
 	}
 

@@ -21,6 +21,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/suppressions"
 	"mailroom/internal/testkit/smtpsink"
+	"mailroom/internal/testkit/wait"
 )
 
 // verifyDKIM checks the message's one signature against the record in the
@@ -45,21 +46,11 @@ func (b *bundle) verifyDKIM(t *testing.T, raw []byte) string {
 
 func messageFor(t *testing.T, sink *smtpsink.Sink, rcpt string) smtpsink.Message {
 	t.Helper()
-	var found *smtpsink.Message
-	deadline := time.Now().Add(10 * time.Second)
-	for found == nil && time.Now().Before(deadline) {
-		for _, m := range sink.Messages() {
-			if slices.Contains(m.To, rcpt) {
-				found = &m
-				break
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if found == nil {
+	m, ok := sink.WaitMatch(10*time.Second, func(m smtpsink.Message) bool { return slices.Contains(m.To, rcpt) })
+	if !ok {
 		t.Fatalf("no message for %s reached the sink", rcpt)
 	}
-	return *found
+	return m
 }
 
 func TestDeliveredMessageBytesAndEvents(t *testing.T) {
@@ -280,13 +271,7 @@ func TestOutcomes(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(t, 15*time.Second, cond, "the condition never held")
 }
 
 // assertSnoozed checks the email's deliver job waits about d for its next

@@ -55,9 +55,19 @@ func TestHangingServerIsCutOffAndHeld(t *testing.T) {
 	if took := time.Since(began); took > 20*time.Second {
 		t.Fatalf("cut off after %v", took)
 	}
-	// Held: another email to it waits, opening no session.
-	send("cy@hang.example")
-	time.Sleep(2 * time.Second) // waiting for nothing to happen: the hold is a minute, its job runs at once
+	// Held: another email to it waits, opening no session. Its deliver job
+	// runs at once and, finding the domain held, snoozes until the hold
+	// ends: once the job is scheduled the decision was made, and the
+	// hanging server saw the first session and nothing else.
+	cy := send("cy@hang.example")
+	testapp.Eventually(t, 15*time.Second, func() bool {
+		var n int
+		if err := a.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'deliver' AND state = 'scheduled' AND CAST(args AS TEXT) LIKE ?`,
+			"%"+cy+"%").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}, "the email to the held domain was never put off")
 	if n := hang.Sessions(); n != 1 {
 		t.Fatalf("%d sessions to a held domain", n)
 	}

@@ -17,8 +17,14 @@ import (
 	"mailroom/internal/domains"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/dnstest"
+	"mailroom/internal/testkit/scenario"
 	"mailroom/internal/testkit/testapp"
 	"mailroom/internal/testkit/testkeys"
+)
+
+type (
+	sc    = scenario.Case
+	shape = scenario.Shape
 )
 
 type bundle struct {
@@ -250,33 +256,29 @@ func TestDomainsAcrossWorkspaces(t *testing.T) {
 	_, keyB := b.NewWorkspace("Other", "other@example.com")
 	d := b.create(t, b.Key, "shop.example.net")
 
-	for _, tc := range []struct{ method, path string }{
-		{"GET", "/v1/domains/" + d.ID},
-		{"POST", "/v1/domains/" + d.ID + "/verify"},
-		{"PATCH", "/v1/domains/" + d.ID},
-		{"GET", "/v1/domains/" + d.ID + "/tracking"},
-		{"PATCH", "/v1/domains/" + d.ID + "/tracking"},
-		{"DELETE", "/v1/domains/" + d.ID},
-		{"DELETE", "/v1/domains?id=" + d.ID},
-	} {
-		var body any
-		if tc.method == "PATCH" {
-			body = map[string]any{"tracking_host": "links"}
-		}
-		if r := b.DoKey(keyB, tc.method, tc.path, body); r.Status != 404 || r.ErrCode() != "not_found" {
-			t.Errorf("%s %s from another workspace: %d %s", tc.method, tc.path, r.Status, r.Body)
-		}
+	s := scenario.New(b.App)
+	s.Set("id", d.ID)
+	s.Set("b", keyB)
+	elsewhere := func(method, path string, body any) sc {
+		return sc{Name: "another workspace: " + method + " " + path, Method: method, Path: path, Key: "{b}", Body: body, Status: 404, Code: "not_found"}
 	}
-	r := b.DoKey(keyB, "GET", "/v1/domains", nil)
-	if strings.Contains(string(r.Body), d.ID) {
-		t.Errorf("another workspace lists the domain")
-	}
+	tracking := map[string]any{"tracking_host": "links"}
+	s.Run(t,
+		elsewhere("GET", "/v1/domains/{id}", nil),
+		elsewhere("POST", "/v1/domains/{id}/verify", nil),
+		elsewhere("PATCH", "/v1/domains/{id}", tracking),
+		elsewhere("GET", "/v1/domains/{id}/tracking", nil),
+		elsewhere("PATCH", "/v1/domains/{id}/tracking", tracking),
+		elsewhere("DELETE", "/v1/domains/{id}", nil),
+		elsewhere("DELETE", "/v1/domains?id={id}", nil),
+		sc{Name: "another workspace's list leaves it out", Method: "GET", Path: "/v1/domains", Key: "{b}", Status: 200,
+			Shape: shape{"domains": scenario.Each(shape{"id": scenario.NotVar("id")})}},
+		sc{Name: "the same workspace adds it twice", Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": "shop.example.net"},
+			Status: 409, Code: "domain_exists"},
+	)
 
 	// B may add it while A has not verified it; then A verifies, and B cannot.
 	dB := b.create(t, keyB, "shop.example.net")
-	if r := b.Do("POST", "/v1/domains", map[string]any{"domain": "shop.example.net"}); r.Status != 409 || r.ErrCode() != "domain_exists" {
-		t.Errorf("same workspace twice: %d %s", r.Status, r.Body)
-	}
 	b.publish(d.Records)
 	b.publish(dB.Records)
 	if v := b.verify(t, b.Key, d.ID); !*v.Verified {
@@ -293,36 +295,30 @@ func TestDomainsAcrossWorkspaces(t *testing.T) {
 
 func TestCreateDomainRefusals(t *testing.T) {
 	b := setup(t, testapp.WithEnv("MAILROOM_DOMAIN_LIMIT", "1"))
-	for _, in := range []any{
-		map[string]any{"domain": "localhost"},
-		map[string]any{"domain": "exa mple.com"},
-		map[string]any{"domain": "192.0.2.1"},
-		map[string]any{"domain": "*.example.com"},
-		map[string]any{"domain": ""},
-		map[string]any{"domain": 5},
-		map[string]any{},
-		map[string]any{"domain": "example.com", "extra": 1},
-	} {
-		if r := b.Do("POST", "/v1/domains", in); r.Status != 400 || r.ErrCode() != "invalid_request" {
-			t.Errorf("%v: %d %s", in, r.Status, r.Body)
-		}
+	bad := func(name string, body any) sc {
+		return sc{Name: "refused: " + name, Method: "POST", Path: "/v1/domains", Body: body, Status: 400, Code: "invalid_request"}
 	}
-	for _, name := range []string{"mailroom.test", "acme.mailroom.test"} {
-		if r := b.Do("POST", "/v1/domains", map[string]any{"domain": name}); r.Status != 409 || r.ErrCode() != "domain_taken" {
-			t.Errorf("%s: %d %s", name, r.Status, r.Body)
-		}
+	taken := func(name string) sc {
+		return sc{Name: "the service's own: " + name, Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": name}, Status: 409, Code: "domain_taken"}
 	}
-	b.create(t, b.Key, "bücher.example") // IDN is stored in punycode
-	r := b.Do("POST", "/v1/domains", map[string]any{"domain": "second.example"})
-	if r.Status != 402 || r.ErrCode() != "domain_limit_reached" {
-		t.Errorf("over the limit: %d %s", r.Status, r.Body)
-	}
-	// The workspace's own subdomain does not count towards the limit.
-	var list struct{ Domains []apiDomain }
-	b.Do("GET", "/v1/domains", nil).Decode(t, &list)
-	if len(list.Domains) != 2 || !list.Domains[0].Shared || list.Domains[1].Domain != "xn--bcher-kva.example" {
-		t.Errorf("list %+v", list.Domains)
-	}
+	scenario.New(b.App).Run(t,
+		bad("no dot", map[string]any{"domain": "localhost"}),
+		bad("a space", map[string]any{"domain": "exa mple.com"}),
+		bad("an address", map[string]any{"domain": "192.0.2.1"}),
+		bad("a wildcard", map[string]any{"domain": "*.example.com"}),
+		bad("empty", map[string]any{"domain": ""}),
+		bad("a number", map[string]any{"domain": 5}),
+		bad("missing", map[string]any{}),
+		bad("an unknown field", map[string]any{"domain": "example.com", "extra": 1}),
+		taken("mailroom.test"),
+		taken("acme.mailroom.test"),
+		sc{Name: "an IDN is stored in punycode", Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": "bücher.example"}, Status: 201,
+			Shape: shape{"domain": "xn--bcher-kva.example"}},
+		sc{Name: "over the limit", Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": "second.example"}, Status: 402, Code: "domain_limit_reached"},
+		// The workspace's own subdomain does not count towards the limit.
+		sc{Name: "the subdomain and the one domain", Method: "GET", Path: "/v1/domains", Status: 200,
+			Shape: shape{"domains": []any{shape{"shared": true}, shape{"domain": "xn--bcher-kva.example", "shared": false}}}},
+	)
 }
 
 func TestDeleteDomain(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/testkit/wait"
 )
 
 // Every case runs under both isolation strategies: what a caller may rely
@@ -579,20 +580,13 @@ func TestPostgresDeadlockVictimRunsAgain(t *testing.T) {
 				return insert(1)(ctx, tx)
 			})
 			// Once the write waits for row 1, taking row 2 closes the cycle.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			wait.For(t, 10*time.Second, func() bool {
 				var waiting int
 				if err := b.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waiting); err != nil {
 					t.Fatal(err)
 				}
-				if waiting > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the write never waited for the other transaction's lock")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return waiting > 0
+			}, "the write never waited for the other transaction's lock")
 			if _, err := other.ExecContext(ctx, `UPDATE locks SET k = k WHERE k = 2`); err != nil {
 				t.Fatalf("the other transaction was the victim (%v); the write should have been", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestCursorBoundToItsList: a cursor issued by one list route is refused
@@ -119,13 +120,12 @@ func TestAutomationRunsPaged(t *testing.T) {
 		started = append(started, r.JSON()["run_id"].(string))
 	}
 	// The runs reach their wait on the queue; the status filter pages too.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		r := a.Do("GET", "/v1/automations/"+auto+"/runs?status=waiting", nil)
-		if n := len(r.JSON()["runs"].([]any)); n == 5 {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("%d of 5 runs waiting: %s", n, r.Body)
-		}
+	var waiting *testapp.Response
+	if !wait.Until(10*time.Second, func() bool {
+		waiting = a.Do("GET", "/v1/automations/"+auto+"/runs?status=waiting", nil)
+		return len(waiting.JSON()["runs"].([]any)) == 5
+	}) {
+		t.Fatalf("not 5 runs waiting: %s", waiting.Body)
 	}
 	for _, status := range []string{"", "&status=waiting"} {
 		var seen []string

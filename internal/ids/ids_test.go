@@ -17,10 +17,10 @@ func TestNew(t *testing.T) {
 			t.Errorf("HasPrefix(%q, %q) = false", id, prefix)
 		}
 	}
-	a := New("em")
-	time.Sleep(2 * time.Millisecond)
-	if b := New("em"); b <= a {
-		t.Errorf("an id minted later sorts first: %q then %q", a, b)
+	now := time.Now()
+	a := At("em", now)
+	if b := At("em", now.Add(time.Millisecond)); b <= a {
+		t.Errorf("an id minted a millisecond later sorts first: %q then %q", a, b)
 	}
 	if a == New("em") {
 		t.Error("two ids alike")

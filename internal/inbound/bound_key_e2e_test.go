@@ -153,10 +153,18 @@ func TestBoundKeyStaysInItsMailbox(t *testing.T) {
 		return len(all.received()) == 2 && len(mine.received()) >= 1 && len(all.emails()) == 2 && len(mine.emails()) >= 1
 	}, "the endpoint for every mailbox gets both messages and both sends (%v, %v) and the bound one its own (%v, %v)",
 		all.received(), all.emails(), mine.received(), mine.emails())
-	// Both events were fanned out in one pass before the first endpoint saw
-	// them; a second email.received for the bound endpoint would have been
-	// sent by now or within a moment.
-	time.Sleep(500 * time.Millisecond)
+	// Each event was fanned out to both endpoints in one pass before the
+	// first endpoint saw it: once the delivery queue is empty, every
+	// delivery owed to the bound endpoint was made, and it got its own
+	// and nothing else.
+	testapp.Eventually(t, 20*time.Second, func() bool {
+		var pending int
+		if err := a.DB.QueryRow(t.Context(), `SELECT count(*) FROM webhook_deliveries WHERE webhook_id IN (?, ?)`,
+			s.Get("allHook"), s.Get("mineHook")).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		return pending == 0
+	}, "webhook deliveries still pending")
 	if got := mine.received(); len(got) != 1 || !strings.Contains(got[0], support) {
 		t.Fatalf("the bound key's endpoint got %v, want support's message only", got)
 	}

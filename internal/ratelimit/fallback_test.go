@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/testkit/wait"
 )
 
 // value reads a gauge or counter.
@@ -92,10 +93,21 @@ func TestFallbackClosedPort(t *testing.T) {
 		t.Fatal("degraded before any request")
 	}
 	exercise(t, f, fake, "closed")
+	lastProbe := func() time.Time {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.lastProbe
+	}
 	for range 3 {
-		time.Sleep(60 * time.Millisecond) // let a probe run and fail
+		// Once ProbeEvery has passed since the last probe, the next
+		// request is one: it tries Redis, fails and counts in memory.
+		last := lastProbe()
+		wait.For(t, 2*time.Second, func() bool { return time.Since(last) >= f.ProbeEvery }, "no probe came due")
 		if _, err := f.Allow(context.Background(), "probe", 5); err != nil {
 			t.Fatal(err)
+		}
+		if !lastProbe().After(last) {
+			t.Fatal("a request after ProbeEvery did not probe Redis")
 		}
 	}
 	if n := logs.count(logDown); n != 1 {
@@ -126,18 +138,15 @@ func startRedis(t *testing.T, bin string, port int) func() {
 		}
 	}
 	t.Cleanup(stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
+	var err error
+	wait.For(t, 10*time.Second, func() bool {
+		var c net.Conn
+		if c, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Close()
-			return stop
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on %d did not start: %v", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	}, "redis-server on %d did not start: %v", port, err)
+	return stop
 }
 
 // TestFallbackRedisStopStart: two nodes share one budget through a real
@@ -186,15 +195,12 @@ func TestFallbackRedisStopStart(t *testing.T) {
 	}
 
 	startRedis(t, bin, port)
-	deadline := time.Now().Add(10 * time.Second)
-	for a.Degraded() != "" || b.Degraded() != "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("still degraded after Redis came back: a=%q b=%q", a.Degraded(), b.Degraded())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Requests go on; the first probe due on each node finds Redis back.
+	wait.For(t, 10*time.Second, func() bool {
 		allow(a)
 		allow(b)
-	}
+		return a.Degraded() == "" && b.Degraded() == ""
+	}, "still degraded after Redis came back: a=%q b=%q", a.Degraded(), b.Degraded())
 	if logsA.count(logUp) != 1 || logsB.count(logUp) != 1 || value(a.degraded) != 0 {
 		t.Fatalf("recovery logged a=%d b=%d, gauge %v", logsA.count(logUp), logsB.count(logUp), value(a.degraded))
 	}
@@ -249,14 +255,7 @@ func TestWindowCarriesAcrossSwitch(t *testing.T) {
 		t.Fatalf("after the switch to memory: %d allowed, degraded %q", allowed, f.Degraded())
 	}
 	startRedis(t, bin, port)
-	deadline := time.Now().Add(10 * time.Second)
-	for f.Degraded() != "" {
-		if time.Now().After(deadline) {
-			t.Fatal("still degraded after Redis came back")
-		}
-		time.Sleep(20 * time.Millisecond)
-		hit()
-	}
+	wait.For(t, 10*time.Second, func() bool { hit(); return f.Degraded() == "" }, "still degraded after Redis came back")
 	for range 5 {
 		if r := hit(); r.Allowed {
 			t.Fatalf("allowed after the switch back: %+v", r)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/wait"
 )
 
 // TestBatch: entries succeed or fail on their own, in input order; whole
@@ -85,7 +86,10 @@ func TestReads(t *testing.T) {
 	for i := range 5 {
 		ids = append(ids, send(t, a, msg("subject", "n"+string(rune('0'+i)), "cc", "delivered+cc@mailroom.test",
 			"reply_to", []string{"Help <help@example.com>"}, "tags", map[string]string{"i": string(rune('0' + i))})))
-		time.Sleep(2 * time.Millisecond) // distinct created_at, so the order is by time, not id
+		// Distinct created_at, so the order is by time, not id: the next
+		// send is accepted in a later millisecond.
+		sent := time.Now().UnixMilli()
+		wait.For(t, time.Second, func() bool { return time.Now().UnixMilli() > sent }, "the clock stood still")
 	}
 	var seen []string
 	path := "/v1/emails?limit=2"

@@ -11,6 +11,7 @@ import (
 
 	"mailroom/internal/smtpin"
 	"mailroom/internal/smtplimit"
+	"mailroom/internal/testkit/wait"
 )
 
 // start runs an inbound listener on a loopback port with opts.
@@ -98,18 +99,13 @@ func TestSessionsPerIP(t *testing.T) {
 		t.Fatalf("QUIT answered %q", got)
 	}
 	open[0].closed()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		c := dial(t, addr)
-		got := c.reply()
-		if strings.HasPrefix(got, "220") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a QUIT a new connection is still answered %q", got)
-		}
-		time.Sleep(10 * time.Millisecond) // the server's close runs after our read of 221
-	}
+	// The server frees the slot after our read of the close: a new
+	// connection is greeted once it has.
+	var got string
+	wait.For(t, 2*time.Second, func() bool {
+		got = dial(t, addr).reply()
+		return strings.HasPrefix(got, "220")
+	}, "after a QUIT a new connection is still answered %q", got)
 }
 
 // TestCommandBudget: every command counts, NOOP and RSET too; the one past

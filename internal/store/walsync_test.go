@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"mailroom/internal/testkit/wait"
 )
 
 // A commit is not reported (Commit does not return, CommitLater's wait does
@@ -73,10 +75,5 @@ func TestCommitWaitsForTheWALFlush(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, cond, "the condition never held")
 }

@@ -19,6 +19,7 @@ import (
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/wait"
 )
 
 // node is a running node with a verified domain acme.example whose mail
@@ -227,14 +228,10 @@ func TestScheduledSendRechecksTopic(t *testing.T) {
 	}
 	for _, c := range []struct{ id, subtype string }{{optedOut, "topic_opt_out"}, {archived, "topic_archived"}} {
 		var e map[string]any
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		wait.Until(10*time.Second, func() bool {
 			e = n.mustDo(t, "GET", "/v1/emails/"+c.id, nil, 200)
-			if e["status"] != "scheduled" || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return e["status"] != "scheduled"
+		})
 		if e["status"] != "failed" || !strings.HasPrefix(e["last_error"].(string), c.subtype+": ") || e["last_event"] != "email.bounced" {
 			t.Fatalf("%s: %v", c.subtype, e)
 		}

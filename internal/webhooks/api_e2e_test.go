@@ -10,7 +10,13 @@ import (
 	"time"
 
 	"mailroom/internal/events"
+	"mailroom/internal/testkit/scenario"
 	"mailroom/internal/testkit/testapp"
+)
+
+type (
+	sc    = scenario.Case
+	shape = scenario.Shape
 )
 
 func TestWebhookEndpointsAPI(t *testing.T) {
@@ -18,90 +24,65 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 	n := startNode(t)
 	rc := newReceiver(t, n.clock)
 
-	// Create: defaults, legacy names read back as email.*, secret once.
-	r := n.Do("POST", "/v1/webhooks", map[string]any{"url": rc.URL()})
-	if r.Status != 201 {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
-	c := r.JSON()
-	id := c["id"].(string)
-	if !strings.HasPrefix(id, "wh_") || !strings.HasPrefix(c["secret"].(string), "whsec_") || c["active"] != true ||
-		!slices.Equal(strs(c["events"]), []string{"email.delivered", "email.bounced", "email.complained"}) {
-		t.Fatalf("created: %v", c)
-	}
-	r = n.Do("POST", "/v1/webhooks", map[string]any{"url": rc.URL(), "events": []string{"message.sent", "message.bounced", "email.sent"}})
-	if r.Status != 201 || !slices.Equal(strs(r.JSON()["events"]), []string{"email.sent", "email.bounced"}) {
-		t.Fatalf("legacy names: %d %s", r.Status, r.Body)
-	}
-	second := r.JSON()["id"].(string)
-
-	for _, bad := range []map[string]any{
-		{"url": rc.URL(), "events": []string{"email.opened"}},
-		{"url": rc.URL(), "events": []string{"email.accepted"}},
-		{"url": rc.URL(), "events": []string{}},
-		{"url": "ftp://example.com/x"},
-		{"url": ""},
-		{"url": rc.URL(), "headers": map[string]string{"Bad Name": "x"}},
-		{"url": rc.URL(), "surprise": true},
-	} {
-		if r := n.Do("POST", "/v1/webhooks", bad); r.Status != 400 || r.ErrCode() != "invalid_request" {
-			t.Errorf("create %v: %d %s", bad, r.Status, r.Body)
-		}
-	}
-
-	// List publishes the retry settings; reads never show the secret.
-	l := n.get(t, "/v1/webhooks")
-	if !slices.Equal(l["retry_delays_sec"].([]any), []any{0.0, 5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0}) ||
-		l["max_attempts"].(float64) != 7 || l["retry_window_sec"].(float64) != 63305 ||
-		l["auto_disable_after_silence_sec"].(float64) != 64800 || len(l["webhooks"].([]any)) != 2 {
-		t.Fatalf("list: %v", l)
-	}
-	for _, w := range l["webhooks"].([]any) {
-		if _, ok := w.(map[string]any)["secret"]; ok {
-			t.Fatal("list shows a secret")
-		}
-	}
-	g := n.get(t, "/v1/webhooks/"+id)
-	if _, ok := g["secret"]; ok || g["held_count"].(float64) != 0 || g["previous_secret_valid_until"] != nil {
-		t.Fatalf("get: %v", g)
-	}
-
-	// PATCH: omitted fields untouched, events replaced wholesale, no-op 400.
-	r = n.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"events": []string{"email.sent"}})
-	if r.Status != 200 || !slices.Equal(strs(r.JSON()["events"]), []string{"email.sent"}) || r.JSON()["url"] != rc.URL() {
-		t.Fatalf("patch events: %d %s", r.Status, r.Body)
-	}
-	for _, body := range []any{map[string]any{}, map[string]any{"events": []string{"message.sent"}}, map[string]any{"active": true},
-		map[string]any{"url": rc.URL()}, map[string]any{"rotate_secret": false}} {
-		if r := n.Do("PATCH", "/v1/webhooks/"+id, body); r.Status != 400 || r.ErrCode() != "nothing_to_update" {
-			t.Errorf("no-op patch %v: %d %s", body, r.Status, r.Body)
-		}
-	}
-	r = n.Do("PATCH", "/v1/webhooks?id="+id, map[string]any{"headers": map[string]string{"X-A": "1"}})
-	if r.Status != 200 || r.JSON()["headers"].(map[string]any)["X-A"] != "1" || !slices.Equal(strs(r.JSON()["events"]), []string{"email.sent"}) {
-		t.Fatalf("deprecated patch: %d %s", r.Status, r.Body)
-	}
-	if r := n.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"events": []string{"nope"}}); r.Status != 400 || r.ErrCode() != "invalid_request" {
-		t.Fatalf("patch unknown event: %d %s", r.Status, r.Body)
-	}
-
-	// Another workspace cannot see or touch it.
 	_, otherKey := n.NewWorkspace("Other", "o@example.com")
-	for _, c := range []struct{ method, path string }{
-		{"GET", "/v1/webhooks/" + id}, {"PATCH", "/v1/webhooks/" + id}, {"DELETE", "/v1/webhooks/" + id},
-		{"DELETE", "/v1/webhooks?id=" + id}, {"GET", "/v1/webhooks/deliveries?webhook_id=" + id},
-	} {
-		var body any
-		if c.method == "PATCH" {
-			body = map[string]any{"active": false}
-		}
-		if r := n.DoKey(otherKey, c.method, c.path, body); r.Status != 404 || r.ErrCode() != "not_found" {
-			t.Errorf("other workspace %s %s: %d %s", c.method, c.path, r.Status, r.Body)
-		}
+	s := scenario.New(n.App)
+	s.Set("url", rc.URL())
+	s.Set("other", otherKey)
+	bad := func(name string, body map[string]any) sc {
+		return sc{Name: "create refused: " + name, Method: "POST", Path: "/v1/webhooks", Body: body, Status: 400, Code: "invalid_request"}
 	}
-	if r := n.DoKey(otherKey, "POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": id}); r.Status != 404 {
-		t.Errorf("other workspace test delivery: %d %s", r.Status, r.Body)
+	noop := func(name string, body map[string]any) sc {
+		return sc{Name: "no-op patch: " + name, Method: "PATCH", Path: "/v1/webhooks/{id}", Body: body, Status: 400, Code: "nothing_to_update"}
 	}
+	elsewhere := func(method, path string, body any) sc {
+		return sc{Name: "other workspace: " + method + " " + path, Method: method, Path: path, Key: "{other}", Body: body, Status: 404, Code: "not_found"}
+	}
+	s.Run(t,
+		// Create: defaults, legacy names read back as email.*, secret once.
+		sc{Name: "create with defaults", Method: "POST", Path: "/v1/webhooks", Body: map[string]any{"url": "{url}"}, Status: 201,
+			Shape: shape{"id": scenario.Prefix("wh_"), "secret": scenario.Prefix("whsec_"), "active": true,
+				"events": []any{"email.delivered", "email.bounced", "email.complained"}},
+			Save: map[string]string{"id": "id"}},
+		sc{Name: "legacy event names read back as email.*", Method: "POST", Path: "/v1/webhooks", Status: 201,
+			Body:  map[string]any{"url": "{url}", "events": []string{"message.sent", "message.bounced", "email.sent"}},
+			Shape: shape{"events": []any{"email.sent", "email.bounced"}}, Save: map[string]string{"second": "id"}},
+		bad("an event that is no webhook", map[string]any{"url": "{url}", "events": []string{"email.opened"}}),
+		bad("a timeline-only event", map[string]any{"url": "{url}", "events": []string{"email.accepted"}}),
+		bad("no events", map[string]any{"url": "{url}", "events": []string{}}),
+		bad("an ftp url", map[string]any{"url": "ftp://example.com/x"}),
+		bad("an empty url", map[string]any{"url": ""}),
+		bad("a header name with a space", map[string]any{"url": "{url}", "headers": map[string]string{"Bad Name": "x"}}),
+		bad("an unknown field", map[string]any{"url": "{url}", "surprise": true}),
+
+		// List publishes the retry settings; reads never show the secret.
+		sc{Name: "list with the retry settings", Method: "GET", Path: "/v1/webhooks", Status: 200, Shape: shape{
+			"retry_delays_sec": []any{0, 5, 300, 1800, 7200, 18000, 36000}, "max_attempts": 7, "retry_window_sec": 63305,
+			"auto_disable_after_silence_sec": 64800, "webhooks": scenario.All(scenario.Len(2), scenario.Each(shape{"secret": scenario.Absent}))}},
+		sc{Name: "get shows no secret", Method: "GET", Path: "/v1/webhooks/{id}", Status: 200,
+			Shape: shape{"secret": scenario.Absent, "held_count": 0, "previous_secret_valid_until": nil}},
+
+		// PATCH: omitted fields untouched, events replaced wholesale, no-op 400.
+		sc{Name: "patch replaces events, keeps the url", Method: "PATCH", Path: "/v1/webhooks/{id}", Body: map[string]any{"events": []string{"email.sent"}},
+			Status: 200, Shape: shape{"events": []any{"email.sent"}, "url": scenario.Var("url")}},
+		noop("empty", map[string]any{}),
+		noop("the same events by their legacy name", map[string]any{"events": []string{"message.sent"}}),
+		noop("already active", map[string]any{"active": true}),
+		noop("the same url", map[string]any{"url": "{url}"}),
+		noop("rotate_secret false", map[string]any{"rotate_secret": false}),
+		sc{Name: "deprecated patch by ?id=", Method: "PATCH", Path: "/v1/webhooks?id={id}", Body: map[string]any{"headers": map[string]string{"X-A": "1"}},
+			Status: 200, Shape: shape{"headers": shape{"X-A": "1"}, "events": []any{"email.sent"}}},
+		sc{Name: "patch to an unknown event", Method: "PATCH", Path: "/v1/webhooks/{id}", Body: map[string]any{"events": []string{"nope"}},
+			Status: 400, Code: "invalid_request"},
+
+		// Another workspace cannot see or touch it.
+		elsewhere("GET", "/v1/webhooks/{id}", nil),
+		elsewhere("PATCH", "/v1/webhooks/{id}", map[string]any{"active": false}),
+		elsewhere("DELETE", "/v1/webhooks/{id}", nil),
+		elsewhere("DELETE", "/v1/webhooks?id={id}", nil),
+		elsewhere("GET", "/v1/webhooks/deliveries?webhook_id={id}", nil),
+		elsewhere("POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": "{id}"}),
+	)
+	id, second := s.Get("id"), s.Get("second")
 
 	// DELETE, both spellings; queued deliveries are dropped.
 	rc.setAnswer(answerStatus(500))
@@ -114,7 +95,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		t.Fatalf("deprecated delete: %d %s", r.Status, r.Body)
 	}
 	n.advance(time.Hour)
-	rc.quietFor(300*time.Millisecond, 2)
+	n.quiet(t, rc, 2)
 	if r := n.Do("GET", "/v1/webhooks/"+id, nil); r.Status != 404 {
 		t.Fatalf("get deleted: %d", r.Status)
 	}

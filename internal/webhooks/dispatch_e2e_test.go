@@ -65,14 +65,14 @@ func TestEventReachesSubscribedEndpointsSigned(t *testing.T) {
 	}
 	n.raise(t, otherWS, events.EmailDelivered, 1)
 	other.waitCount(1, 10*time.Second)
-	delivered.quietFor(300*time.Millisecond, 1)
+	n.quiet(t, delivered, 1)
 	if bounced.count() != 1 {
 		t.Fatalf("bounced endpoint got %d", bounced.count())
 	}
 
 	// Timeline-only events are never webhooks.
 	n.raise(t, n.WorkspaceID, events.EmailAccepted, 1)
-	delivered.quietFor(300*time.Millisecond, 1)
+	n.quiet(t, delivered, 1)
 
 	ds := n.waitDeliveries(t, wh["id"].(string), 1)
 	d := ds[0]
@@ -110,7 +110,8 @@ func TestTwoNodesShareTheWork(t *testing.T) {
 	ids := a.raise(t, a.WorkspaceID, events.EmailDelivered, 300)
 	ids = append(ids, b.raise(t, a.WorkspaceID, events.EmailDelivered, 300)...)
 	hits := rc.waitCount(len(ids), 20*time.Second)
-	rc.quietFor(300*time.Millisecond, len(ids))
+	b.settle(t)
+	a.quiet(t, rc, len(ids))
 	seen := map[string]int{}
 	for _, h := range hits {
 		seen[h.envelope.ID]++

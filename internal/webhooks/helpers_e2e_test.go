@@ -21,6 +21,7 @@ import (
 	"mailroom/internal/events"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/wait"
 )
 
 // t0 is where fake clocks start.
@@ -135,15 +136,6 @@ func (rc *receiver) waitCount(n int, within time.Duration) []hit {
 	return rc.all()
 }
 
-// quietFor checks nothing more arrives for d (real time).
-func (rc *receiver) quietFor(d time.Duration, have int) {
-	rc.t.Helper()
-	time.Sleep(d)
-	if got := rc.count(); got != have {
-		rc.t.Fatalf("receiver got %d requests, want still %d", got, have)
-	}
-}
-
 // node is a test node on a fake clock.
 type node struct {
 	*testapp.App
@@ -160,6 +152,41 @@ func startNode(t *testing.T, opts ...testapp.Option) *node {
 func (n *node) advance(d time.Duration) {
 	n.clock.Advance(d)
 	n.Webhooks().Kick()
+}
+
+// quiet waits until the node has nothing left to deliver (settle), then
+// checks rc got have requests and nothing else.
+func (n *node) quiet(t *testing.T, rc *receiver, have int) {
+	t.Helper()
+	n.settle(t)
+	if got := rc.count(); got != have {
+		t.Fatalf("receiver got %d requests, want %d and nothing else", got, have)
+	}
+}
+
+// settle waits until every event is fanned out and then a claim that began
+// after that leased nothing with nothing in flight: every delivery due on
+// the node's clock has been made, and no other is.
+func (n *node) settle(t *testing.T) {
+	t.Helper()
+	wait.For(t, 10*time.Second, func() bool {
+		var left int
+		if err := n.DB.QueryRow(t.Context(), `SELECT count(*) FROM events WHERE dispatched = 0`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		return left == 0
+	}, "events still not fanned out")
+	claimed := n.Webhooks().TestSignals.Claimed.Init()
+	claimed.Drain()
+	n.Webhooks().Kick()
+	claimed.Wait(t) // it may have begun before the kick; the next did not
+	for range 100 {
+		n.Webhooks().Kick()
+		if c := claimed.Wait(t); c.Leased == 0 && c.Held == 0 {
+			return
+		}
+	}
+	t.Fatal("the delivery pool never ran out of work")
 }
 
 // register creates an endpoint and tells the receiver its secret.

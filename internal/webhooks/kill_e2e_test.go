@@ -144,7 +144,16 @@ func TestKill9DeliversAfterRestart(t *testing.T) {
 	testapp.Eventually(t, 30*time.Second, func() bool { n, _ := count(); return n > 45 }, "deliveries never started")
 	// Raised while the node runs, just before it dies.
 	raise(100)
-	time.Sleep(50 * time.Millisecond)
+	// The node has taken them up once the last one is fanned out to the
+	// endpoint (a delivery row exists for it).
+	last := want[len(want)-1]
+	testapp.Eventually(t, 10*time.Second, func() bool {
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE event_id = ?`, last).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}, "the events raised while the node ran were never fanned out")
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

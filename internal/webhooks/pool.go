@@ -201,6 +201,7 @@ func (p *pool) run(ctx context.Context) {
 				quietTicks = 5
 			}
 			p.add(c.jobs)
+			p.s.TestSignals.Claimed.Send(Claimed{Leased: len(c.jobs), Held: p.held})
 		case <-p.s.kickPool:
 			dirty = true
 		case <-tick.C:

@@ -32,7 +32,7 @@ func TestRetryCurve(t *testing.T) {
 		if k > 1 {
 			wait := webhooks.RetryDelays[k-1]
 			n.advance(wait - time.Millisecond)
-			rc.quietFor(250*time.Millisecond, k-1)
+			n.quiet(t, rc, k-1)
 			n.advance(time.Millisecond)
 		}
 		hits := rc.waitCount(k, 10*time.Second)
@@ -76,7 +76,7 @@ func TestRetryCurve(t *testing.T) {
 	}
 	// Nothing more, ever.
 	n.advance(48 * time.Hour)
-	rc.quietFor(300*time.Millisecond, 7)
+	n.quiet(t, rc, 7)
 	got := n.get(t, "/v1/webhooks/"+id)
 	if got["consecutive_failures"].(float64) != 7 || got["active"] != true {
 		t.Fatalf("endpoint = %v", got)
@@ -109,7 +109,7 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatalf("retry after 429 = %v", r)
 	}
 	n.advance(119 * time.Second)
-	rc.quietFor(250*time.Millisecond, 1)
+	n.quiet(t, rc, 1)
 	n.advance(time.Second)
 	hits := rc.waitCount(2, 10*time.Second)
 	if hits[1].at != t0.Add(120*time.Second) {
@@ -117,7 +117,7 @@ func TestRetryAfter(t *testing.T) {
 	}
 	n.waitDeliveries(t, wh["id"].(string), 2)
 	n.advance(time.Hour - time.Second)
-	rc.quietFor(250*time.Millisecond, 2)
+	n.quiet(t, rc, 2)
 	n.advance(time.Second)
 	hits = rc.waitCount(3, 10*time.Second)
 	if hits[2].at != t0.Add(120*time.Second+time.Hour) {
@@ -136,8 +136,11 @@ func TestTimeoutIsFailure(t *testing.T) {
 	n := startNode(t)
 	n.Webhooks().SetTimeout(300 * time.Millisecond)
 	rc := newReceiver(t, n.clock)
+	// It answers 200 only when the test ends, long after the node gave up.
+	late := make(chan struct{})
+	t.Cleanup(func() { close(late) }) // before the receiver closes: cleanups run last-first
 	rc.setAnswer(func(_ int, w http.ResponseWriter) {
-		time.Sleep(time.Second)
+		<-late
 		w.WriteHeader(200)
 	})
 	wh := n.register(t, rc, nil)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"mailroom/internal/mailmetrics"
 	"sync"
 	"time"
 
@@ -12,8 +11,10 @@ import (
 
 	"mailroom/internal/clock"
 	"mailroom/internal/groupcommit"
+	"mailroom/internal/mailmetrics"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/store"
+	"mailroom/internal/testsignal"
 )
 
 // SecretGrace is how long the previous signing secret keeps signing after a
@@ -101,6 +102,23 @@ type Service struct {
 	runMu   sync.Mutex
 	cancel  context.CancelFunc
 	running sync.WaitGroup
+
+	// TestSignals tell a test where the loops are; inert until it calls
+	// Init on one.
+	TestSignals TestSignals
+}
+
+// TestSignals are the points the delivery loops report to tests.
+type TestSignals struct {
+	// Claimed: the pool took a claim's answer (sent from its loop).
+	Claimed testsignal.Signal[Claimed]
+}
+
+// Claimed is what a claim leased and what the pool then held: with both
+// zero, nothing was due when the claim ran and nothing is in flight.
+type Claimed struct {
+	Leased int // rows this claim leased
+	Held   int // claimed jobs not finished, queued or in flight
 }
 
 // New builds the service. Nothing runs until Start.

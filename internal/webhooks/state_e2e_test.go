@@ -44,7 +44,7 @@ func TestGoneDisablesAtOnce(t *testing.T) {
 		return n.get(t, "/v1/webhooks/"+id)["held_count"].(float64) == 3
 	}, "held_count")
 	n.advance(time.Hour)
-	rc.quietFor(300*time.Millisecond, 1)
+	n.quiet(t, rc, 1)
 
 	gone.Store(false)
 	r := n.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"active": true})
@@ -118,7 +118,7 @@ func TestAutoDisableNeedsBoth(t *testing.T) {
 	testapp.Eventually(t, 10*time.Second, func() bool {
 		return n.get(t, "/v1/webhooks/"+id)["held_count"].(float64) == 21
 	}, "held: %v", n.get(t, "/v1/webhooks/"+id))
-	rc.quietFor(200*time.Millisecond, before)
+	n.quiet(t, rc, before)
 
 	ok.Store(true)
 	r := n.Do("POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": id})
@@ -154,7 +154,7 @@ func TestHoldLimits(t *testing.T) {
 		t.Fatalf("re-enable: %d %s", r.Status, r.Body)
 	}
 	hits := rc.waitCount(3, 10*time.Second)
-	rc.quietFor(300*time.Millisecond, 3)
+	n.quiet(t, rc, 3)
 	for _, h := range hits {
 		if h.envelope.ID == stale[0] || !slices.Contains(fresh, h.envelope.ID) {
 			t.Fatalf("released %s; want only %v", h.envelope.ID, fresh)
@@ -171,13 +171,13 @@ func TestHoldLimits(t *testing.T) {
 	testapp.Eventually(t, 20*time.Second, func() bool {
 		return n.get(t, "/v1/webhooks/"+id)["held_count"].(float64) == 500
 	}, "held_count = %v", n.get(t, "/v1/webhooks/"+id)["held_count"])
-	rc.quietFor(100*time.Millisecond, 3)
+	n.quiet(t, rc, 3)
 
 	if r := n.Do("PATCH", "/v1/webhooks?id="+id, map[string]any{"active": true}); r.Status != 200 {
 		t.Fatalf("re-enable: %d %s", r.Status, r.Body)
 	}
 	hits = rc.waitCount(503, 20*time.Second)
-	rc.quietFor(300*time.Millisecond, 503)
+	n.quiet(t, rc, 503)
 	got := map[string]bool{}
 	for _, h := range hits[3:] {
 		got[h.envelope.ID] = true

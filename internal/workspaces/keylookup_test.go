@@ -12,6 +12,7 @@ import (
 	"mailroom/internal/clock"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
+	"mailroom/internal/testsignal"
 	"mailroom/internal/workspaces"
 )
 
@@ -110,11 +111,17 @@ func TestRevocationReachesOtherProcess(t *testing.T) {
 	var revokedAt atomic.Int64 // unix nanos when b answered; 0 before
 	stop := make(chan struct{})
 	errs := make(chan error, 8)
+	// Each requester signals once it is answering (before the revocation)
+	// and once it was answered for a request that started after it.
+	var running, checked testsignal.Signal[struct{}]
+	running.Init()
+	checked.Init()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			first, firstAfter := true, true
 			for {
 				select {
 				case <-stop:
@@ -124,18 +131,28 @@ func TestRevocationReachesOtherProcess(t *testing.T) {
 				after := revokedAt.Load() != 0
 				_, err := a.Authenticate(ctx, secret)
 				if after && !errors.Is(err, workspaces.ErrBadKey) {
-					errs <- fmt.Errorf("a request that started after the revocation got %v", err)
-					return
+					select { // the first few are enough to report
+					case errs <- fmt.Errorf("a request that started after the revocation got %v", err):
+					default:
+					}
+				}
+				if first {
+					first = false
+					running.Send(struct{}{})
+				}
+				if after && firstAfter {
+					firstAfter = false
+					checked.Send(struct{}{})
 				}
 			}
 		}()
 	}
-	time.Sleep(20 * time.Millisecond)
+	running.WaitN(t, 8)
 	if err := b.DeleteKey(ctx, ws.ID, "", k.ID); err != nil {
 		t.Fatal(err)
 	}
 	revokedAt.Store(time.Now().UnixNano())
-	time.Sleep(20 * time.Millisecond)
+	checked.WaitN(t, 8)
 	close(stop)
 	wg.Wait()
 	close(errs)

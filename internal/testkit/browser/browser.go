@@ -77,6 +77,20 @@ func Start(t testing.TB) *Browser {
 	return b
 }
 
+// NewTab opens another tab in the same browser (a page that must stay
+// open while another is looked at); it closes when the test ends.
+func (b *Browser) NewTab(t testing.TB) *Browser {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile, chromedp.EmulateTouch)); err != nil {
+		cancel()
+		t.Fatalf("opening a tab: %v", err)
+	}
+	tab := &Browser{ctx: ctx, cancel: cancel}
+	t.Cleanup(tab.cancel)
+	return tab
+}
+
 // PhoneWidth and PhoneHeight are the emulated viewport (CSS pixels), a
 // common phone's: pages are checked where they are hardest to lay out.
 const (

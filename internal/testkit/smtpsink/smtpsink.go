@@ -188,6 +188,30 @@ func (s *Sink) WaitFor(n int, timeout time.Duration) []Message {
 	}
 }
 
+// WaitMatch waits until a message for which match holds arrived, or
+// timeout passed (false), woken by each arrival rather than polling.
+func (s *Sink) WaitMatch(timeout time.Duration, match func(Message) bool) (Message, bool) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	seen := 0
+	for {
+		s.mu.Lock()
+		msgs, ch := s.msgs[seen:], s.changed
+		s.mu.Unlock()
+		for _, m := range msgs {
+			if match(m) {
+				return m, true
+			}
+		}
+		seen += len(msgs)
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return Message{}, false
+		}
+	}
+}
+
 func (s *Sink) record(m Message) {
 	s.mu.Lock()
 	s.msgs = append(s.msgs, m)

@@ -27,6 +27,7 @@ import (
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/testkit/testkeys"
+	"mailroom/internal/testkit/wait"
 )
 
 // App is a running node plus a client for it.
@@ -280,17 +281,10 @@ func (a *App) Send(req *http.Request) *Response {
 	return out
 }
 
-// Eventually polls cond until it holds or the timeout passes.
+// Eventually polls cond until it holds or the timeout passes (wait.For).
 func Eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out: "+format, args...)
+	wait.For(t, timeout, cond, format, args...)
 }
 
 type testWriter struct{ t testing.TB }

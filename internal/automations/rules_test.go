@@ -1,0 +1,125 @@
+package automations
+
+import (
+	"testing"
+	"time"
+
+	"mailroom/internal/contacts"
+)
+
+// TestParseWait: the wait durations a definition may hold, one rule a row.
+func TestParseWait(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		err  string // "" when accepted
+	}{
+		{"30s", 30 * time.Second, ""},
+		{"15m", 15 * time.Minute, ""},
+		{"2h", 2 * time.Hour, ""},
+		{"2d", 48 * time.Hour, ""},
+		{"1h30m", 90 * time.Minute, ""},
+		{"1d12h", 36 * time.Hour, ""},
+		{"  45s  ", 45 * time.Second, ""},
+		{"365d", 365 * 24 * time.Hour, ""},
+		{"364d24h", 365 * 24 * time.Hour, ""},
+		{"366d", 0, "too long"},
+		{"8761h", 0, "too long"},
+		{"365d1s", 0, "too long"},
+		{"99999999999999999999s", 0, "too long"},
+		{"0s", 0, "zero"},
+		{"0h0m", 0, "zero"},
+		{"", 0, "empty"},
+		{"   ", 0, "empty"},
+		{"1.5h", 0, "not a duration"},
+		{"1H", 0, "not a duration"},
+		{"h", 0, "not a duration"},
+		{"1h 30m", 0, "not a duration"},
+		{"-1h", 0, "not a duration"},
+		{"1w", 0, "not a duration"},
+		{"2 days", 0, "not a duration"},
+	} {
+		got, err := ParseWait(c.in)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("ParseWait(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("ParseWait(%q) = %v, %v; want the error %q", c.in, got, err, c.err)
+		}
+	}
+}
+
+// TestWaitRefusals: what a definition's wait step says for each wrong
+// form: the field, the line and a fix that names the right spelling.
+func TestWaitRefusals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, wait, field, fix string
+	}{
+		{"spelled days", "2 days", "steps[0].wait", "Write 2d"},
+		{"spelled minutes", "15 minutes", "steps[0].wait", "Write 15m"},
+		{"capital hours", "3 Hours", "steps[0].wait", "Write 3h"},
+		{"abbreviated seconds", "10 sec", "steps[0].wait", "Write 10s"},
+		{"a word", "soon", "steps[0].wait", "a number and a unit"},
+		{"negative", "-2h", "steps[0].wait", "positive"},
+		{"zero", "0m", "steps[0].wait", "positive"},
+		{"over a year", "366d", "steps[0].wait", "at most 365d"},
+		{"a bare number", "45", "steps[0].wait", "45m"},
+		{"until past midnight", `{ until: "24:00" }`, "steps[0].wait.until", "HH:MM"},
+		{"until without a leading zero", `{ until: "9:00" }`, "steps[0].wait.until", "HH:MM"},
+		{"until with seconds", `{ until: "09:00:00" }`, "steps[0].wait.until", "HH:MM"},
+		{"until missing", `{ }`, "steps[0].wait.until", "or wait: 2d"},
+		{"unknown key beside until", `{ until: "09:00", zone: UTC }`, "steps[0].wait.zone", "only until"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			refusal(t, head+"  - wait: "+c.wait+"\n", c.field, 4, c.fix)
+		})
+	}
+	for _, ok := range []string{"1h", "1h30m", `{ until: "00:00" }`, `{ until: "23:59" }`, `"2d"`} {
+		def, probs := Parse([]byte(head + "  - wait: " + ok + "\n"))
+		if len(probs) != 0 || len(def.Steps) != 1 || def.Steps[0].Wait == nil {
+			t.Errorf("wait: %s refused: %v", ok, probs)
+		}
+	}
+}
+
+// TestTriggerMatches: which contact events start a run of an automation:
+// its event, its tag or audience when it names one, and nothing queued
+// before it existed.
+func TestTriggerMatches(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	after, before := created.Add(time.Second), created.Add(-time.Second)
+	ev := func(kind string, at time.Time, data map[string]any) contacts.AutomationEvent {
+		return contacts.AutomationEvent{Kind: kind, CreatedAt: at, Data: data}
+	}
+	auto := func(trigger, tag, audience string) Automation {
+		return Automation{Trigger: trigger, TriggerTag: tag, TriggerAudienceID: audience, CreatedAt: created}
+	}
+	for _, c := range []struct {
+		name string
+		a    Automation
+		ev   contacts.AutomationEvent
+		want bool
+	}{
+		{"tag.added, any tag", auto(EventTagAdded, "", ""), ev(EventTagAdded, after, map[string]any{"tag": "trial"}), true},
+		{"tag.added, its tag", auto(EventTagAdded, "trial", ""), ev(EventTagAdded, after, map[string]any{"tag": "trial"}), true},
+		{"tag.added, another tag", auto(EventTagAdded, "trial", ""), ev(EventTagAdded, after, map[string]any{"tag": "paid"}), false},
+		{"tag.added, no tag in the event", auto(EventTagAdded, "trial", ""), ev(EventTagAdded, after, nil), false},
+		{"tag.removed, its tag", auto(EventTagRemoved, "trial", ""), ev(EventTagRemoved, after, map[string]any{"tag": "trial"}), true},
+		{"tag.removed is not tag.added", auto(EventTagAdded, "trial", ""), ev(EventTagRemoved, after, map[string]any{"tag": "trial"}), false},
+		{"member.subscribed, any audience", auto(EventMemberSubscribed, "", ""), ev(EventMemberSubscribed, after, map[string]any{"audience_id": "aud_1"}), true},
+		{"member.subscribed, its audience", auto(EventMemberSubscribed, "", "aud_1"), ev(EventMemberSubscribed, after, map[string]any{"audience_id": "aud_1"}), true},
+		{"member.subscribed, another audience", auto(EventMemberSubscribed, "", "aud_1"), ev(EventMemberSubscribed, after, map[string]any{"audience_id": "aud_2"}), false},
+		{"contact.created", auto(EventContactCreated, "", ""), ev(EventContactCreated, after, nil), true},
+		{"contact.created ignores a tag in the data", auto(EventContactCreated, "", ""), ev(EventContactCreated, after, map[string]any{"tag": "x"}), true},
+		{"queued before the automation existed", auto(EventContactCreated, "", ""), ev(EventContactCreated, before, nil), false},
+		{"queued the instant it was created", auto(EventContactCreated, "", ""), ev(EventContactCreated, created, nil), true},
+		{"api.call never comes from a contact event", auto(EventAPICall, "", ""), ev(EventContactCreated, after, nil), false},
+	} {
+		if got := matches(c.a, c.ev); got != c.want {
+			t.Errorf("%s: matches = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

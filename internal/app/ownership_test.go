@@ -107,26 +107,14 @@ var (
 // writes: after FROM, INTO, UPDATE or JOIN anywhere in it, so a fragment
 // ("EXISTS (SELECT 1 FROM emails …)", " FROM " + table) counts as SQL as
 // much as a whole statement does.
-func literalTables(lit *ast.BasicLit) []string {
-	if lit.Kind != token.STRING {
-		return nil
-	}
-	s, err := strconv.Unquote(lit.Value)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, m := range tableRef.FindAllStringSubmatch(s, -1) {
-		if t := strings.ToLower(m[1]); owners[t] != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+func literalTables(lit *ast.BasicLit) []string { return literalRefs(lit, tableRef) }
 
 // literalWrites names the known tables a string literal's SQL writes:
 // after INTO, UPDATE or DELETE FROM.
-func literalWrites(lit *ast.BasicLit) []string {
+func literalWrites(lit *ast.BasicLit) []string { return literalRefs(lit, writeRef) }
+
+// literalRefs names the known tables ref finds in a string literal.
+func literalRefs(lit *ast.BasicLit, ref *regexp.Regexp) []string {
 	if lit.Kind != token.STRING {
 		return nil
 	}
@@ -135,7 +123,7 @@ func literalWrites(lit *ast.BasicLit) []string {
 		return nil
 	}
 	var out []string
-	for _, m := range writeRef.FindAllStringSubmatch(s, -1) {
+	for _, m := range ref.FindAllStringSubmatch(s, -1) {
 		if t := strings.ToLower(m[1]); owners[t] != "" {
 			out = append(out, t)
 		}

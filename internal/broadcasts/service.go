@@ -693,11 +693,7 @@ func (s *Service) rendererWith(ctx context.Context, b Broadcast, fb map[string]s
 }
 
 func (r *renderer) render(v map[string]any) (render.Output, error) {
-	for k, x := range r.fallbacks {
-		if _, ok := v[k]; !ok {
-			v[k] = x
-		}
-	}
+	r.fill(v)
 	switch {
 	case r.tpl != nil:
 		return r.tpl.RenderForSend(v)
@@ -708,15 +704,20 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 	return out.Output, err
 }
 
-// subject renders the subject alone, with render's checks first: the
-// fan-out's test of who can be rendered (Body renders the rest when the
-// message is sent).
-func (r *renderer) subject(v map[string]any) (string, error) {
+// fill gives v the fallbacks of the fields it lacks.
+func (r *renderer) fill(v map[string]any) {
 	for k, x := range r.fallbacks {
 		if _, ok := v[k]; !ok {
 			v[k] = x
 		}
 	}
+}
+
+// subject renders the subject alone, with render's checks first: the
+// fan-out's test of who can be rendered (Body renders the rest when the
+// message is sent).
+func (r *renderer) subject(v map[string]any) (string, error) {
+	r.fill(v)
 	switch {
 	case r.tpl != nil:
 		return r.tpl.Subject(v)

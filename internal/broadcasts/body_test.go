@@ -103,3 +103,28 @@ func TestUnrenderableRecipientSkipped(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjectShowsOwnLink: the fan-out, which renders subjects alone, makes
+// a member's links only when the subject names one; when it does, each
+// subject carries its recipient's own link, the one in its header.
+func TestSubjectShowsOwnLink(t *testing.T) {
+	sink := smtpsink.Start(t)
+	a := start(t, sink)
+	aud := audience(t, a, 2)
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud,
+		"subject": "News (leave: {{ unsubscribe_url }})", "html": "<p>Hi {{ first_name }}</p>"}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	testapp.Eventually(t, 30*time.Second, func() bool { return sink.Count() == 2 }, "the broadcast did not reach its two members")
+	seen := map[string]bool{}
+	for _, m := range sink.Messages() {
+		msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := strings.TrimPrefix(strings.SplitN(msg.Header.Get("List-Unsubscribe"), ">", 2)[0], "<")
+		if !strings.Contains(link, "/unsubscribe/") || !strings.Contains(msg.Header.Get("Subject"), link) || seen[link] {
+			t.Fatalf("subject %q does not carry its own link %q", msg.Header.Get("Subject"), link)
+		}
+		seen[link] = true
+	}
+}

@@ -176,9 +176,12 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 		replyTo = []string{b.ReplyTo}
 	}
 	now := s.c.Clock.Now()
+	subjectLinks := r.subjectShowsLinks()
 	for _, p := range batch {
 		v := p.vars()
-		s.links(b, v, p.Email, now) // a subject may show them too
+		if subjectLinks {
+			s.links(b, v, p.Email, now)
+		}
 		subject, err := r.subject(v)
 		if err != nil {
 			var ae *apierr.Error

@@ -727,6 +727,18 @@ func (r *renderer) subject(v map[string]any) (string, error) {
 	return r.pub.Subject(v)
 }
 
+// subjectShowsLinks says whether the subject names a personal link: the
+// fan-out makes each member's links (two MACs) only then.
+func (r *renderer) subjectShowsLinks() bool {
+	switch {
+	case r.tpl != nil:
+		return r.tpl.SubjectShowsLinks()
+	case r.pub != nil:
+		return r.pub.SubjectShowsLinks()
+	}
+	return false
+}
+
 // personal renders the broadcast for one recipient with their own links:
 // {{ unsubscribe_url }} and {{ preferences_url }} in the body, the RFC 8058
 // one-click headers (the topics area's signed links: without a topic they

@@ -306,6 +306,26 @@ func depth(tags []mustache.Tag) int {
 	return d
 }
 
+// SubjectShowsLinks says whether the subject names a personal link
+// anywhere (in a section too): only then does the fan-out, which renders
+// subjects alone, make each member's links.
+func (t *Template) SubjectShowsLinks() bool {
+	return t.subject != nil && namesLink(t.subject.Tags())
+}
+
+func namesLink(tags []mustache.Tag) bool {
+	for _, tag := range tags {
+		root, _, _ := strings.Cut(tag.Name(), ".")
+		if root == UnsubscribeURL || root == PreferencesURL {
+			return true
+		}
+		if (tag.Type() == mustache.Section || tag.Type() == mustache.InvertedSection) && namesLink(tag.Tags()) {
+			return true
+		}
+	}
+	return false
+}
+
 func findPartial(tags []mustache.Tag) (string, bool) {
 	for _, tag := range tags {
 		if tag.Type() == mustache.Partial {

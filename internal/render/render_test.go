@@ -107,6 +107,24 @@ func TestNames(t *testing.T) {
 	}
 }
 
+func TestSubjectShowsLinks(t *testing.T) {
+	for _, c := range []struct {
+		subject, html string
+		want          bool
+	}{
+		{"Hi {{ first_name }}", `<a href="{{ unsubscribe_url }}">x</a>`, false},
+		{"Leave: {{ unsubscribe_url }}", "", true},
+		{"{{#vip}}Prefs {{{ preferences_url }}}{{/vip}}", "", true},
+		{"{{^vip}}{{ unsubscribe_url | default: \"none\" }}{{/vip}}", "", true},
+		{"Bye *|UNSUB|*", "", true},
+		{"", "{{ unsubscribe_url }}", false},
+	} {
+		if got := mustParse(t, c.subject, c.html, "").SubjectShowsLinks(); got != c.want {
+			t.Errorf("SubjectShowsLinks(%q) = %v, want %v", c.subject, got, c.want)
+		}
+	}
+}
+
 func TestRenderForSendLeavesTextToDelivery(t *testing.T) {
 	tpl := mustParse(t, "S {{a}}", "<p>{{a}}</p>", "")
 	out, err := tpl.RenderForSend(map[string]any{"a": "x"})

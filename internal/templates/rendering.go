@@ -145,6 +145,9 @@ func (p *PublishedVersion) Render(vars map[string]any) (Rendered, error) {
 	return p.s.strict(p.templateID, p.c, vars, "", true)
 }
 
+// SubjectShowsLinks says whether the version's subject names a personal link.
+func (p *PublishedVersion) SubjectShowsLinks() bool { return p.c.tpl.SubjectShowsLinks() }
+
 // Subject renders the version's subject alone, with Render's checks (a
 // broadcast's fan-out: the body is rendered when it is sent).
 func (p *PublishedVersion) Subject(vars map[string]any) (string, error) {

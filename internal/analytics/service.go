@@ -64,16 +64,9 @@ type Query struct {
 func parseDay(name, s string) (int64, error) {
 	t, err := time.Parse(dateLayout, s)
 	if err != nil {
-		return 0, apierr.InvalidRequest("%s %q is not a date; write YYYY-MM-DD (UTC).", name, clip(s))
+		return 0, apierr.InvalidRequest("%s %q is not a date; write YYYY-MM-DD (UTC).", name, apierr.Clip(s, 64))
 	}
 	return Day(t), nil
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // resolve checks q (the spec's 400s) and settles its defaults: to is
@@ -108,7 +101,7 @@ func (q *Query) resolve(today int64) error {
 		q.GroupBy = GroupByDay
 	case GroupByDay, GroupByWeek, GroupByMonth:
 	default:
-		return apierr.InvalidRequest("group_by %q is not one of day, week, month.", clip(q.GroupBy))
+		return apierr.InvalidRequest("group_by %q is not one of day, week, month.", apierr.Clip(q.GroupBy, 64))
 	}
 	switch q.Breakdown {
 	case "", BreakdownDomain, BreakdownMailClass, BreakdownTemplate:
@@ -121,7 +114,7 @@ func (q *Query) resolve(today int64) error {
 				WithNext("GET /v1/analytics/tags lists the tag keys in use.")
 		}
 	default:
-		return apierr.InvalidRequest("breakdown %q is not one of domain, tag, mail_class, template.", clip(q.Breakdown))
+		return apierr.InvalidRequest("breakdown %q is not one of domain, tag, mail_class, template.", apierr.Clip(q.Breakdown, 64))
 	}
 	if q.TagKey != "" && q.Breakdown == "" {
 		return apierr.InvalidRequest("tag_key goes with breakdown=tag only.")
@@ -129,17 +122,17 @@ func (q *Query) resolve(today int64) error {
 	switch q.MailClass {
 	case "", Transactional, Marketing:
 	default:
-		return apierr.InvalidRequest("mail_class %q is not transactional or marketing.", clip(q.MailClass))
+		return apierr.InvalidRequest("mail_class %q is not transactional or marketing.", apierr.Clip(q.MailClass, 64))
 	}
 	q.Domain = strings.ToLower(strings.TrimSuffix(q.Domain, "."))
 	if q.Tag != "" {
 		k, v, ok := strings.Cut(q.Tag, ":")
 		if !ok || k == "" {
-			return apierr.InvalidRequest("tag %q must be key:value.", clip(q.Tag))
+			return apierr.InvalidRequest("tag %q must be key:value.", apierr.Clip(q.Tag, 64))
 		}
 		q.filterKey, q.filterVal, q.hasTagFilt = k, v, true
 		if q.Breakdown == BreakdownTag && q.TagKey != k {
-			return apierr.InvalidRequest("A tag filter (%s) and a breakdown by another tag key (%s) cannot be combined: the counters keep each tag on its own.", clip(k), clip(q.TagKey)).
+			return apierr.InvalidRequest("A tag filter (%s) and a breakdown by another tag key (%s) cannot be combined: the counters keep each tag on its own.", apierr.Clip(k, 64), apierr.Clip(q.TagKey, 64)).
 				WithNext("Break down by the filter's own key, or drop the tag filter.")
 		}
 	}

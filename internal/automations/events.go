@@ -46,7 +46,7 @@ func ValidEventName(name string) error {
 	case len(name) > MaxEventName:
 		return apierr.InvalidRequest("name is longer than %d characters.", MaxEventName)
 	case !eventName.MatchString(name):
-		return apierr.InvalidRequest("name %q may hold only letters, digits, '.', '_', ':' and '-', and begin with a letter or digit.", clip(name))
+		return apierr.InvalidRequest("name %q may hold only letters, digits, '.', '_', ':' and '-', and begin with a letter or digit.", apierr.Clip(name, 60))
 	case contains(triggerEvents, name):
 		return apierr.InvalidRequest("%s is a built-in trigger event; name a custom event otherwise.", name)
 	}
@@ -62,7 +62,7 @@ func checkSchema(schema map[string]string) error {
 			return apierr.InvalidRequest("schema has a field with an empty name.")
 		}
 		if !slices.Contains(schemaTypes, v) {
-			return apierr.InvalidRequest("schema.%s is %q; write one of %s.", clip(k), clip(v), strings.Join(schemaTypes, ", "))
+			return apierr.InvalidRequest("schema.%s is %q; write one of %s.", apierr.Clip(k, 60), apierr.Clip(v, 60), strings.Join(schemaTypes, ", "))
 		}
 	}
 	return nil
@@ -147,7 +147,7 @@ type SendEventInput struct {
 func (s *Service) SendEvent(ctx context.Context, workspaceID string, in SendEventInput) ([]Run, error) {
 	e, err := eventByRef(ctx, s.db, workspaceID, in.Event)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && e.Name != in.Event) {
-		return nil, apierr.NotFound("event").WithNext("Define it first with POST /v1/events { \"name\": \"" + clip(in.Event) + "\" }.")
+		return nil, apierr.NotFound("event").WithNext("Define it first with POST /v1/events { \"name\": \"" + apierr.Clip(in.Event, 60) + "\" }.")
 	} else if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func checkPayload(schema map[string]string, payload map[string]any) error {
 			}
 		}
 		if !good {
-			return apierr.Invalid422("invalid_payload", "payload.%s must be a %s, as the event's schema says.", clip(k), schema[k])
+			return apierr.Invalid422("invalid_payload", "payload.%s must be a %s, as the event's schema says.", apierr.Clip(k, 60), schema[k])
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func FromGraph(name string, steps []GraphStep, conns []GraphConnection) ([]byte,
 		case st.Key == "":
 			return nil, apierr.InvalidRequest("steps[%d].key is required.", i)
 		case byKey[st.Key] != 0 || (i > 0 && steps[0].Key == st.Key):
-			return nil, apierr.InvalidRequest("steps[%d].key %q is used twice.", i, clip(st.Key))
+			return nil, apierr.InvalidRequest("steps[%d].key %q is used twice.", i, apierr.Clip(st.Key, 60))
 		}
 		byKey[st.Key] = i + 1 // 0 is "none"
 		switch st.Type {
@@ -83,7 +83,7 @@ func FromGraph(name string, steps []GraphStep, conns []GraphConnection) ([]byte,
 		case "wait_for_event", "condition", "contact_update", "contact_delete", "add_to_segment":
 			return nil, errGraph("steps[%d].type %q is not offered: Mailroom's YAML has no such step to translate it to.", i, st.Type)
 		default:
-			return nil, apierr.InvalidRequest("steps[%d].type %q is not a step type.", i, clip(st.Type))
+			return nil, apierr.InvalidRequest("steps[%d].type %q is not a step type.", i, apierr.Clip(st.Type, 60))
 		}
 	}
 	if trigger < 0 {
@@ -96,10 +96,10 @@ func FromGraph(name string, steps []GraphStep, conns []GraphConnection) ([]byte,
 			return nil, errGraph("connections[%d].type %q is not offered: only a chain of default connections translates.", i, c.Type)
 		}
 		if byKey[c.From] == 0 || byKey[c.To] == 0 {
-			return nil, apierr.InvalidRequest("connections[%d] joins %q to %q; both must be step keys.", i, clip(c.From), clip(c.To))
+			return nil, apierr.InvalidRequest("connections[%d] joins %q to %q; both must be step keys.", i, apierr.Clip(c.From, 60), apierr.Clip(c.To, 60))
 		}
 		if next[c.From] != "" || into[c.To] {
-			return nil, errGraph("connections[%d]: step %q branches or joins; only a chain translates.", i, clip(c.From))
+			return nil, errGraph("connections[%d]: step %q branches or joins; only a chain translates.", i, apierr.Clip(c.From, 60))
 		}
 		next[c.From], into[c.To] = c.To, true
 	}
@@ -111,7 +111,7 @@ func FromGraph(name string, steps []GraphStep, conns []GraphConnection) ([]byte,
 	seen := map[string]bool{steps[trigger].Key: true}
 	for k := next[steps[trigger].Key]; k != ""; k = next[k] {
 		if seen[k] {
-			return nil, errGraph("connections loop back to step %q; only a chain translates.", clip(k))
+			return nil, errGraph("connections loop back to step %q; only a chain translates.", apierr.Clip(k, 60))
 		}
 		seen[k] = true
 		i := byKey[k] - 1
@@ -123,7 +123,7 @@ func FromGraph(name string, steps []GraphStep, conns []GraphConnection) ([]byte,
 	}
 	for i, st := range steps {
 		if !seen[st.Key] {
-			return nil, apierr.InvalidRequest("steps[%d] (%q) is not reached from the trigger by connections.", i, clip(st.Key))
+			return nil, apierr.InvalidRequest("steps[%d] (%q) is not reached from the trigger by connections.", i, apierr.Clip(st.Key, 60))
 		}
 	}
 	if len(out) == 0 {
@@ -144,7 +144,7 @@ func graphStep(i int, st GraphStep) (yaml.MapSlice, error) {
 		}
 		d, ok := waitOf(c.Duration)
 		if !ok {
-			return nil, apierr.InvalidRequest("steps[%d].config.duration %q is not a duration: write a number and a unit, e.g. 30 minutes, 2 hours, 1 day.", i, clip(c.Duration))
+			return nil, apierr.InvalidRequest("steps[%d].config.duration %q is not a duration: write a number and a unit, e.g. 30 minutes, 2 hours, 1 day.", i, apierr.Clip(c.Duration, 60))
 		}
 		return yaml.MapSlice{id, {Key: "wait", Value: d}}, nil
 	case "send_email":

@@ -136,7 +136,7 @@ func (s *Service) check(ctx context.Context, workspaceID string, src []byte) (De
 	if def.Trigger.Custom {
 		if _, err := eventByRef(ctx, s.db, workspaceID, def.Trigger.Event); errors.Is(err, store.ErrNotFound) {
 			problems = append(problems, Problem{Field: "trigger.event", Line: def.Trigger.Line,
-				Message: fmt.Sprintf("no custom event %q on this workspace", clip(def.Trigger.Event)),
+				Message: fmt.Sprintf("no custom event %q on this workspace", apierr.Clip(def.Trigger.Event, 60)),
 				Fix:     "Define it first with POST /v1/events { \"name\": ... }, or use one of " + strings.Join(triggerEvents, ", ") + "."})
 		} else if err != nil {
 			return def, err
@@ -148,7 +148,7 @@ func (s *Service) check(ctx context.Context, workspaceID string, src []byte) (De
 				return def, err
 			}
 			problems = append(problems, Problem{Field: "trigger.audience_id", Line: def.Trigger.Line,
-				Message: fmt.Sprintf("no audience %q on this workspace", clip(def.Trigger.AudienceID)),
+				Message: fmt.Sprintf("no audience %q on this workspace", apierr.Clip(def.Trigger.AudienceID, 60)),
 				Fix:     "Use the id of an existing audience (GET /v1/audiences), or omit audience_id to match any."})
 		}
 	}
@@ -167,7 +167,7 @@ func (s *Service) check(ctx context.Context, workspaceID string, src []byte) (De
 						return err
 					}
 					problems = append(problems, Problem{Field: st.Field + ".send.template", Line: st.Send.TemplateLine,
-						Message: fmt.Sprintf("no template %q on this workspace", clip(st.Send.Template)),
+						Message: fmt.Sprintf("no template %q on this workspace", apierr.Clip(st.Send.Template, 60)),
 						Fix:     "Create the template first, or use the id or slug of an existing one (GET /v1/templates)."})
 				}
 			}

@@ -563,7 +563,7 @@ func (c *checker) trigger(p *pair) {
 					t.Event, t.Custom = s, true // a custom event: save checks that POST /v1/events defined it
 				default:
 					c.add("trigger.event", q.kline, "Write one of "+strings.Join(triggerEvents, ", ")+", or the name of a custom event (POST /v1/events).",
-						"unknown trigger event %q", clip(s))
+						"unknown trigger event %q", apierr.Clip(s, 60))
 				}
 			}
 		case "tag":
@@ -582,7 +582,7 @@ func (c *checker) trigger(p *pair) {
 			c.add("trigger.tag", tagP.kline, "Remove tag:, or use event: tag.added or tag.removed.", "tag applies only to tag.added and tag.removed triggers")
 		} else if s, ok := c.text("trigger.tag", tagP.value, "Write the tag as text, e.g. tag: trial."); ok {
 			if n, err := contacts.NormalizeTag(s); err != nil {
-				c.add("trigger.tag", tagP.kline, "Write a tag of 1 to 64 characters without commas or line breaks.", "%q cannot be a tag", clip(s))
+				c.add("trigger.tag", tagP.kline, "Write a tag of 1 to 64 characters without commas or line breaks.", "%q cannot be a tag", apierr.Clip(s, 60))
 			} else {
 				t.Tag = n
 			}
@@ -660,7 +660,7 @@ func (c *checker) step(field string, n ast.Node, depth int) (Step, bool) {
 			s = strings.TrimSpace(s)
 			switch {
 			case !stepID.MatchString(s):
-				c.add(field+".id", id.kline, "Use 1 to 64 letters, digits, - or _.", "%q is not a step id", clip(s))
+				c.add(field+".id", id.kline, "Use 1 to 64 letters, digits, - or _.", "%q is not a step id", apierr.Clip(s, 60))
 			case c.ids[s] != 0:
 				c.add(field+".id", id.kline, fmt.Sprintf("Give each step its own id (%q is used on line %d).", s, c.ids[s]), "the id %q is used twice", s)
 			default:
@@ -750,7 +750,7 @@ func (c *checker) send(f string, p *pair) (*SendStep, bool) {
 			v, ok := c.text(g, q.value, "Write the sender, e.g. from: Acme <hi@acme.test>.")
 			if ok {
 				if _, err := sending.ParseAddress(v); err != nil {
-					c.add(g, q.kline, "Write the sender as an address or Name <address>, e.g. from: Acme <hi@acme.test>.", "%q is not an address", clip(v))
+					c.add(g, q.kline, "Write the sender as an address or Name <address>, e.g. from: Acme <hi@acme.test>.", "%q is not an address", apierr.Clip(v, 60))
 					ok = false
 				}
 			}
@@ -761,7 +761,7 @@ func (c *checker) send(f string, p *pair) (*SendStep, bool) {
 		case "topic":
 			v, ok := c.text(g, q.value, "Write the topic's key or id, e.g. topic: product-news.")
 			if ok && !topicRef.MatchString(v) {
-				c.add(g, q.kline, "Write the topic's key (at least 2 characters: letters, digits, - _ .) or its id.", "%q cannot be a topic key", clip(v))
+				c.add(g, q.kline, "Write the topic's key (at least 2 characters: letters, digits, - _ .) or its id.", "%q cannot be a topic key", apierr.Clip(v, 60))
 				ok = false
 			}
 			s.Topic, s.TopicLine, good = v, q.kline, good && ok
@@ -854,7 +854,7 @@ func (c *checker) wait(f string, p *pair) (*WaitStep, bool) {
 			}
 			s, ok := c.text(f+".until", q.value, "Write the time of day in UTC as \"HH:MM\", quoted, e.g. until: \"09:00\".")
 			if ok && !timeOfDay.MatchString(s) {
-				c.add(f+".until", q.kline, "Write the time of day in UTC as \"HH:MM\", quoted, e.g. until: \"09:00\".", "%q is not a time of day", clip(s))
+				c.add(f+".until", q.kline, "Write the time of day in UTC as \"HH:MM\", quoted, e.g. until: \"09:00\".", "%q is not a time of day", apierr.Clip(s, 60))
 				ok = false
 			}
 			w.Until, good = s, good && ok
@@ -875,11 +875,11 @@ func (c *checker) wait(f string, p *pair) (*WaitStep, bool) {
 		s := strings.TrimSpace(v.Value)
 		switch {
 		case strings.HasPrefix(s, "-") || err.Error() == "zero":
-			c.add(f, line(n), "A wait is positive: write e.g. 1h.", "%q is not a positive duration", clip(s))
+			c.add(f, line(n), "A wait is positive: write e.g. 1h.", "%q is not a positive duration", apierr.Clip(s, 60))
 		case err.Error() == "too long":
-			c.add(f, line(n), "Wait at most 365d.", "%q is longer than 365 days", clip(s))
+			c.add(f, line(n), "Wait at most 365d.", "%q is longer than 365 days", apierr.Clip(s, 60))
 		default:
-			c.add(f, line(n), suggestWait(s, fix), "%q is not a duration", clip(s))
+			c.add(f, line(n), suggestWait(s, fix), "%q is not a duration", apierr.Clip(s, 60))
 		}
 		return nil, false
 	}
@@ -1046,7 +1046,7 @@ func (c *checker) tags(f string, n ast.Node) ([]string, bool) {
 		}
 		t, err := contacts.NormalizeTag(s)
 		if err != nil {
-			c.add(g, line(it), "Write a tag of 1 to 64 characters without commas or line breaks.", "%q cannot be a tag", clip(s))
+			c.add(g, line(it), "Write a tag of 1 to 64 characters without commas or line breaks.", "%q cannot be a tag", apierr.Clip(s, 60))
 			good = false
 			continue
 		}
@@ -1106,7 +1106,7 @@ func (c *checker) set(f string, p *pair) (map[string]any, bool) {
 	for _, q := range pairs {
 		g := join(f, q.key)
 		if !attrName.MatchString(q.key) {
-			c.add(g, q.kline, "Name attributes with letters, digits and _ (at most 64).", "%q is not an attribute name", clip(q.key))
+			c.add(g, q.kline, "Name attributes with letters, digits and _ (at most 64).", "%q is not an attribute name", apierr.Clip(q.key, 60))
 			good = false
 			continue
 		}
@@ -1137,7 +1137,7 @@ func (c *checker) webhook(f string, p *pair) (string, bool) {
 		if ok {
 			pu, err := url.Parse(s)
 			if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.User != nil {
-				c.add(f+".url", q.kline, "Write an absolute http(s) URL without credentials, e.g. https://example.com/hook.", "%q is not a webhook URL", clip(s))
+				c.add(f+".url", q.kline, "Write an absolute http(s) URL without credentials, e.g. https://example.com/hook.", "%q is not a webhook URL", apierr.Clip(s, 60))
 				ok = false
 			}
 		}
@@ -1157,12 +1157,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func clip(s string) string {
-	if utf8.RuneCountInString(s) > 60 {
-		r := []rune(s)
-		return string(r[:60]) + "…"
-	}
-	return s
 }

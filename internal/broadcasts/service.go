@@ -17,6 +17,7 @@ import (
 	"mailroom/internal/contacts"
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/render"
 	"mailroom/internal/secretbox"
 	"mailroom/internal/segments"
@@ -631,7 +632,7 @@ func domainOf(addr string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(a.Email[strings.LastIndexByte(a.Email, '@')+1:])
+	return mailauth.DomainOf(a.Email)
 }
 
 // Rendered is a message rendered for one member (or sample values).

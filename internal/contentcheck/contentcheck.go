@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"mailroom/internal/apierr"
 )
 
 // GmailClipBytes is where Gmail clips a message's html ("[Message
@@ -136,7 +138,7 @@ func scan(c Content) report {
 				if !goodLink(href, c.UnsubscribeURLs) {
 					r.bad++
 					if len(r.badLinks) < maxNamed {
-						r.badLinks = append(r.badLinks, fmt.Sprintf("%q", clip(href)))
+						r.badLinks = append(r.badLinks, fmt.Sprintf("%q", apierr.Clip(href, 77)))
 					}
 				}
 				if tt == html.StartTagToken {
@@ -148,7 +150,7 @@ func scan(c Content) report {
 				if _, ok := attrs["alt"]; !ok {
 					r.noAlt++
 					if len(r.noAltSrc) < maxNamed {
-						r.noAltSrc = append(r.noAltSrc, fmt.Sprintf("%q", clip(attrs["src"])))
+						r.noAltSrc = append(r.noAltSrc, fmt.Sprintf("%q", apierr.Clip(attrs["src"], 77)))
 					}
 				}
 			}
@@ -207,12 +209,4 @@ func attributes(z *html.Tokenizer, more bool) map[string]string {
 		out[string(k)] = string(v)
 	}
 	return out
-}
-
-// clip shortens what a message quotes.
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "..."
-	}
-	return s
 }

@@ -91,7 +91,7 @@ func (s *Service) authenticate(ctx context.Context, env smtpin.Envelope, raw []b
 	}
 
 	// DMARC for the RFC 5322 From domain.
-	fromDomain := domainOf(p.FromAddr)
+	fromDomain := mailauth.DomainOf(p.FromAddr)
 	dmarcRes := &authres.DMARCResult{Value: authres.ResultNone, From: fromDomain}
 	if fromDomain != "" {
 		rec, org, err := lookupDMARC(fromDomain, lookupTXT)
@@ -160,5 +160,3 @@ func alignedDomain(d, from string, mode dmarc.AlignmentMode) bool {
 }
 
 func orgDomain(d string) string { return mailauth.OrgDomain(d) }
-
-func domainOf(addr string) string { return mailauth.DomainOf(addr) }

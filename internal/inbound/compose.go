@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/ids"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/outbound"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
@@ -111,7 +112,7 @@ func (s *Service) Send(ctx context.Context, rd Reader, c sending.Caller, req Com
 	// email goes) commits in the sending service's transaction.
 	out, err := s.sender.SendWith(ctx, c, raw, sending.SendOptions{CheckAtSendTime: true, InTx: func(ctx context.Context, tx *store.Tx, out sending.Outcome) error {
 		msg.EmailID = out.ID
-		msg.MessageID = strings.Trim(outbound.MessageIDFor(out.ID, domainOf(mbx.Address)), "<>")
+		msg.MessageID = strings.Trim(outbound.MessageIDFor(out.ID, mailauth.DomainOf(mbx.Address)), "<>")
 		if out.Status == sending.StatusScheduled {
 			return insertBooking(ctx, tx, msg, threadID, out.ScheduledAt, now)
 		}

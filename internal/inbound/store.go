@@ -154,13 +154,6 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // insertMessage writes the message with its raw copy (received mail,
 // whose attachments are read back out of it) or, without one (a sent
 // copy), with its parts.
@@ -185,11 +178,11 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		headers, spam_verdict, auth, automated, attachments, inline_images, unread, archived, size, email_id, received_at,
 		search_body, search_people)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, nullIfEmpty(m.FromName),
-		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, store.OrNull(m.Text), store.OrNull(m.HTML), nullIfEmpty(m.Date),
-		nullIfEmpty(m.MessageID), nullIfEmpty(m.InReplyTo), jsonText(m.References), nullIfEmpty(m.ListID),
+		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, store.TextOrNull(m.FromName),
+		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, store.OrNull(m.Text), store.OrNull(m.HTML), store.TextOrNull(m.Date),
+		store.TextOrNull(m.MessageID), store.TextOrNull(m.InReplyTo), jsonText(m.References), store.TextOrNull(m.ListID),
 		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), store.BoolInt(m.Automated), jsonText(atts), jsonText(inl),
-		store.BoolInt(m.Unread), store.BoolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt),
+		store.BoolInt(m.Unread), store.BoolInt(m.Archived), m.Size, store.TextOrNull(m.EmailID), store.Millis(m.ReceivedAt),
 		searchBody(m), searchPeople(m))
 	if err != nil {
 		return err
@@ -530,7 +523,7 @@ func bookingFor(ctx context.Context, tx *store.Tx, id string) (*booking, error) 
 
 func updateBooking(ctx context.Context, tx *store.Tx, id, status string, sendAt time.Time, messageID string) error {
 	_, err := tx.Exec(ctx, `UPDATE message_bookings SET status = ?, send_at = ?, message_id = ? WHERE email_id = ?`,
-		status, store.Millis(sendAt), nullIfEmpty(messageID), id)
+		status, store.Millis(sendAt), store.TextOrNull(messageID), id)
 	return err
 }
 

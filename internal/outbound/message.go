@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"mailroom/internal/mailauth"
+
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
 )
@@ -206,7 +208,7 @@ func header(m *Message) (mail.Header, error) {
 	setField(&h, "Subject", encodedWords("Subject", m.Subject))
 	id := strings.TrimSuffix(strings.TrimPrefix(m.MessageID, "<"), ">")
 	if id == "" {
-		id = strings.Trim(NewMessageID(domainOf(m.From.Address)), "<>")
+		id = strings.Trim(NewMessageID(mailauth.DomainOf(m.From.Address)), "<>")
 	}
 	h.SetMessageID(id)
 	h.Set("MIME-Version", "1.0")
@@ -442,13 +444,6 @@ func attachmentsSize(l []Attachment) int {
 		n += len(a.Data)*4/3 + 256
 	}
 	return n
-}
-
-func domainOf(addr string) string {
-	if i := strings.LastIndexByte(addr, '@'); i >= 0 {
-		return strings.ToLower(addr[i+1:])
-	}
-	return ""
 }
 
 func hasKey(m map[string]string, k string) bool {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"mailroom/internal/clock"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/netpolicy"
 )
 
@@ -190,7 +191,7 @@ func (t *MXTransport) Send(ctx context.Context, env Envelope, data []byte) (*Res
 	var domains []string
 	groups := map[string][]string{}
 	for _, r := range env.To {
-		d := domainOf(r)
+		d := mailauth.DomainOf(r)
 		if _, ok := groups[d]; !ok {
 			domains = append(domains, d)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -244,6 +243,3 @@ func nextMonth(t time.Time) time.Time {
 	y, m, _ := t.Date()
 	return time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC)
 }
-
-// domainOf is the part of an address after its last @.
-func domainOf(addr string) string { return addr[strings.LastIndexByte(addr, '@')+1:] }

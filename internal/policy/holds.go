@@ -8,6 +8,7 @@ import (
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/events"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/store"
 )
 
@@ -62,7 +63,7 @@ func (s *Service) checkHolds(m Send) error {
 	}
 	if b := h.blocked[m.WorkspaceID]; len(b) > 0 {
 		for _, r := range m.Recipients {
-			if d := domainOf(r); b[d] {
+			if d := mailauth.DomainOf(r); b[d] {
 				return apierr.Invalid422("recipient_blocked_by_policy", "The workspace's policy blocks mail to %s (domain %s); nothing was sent.", r, d).
 					WithNext("Remove the recipient, or lift the block with `mailroom workspace unblock-domain`.")
 			}

@@ -122,7 +122,7 @@ func Parse(match string, rules []Rule, withAudience bool) (*Set, error) {
 		match = All
 	case All, Any:
 	default:
-		return nil, apierr.InvalidRequest("match must be \"all\" or \"any\", not %q.", clip(match))
+		return nil, apierr.InvalidRequest("match must be \"all\" or \"any\", not %q.", apierr.Clip(match, 40))
 	}
 	if len(rules) > MaxRules {
 		return nil, apierr.InvalidRequest("A segment holds at most %d rules; %d were sent.", MaxRules, len(rules)).
@@ -157,7 +157,7 @@ func ParseJSON(match string, raw []byte, withAudience bool) (*Set, error) {
 			if json.Unmarshal(it, &probe) == nil {
 				for k := range probe {
 					if k != "field" && k != "op" && k != "value" {
-						return nil, bad(i, "%q is not a rule key; rules are never nested and take only field, op and value.", clip(k))
+						return nil, bad(i, "%q is not a rule key; rules are never nested and take only field, op and value.", apierr.Clip(k, 40))
 					}
 				}
 			}
@@ -166,13 +166,6 @@ func ParseJSON(match string, raw []byte, withAudience bool) (*Set, error) {
 		rules = append(rules, r)
 	}
 	return Parse(match, rules, withAudience)
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }
 
 // parseRule checks rule i in three steps: its field and op, whether it
@@ -228,7 +221,7 @@ func parseFieldOp(i int, r Rule, withAudience bool) (pred, error) {
 	k, ok := fields[r.Field]
 	if name, isAttr := strings.CutPrefix(r.Field, "attributes."); isAttr {
 		if name == "" || len(name) > 64 || strings.ContainsFunc(name, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
-			return p, bad(i, "the attribute name in %q must have 1 to 64 characters and no control characters.", clip(r.Field))
+			return p, bad(i, "the attribute name in %q must have 1 to 64 characters and no control characters.", apierr.Clip(r.Field, 40))
 		}
 		k, ok, p.attr = kAttr, true, name
 	}
@@ -236,11 +229,11 @@ func parseFieldOp(i int, r Rule, withAudience bool) (pred, error) {
 		k, ok, p.attr, p.name = kAttr, true, r.Field, true
 	}
 	if !ok {
-		return p, bad(i, "unknown field %q; fields are email, email_domain, first_name, last_name, attributes.<name>, tag, topic, status, joined_at, created_at, opened, clicked, suppressed.", clip(r.Field))
+		return p, bad(i, "unknown field %q; fields are email, email_domain, first_name, last_name, attributes.<name>, tag, topic, status, joined_at, created_at, opened, clicked, suppressed.", apierr.Clip(r.Field, 40))
 	}
 	p.kind, p.op = k, r.Op
 	if !slices.Contains(opsOf[k], r.Op) {
-		return p, bad(i, "%s does not take op %q; it takes %s.", r.Field, clip(r.Op), strings.Join(opsOf[k], ", "))
+		return p, bad(i, "%s does not take op %q; it takes %s.", r.Field, apierr.Clip(r.Op, 40), strings.Join(opsOf[k], ", "))
 	}
 	if (k == kStatus || k == kJoined) && !withAudience {
 		return p, bad(i, "%s rules need the segment's audience_id; a workspace-wide segment has no membership to test.", r.Field)
@@ -278,7 +271,7 @@ func parseDate(i int, r Rule, p pred) (pred, error) {
 		t, err = time.Parse("2006-01-02", s)
 	}
 	if err != nil {
-		return p, bad(i, "%q is not a date; write RFC 3339 (2025-01-31T09:00:00Z) or YYYY-MM-DD.", clip(s))
+		return p, bad(i, "%q is not a date; write RFC 3339 (2025-01-31T09:00:00Z) or YYYY-MM-DD.", apierr.Clip(s, 40))
 	}
 	p.at = t.UnixMilli()
 	return p, nil
@@ -305,7 +298,7 @@ func parseString(i int, r Rule, p pred) (pred, error) {
 		s = d
 	case kStatus:
 		if !slices.Contains(MembershipStatuses, s) {
-			return p, bad(i, "status %q is not one of %s.", clip(s), strings.Join(MembershipStatuses, ", "))
+			return p, bad(i, "status %q is not one of %s.", apierr.Clip(s, 40), strings.Join(MembershipStatuses, ", "))
 		}
 	case kTopic:
 		if strings.TrimSpace(s) == "" {
@@ -325,7 +318,7 @@ func parseString(i int, r Rule, p pred) (pred, error) {
 func domain(d string) (string, error) {
 	d = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(d), "@")))
 	if d == "" || strings.ContainsAny(d, "@ \t\r\n") || len(d) > 253 {
-		return "", fmt.Errorf("%q is not a domain (write example.com)", clip(d))
+		return "", fmt.Errorf("%q is not a domain (write example.com)", apierr.Clip(d, 40))
 	}
 	return d, nil
 }

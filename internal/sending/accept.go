@@ -12,6 +12,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/outbound"
 	"mailroom/internal/policy"
 	"mailroom/internal/store"
@@ -647,6 +648,4 @@ func formatted(as []Address) []string {
 	return out
 }
 
-func domainOf(email string) string {
-	return strings.ToLower(email[strings.LastIndexByte(email, '@')+1:])
-}
+func domainOf(email string) string { return mailauth.DomainOf(email) }

@@ -162,9 +162,4 @@ func parseSendAtTime(s string, now time.Time) (time.Time, bool) {
 }
 
 // clip keeps echoed user input short in messages.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
+func clip(s string) string { return apierr.Clip(s, 64) }

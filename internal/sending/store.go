@@ -97,13 +97,6 @@ func jsonText(v any, empty string) string {
 	return string(b)
 }
 
-func nullText(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // bodyApartOver is the size of an email's bodies and attachments (in bytes)
 // over which they are stored in email_bodies rather than in its row: SQLite
 // writes a whole row again at every UPDATE, and the status of an email
@@ -121,7 +114,7 @@ func (e *emailRow) insertArgs(class string) (row, body []any) {
 	if e.ScheduledAt != nil {
 		sched = store.Millis(*e.ScheduledAt)
 	}
-	html, text, atts := nullText(e.HTML), nullText(e.Text), jsonText(e.Attachments, "[]")
+	html, text, atts := store.TextOrNull(e.HTML), store.TextOrNull(e.Text), jsonText(e.Attachments, "[]")
 	if len(e.HTML)+len(e.Text)+len(atts) > bodyApartOver {
 		body = []any{e.ID, html, text, atts}
 		html, text, atts = nil, nil, "[]"

@@ -28,6 +28,14 @@ func OrNull[T any](p *T) any {
 	return *p
 }
 
+// TextOrNull is s, or NULL when s is empty, for an optional text column.
+func TextOrNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // NullMillis converts a nullable stored time.
 func NullMillis(v sql.NullInt64) *time.Time {
 	if !v.Valid {

@@ -119,7 +119,7 @@ func (s *Service) Pinned(ctx context.Context, workspaceID, ref, versionID string
 func (s *Service) readVersion(ctx context.Context, workspaceID, ref, vid string) (*PublishedVersion, error) {
 	tid, published, err := publishedByRef(ctx, s.db, workspaceID, ref)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", clip(ref))
+		return nil, apierr.BadRequest("invalid_template", "template %q does not exist on this workspace.", apierr.Clip(ref, 60))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading template: %w", err)
@@ -132,7 +132,7 @@ func (s *Service) readVersion(ctx context.Context, workspaceID, ref, vid string)
 	}
 	c, err := s.compiledVersion(ctx, tid, vid)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.BadRequest("invalid_template", "template %q has no version %q.", clip(ref), clip(vid))
+		return nil, apierr.BadRequest("invalid_template", "template %q has no version %q.", apierr.Clip(ref, 60), apierr.Clip(vid, 60))
 	}
 	if err != nil {
 		return nil, err

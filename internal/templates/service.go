@@ -76,7 +76,7 @@ func checkMeta(name, slug, description string) error {
 		return apierr.InvalidRequest("name must be 1 to %d characters.", MaxNameLen)
 	}
 	if slug != "" && (len(slug) > MaxSlugLen || !slugRE.MatchString(slug)) {
-		return apierr.InvalidRequest("slug %q must be 1 to %d lowercase letters, digits and inner hyphens.", clip(slug), MaxSlugLen).
+		return apierr.InvalidRequest("slug %q must be 1 to %d lowercase letters, digits and inner hyphens.", apierr.Clip(slug, 60), MaxSlugLen).
 			WithNext("Omit slug to derive it from the name.")
 	}
 	if len(description) > MaxDescription {
@@ -304,13 +304,6 @@ func (s *Service) Publish(ctx context.Context, workspaceID, ref, versionID strin
 		return "", fmt.Errorf("publishing template: %w", err)
 	}
 	return v.ID, nil
-}
-
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
-	}
-	return s
 }
 
 // sortedKeys is the map's keys in order, for stable messages.

@@ -6,6 +6,7 @@ import (
 	"mailroom/internal/apierr"
 	"mailroom/internal/contacts"
 	"mailroom/internal/segments"
+	"mailroom/internal/topics"
 )
 
 // wireContacts builds the contacts and audiences service. It has no workers
@@ -24,17 +25,7 @@ func (a *App) wireContacts(w *wiring) error {
 // optedOutTopics lists the topics (ids and keys) an address is not
 // subscribed to, for a segment's rule `topic` evaluated on one contact.
 func (a *App) optedOutTopics(ctx context.Context, workspaceID, email string) ([]string, error) {
-	p, err := a.services.Topics.Preferences(ctx, workspaceID, email, "")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, x := range p.Preferences {
-		if !x.Subscribed {
-			out = append(out, x.Topic.ID, x.Topic.Key)
-		}
-	}
-	return out, nil
+	return topics.OptedOut(ctx, a.DB, workspaceID, email)
 }
 
 // Contacts is the contacts and audiences service.

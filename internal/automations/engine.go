@@ -23,6 +23,7 @@ import (
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/suppressions"
+	"mailroom/internal/topics"
 	"mailroom/internal/webhooks"
 )
 
@@ -439,7 +440,10 @@ func (s *Service) person(ctx context.Context, tx *store.Tx, r Run) (rules.Person
 		return p, err
 	}
 	p.Suppressed = sup[c.Email] != ""
-	return p, nil
+	// The rule topic reads the contact's own choices (without them every
+	// contact would be subscribed to every topic).
+	p.OptedOut, err = topics.OptedOut(ctx, tx, r.WorkspaceID, c.Email)
+	return p, err
 }
 
 // prepareSend renders the send for the contact as it is now, with their

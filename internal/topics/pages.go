@@ -41,7 +41,7 @@ func (s *Service) page(ctx context.Context, purpose, token string) (Page, error)
 		}
 		p.Topic = &t
 	}
-	p.Preferences, err = s.preferences(ctx, s.db, l.WorkspaceID, l.Email, "")
+	p.Preferences, err = preferences(ctx, s.db, l.WorkspaceID, l.Email, "")
 	return p, err
 }
 

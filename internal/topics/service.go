@@ -48,15 +48,8 @@ func New(db *store.DB, c clock.Clock, links LinkConfig, ct Contacts) *Service {
 func errNotFound() error { return apierr.NotFound("topic") }
 
 func errTopicNotFound(ref string) error {
-	return apierr.New(apierr.StatusNotFound, "topic_not_found", "No topic %q on this workspace.", clip(ref)).
+	return apierr.New(apierr.StatusNotFound, "topic_not_found", "No topic %q on this workspace.", apierr.Clip(ref, 80)).
 		WithNext("List the topics with GET /v1/topics.")
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
 }
 
 // NewTopic is POST /v1/topics.
@@ -102,7 +95,7 @@ func (s *Service) Create(ctx context.Context, workspaceID string, in NewTopic) (
 		return Topic{}, err
 	}
 	if in.Key != "" && !ValidKey(in.Key) {
-		return Topic{}, apierr.InvalidRequest("key %q must be %d to %d lowercase letters, digits and hyphens.", clip(in.Key), MinKeyLen, MaxKeyLen).
+		return Topic{}, apierr.InvalidRequest("key %q must be %d to %d lowercase letters, digits and hyphens.", apierr.Clip(in.Key, 80), MinKeyLen, MaxKeyLen).
 			WithNext("Omit key to derive it from the name.")
 	}
 	now := s.clock.Now()
@@ -231,14 +224,14 @@ func NormalizeEmail(email string) (string, error) {
 	}
 	e, err := contacts.NormalizeEmail(email)
 	if err != nil {
-		return "", apierr.InvalidRequest("email %q is not a valid address: it %s.", clip(email), err.Error())
+		return "", apierr.InvalidRequest("email %q is not a valid address: it %s.", apierr.Clip(email, 80), err.Error())
 	}
 	return e, nil
 }
 
 // preferences reads an address's standing on the live topics (only the
 // one named by topicID when it is not "").
-func (s *Service) preferences(ctx context.Context, q store.Querier, workspaceID, email, topicID string) ([]Preference, error) {
+func preferences(ctx context.Context, q store.Querier, workspaceID, email, topicID string) ([]Preference, error) {
 	ts, err := listTopics(ctx, q, workspaceID, false)
 	if err != nil {
 		return nil, err
@@ -261,6 +254,24 @@ func (s *Service) preferences(ctx context.Context, q store.Querier, workspaceID,
 			p.Subscribed = true
 		}
 		out = append(out, p)
+	}
+	return out, nil
+}
+
+// OptedOut lists the live topics (ids and keys) email is not subscribed
+// to, as the segment rule `topic` reads them, through q: another area's
+// transaction when it evaluates the rule on one contact (an automation's
+// if step) must see what it reads.
+func OptedOut(ctx context.Context, q store.Querier, workspaceID, email string) ([]string, error) {
+	ps, err := preferences(ctx, q, workspaceID, strings.ToLower(email), "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range ps {
+		if !p.Subscribed {
+			out = append(out, p.Topic.ID, p.Topic.Key)
+		}
 	}
 	return out, nil
 }
@@ -290,7 +301,7 @@ func (s *Service) Preferences(ctx context.Context, workspaceID, email, topicRef 
 		}
 		topicID = t.ID
 	}
-	ps, err := s.preferences(ctx, s.db, workspaceID, e, topicID)
+	ps, err := preferences(ctx, s.db, workspaceID, e, topicID)
 	if err != nil {
 		return Preferences{}, err
 	}
@@ -423,7 +434,7 @@ func (s *Service) optedIn(ctx context.Context, q store.Querier, workspaceID, ref
 // subscribed to (its choice, or the topic's default), for the contact's
 // subscriptions view.
 func (s *Service) SubscribedKeys(ctx context.Context, workspaceID, email string) ([]string, error) {
-	ps, err := s.preferences(ctx, s.db, workspaceID, strings.ToLower(email), "")
+	ps, err := preferences(ctx, s.db, workspaceID, strings.ToLower(email), "")
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func NormalizeTag(t string) (string, error) {
 	case t == "":
 		return "", apierr.InvalidRequest("A tag must have 1 to %d characters; this one is empty.", MaxTagLen)
 	case utf8.RuneCountInString(t) > MaxTagLen:
-		return "", apierr.InvalidRequest("Tag %q is longer than %d characters.", truncate(t, 20)+"…", MaxTagLen)
+		return "", apierr.InvalidRequest("Tag %q is longer than %d characters.", apierr.Clip(t, 20), MaxTagLen)
 	case strings.ContainsAny(t, ",\r\n"):
 		return "", apierr.InvalidRequest("Tag %q contains a comma or a line break, which tags cannot hold.", t).
 			WithNext("Send each tag as its own array element.")
@@ -115,9 +115,9 @@ func CheckAttrName(name string) error {
 	case name == "":
 		return apierr.InvalidRequest("An attribute name is empty; names have 1 to %d characters.", MaxAttrNameLen)
 	case utf8.RuneCountInString(name) > MaxAttrNameLen:
-		return apierr.InvalidRequest("Attribute name %q… is longer than %d characters.", truncate(name, 20), MaxAttrNameLen)
+		return apierr.InvalidRequest("Attribute name %q is longer than %d characters.", apierr.Clip(name, 20), MaxAttrNameLen)
 	case !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return apierr.InvalidRequest("Attribute name %q contains a control character or invalid UTF-8.", truncate(name, 40))
+		return apierr.InvalidRequest("Attribute name %q contains a control character or invalid UTF-8.", apierr.Clip(name, 40))
 	}
 	return nil
 }
@@ -182,12 +182,4 @@ func checkName(field, v string) error {
 		return apierr.InvalidRequest("%s contains a line break.", field)
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
 }

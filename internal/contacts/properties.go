@@ -63,7 +63,7 @@ func checkFallback(typ string, v *Value) (*string, error) {
 		return nil, apierr.InvalidRequest("fallback_value must be a string for a property of type string.")
 	case typ == PropertyNumber:
 		if _, err := strconv.ParseFloat(v.Text, 64); err != nil {
-			return nil, apierr.InvalidRequest("fallback_value %q is not a number this server can hold.", truncate(v.Text, 40))
+			return nil, apierr.InvalidRequest("fallback_value %q is not a number this server can hold.", apierr.Clip(v.Text, 40))
 		}
 	}
 	if err := CheckAttrValue("fallback_value", v.Text); err != nil {
@@ -82,7 +82,7 @@ func (s *Service) CreateProperty(ctx context.Context, workspaceID, key, typ stri
 		return Property{}, apierr.InvalidRequest("key %q is a contact field of its own; choose another name.", key)
 	}
 	if typ != PropertyString && typ != PropertyNumber {
-		return Property{}, apierr.InvalidRequest("type must be string or number; got %q.", truncate(typ, 20))
+		return Property{}, apierr.InvalidRequest("type must be string or number; got %q.", apierr.Clip(typ, 20))
 	}
 	fb, err := checkFallback(typ, fallback)
 	if err != nil {

@@ -260,3 +260,123 @@ func TestImportColumnRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalAddressRules: which addresses the duplicates report takes
+// for one mailbox.
+func TestCanonicalAddressRules(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, local, domain string }{
+		{"Ann.Lee@Example.com", "annlee", "example.com"},
+		{"ann+news@example.com", "ann", "example.com"},
+		{"a.n.n+x+y@example.com", "ann", "example.com"},
+		{"+tag@example.com", "+tag", "example.com"}, // a local part that is all tag keeps it
+		{"ann@googlemail.com", "ann", "gmail.com"},
+		{"ann@mail.googlemail.com", "ann", "mail.googlemail.com"},
+		{"a@b@example.com", "a@b", "example.com"}, // the last @ splits
+		{"no-at-sign", "no-at-sign", ""},
+	} {
+		if l, d := canonicalAddress(c.in); l != c.local || d != c.domain {
+			t.Errorf("canonicalAddress(%q) = %q, %q; want %q, %q", c.in, l, d, c.local, c.domain)
+		}
+	}
+}
+
+// TestStatusRules: the membership statuses, and which wins a merge (an
+// unsubscribe or a cleaning is never undone by a subscription).
+func TestStatusRules(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status string
+		valid  bool
+	}{
+		{StatusSubscribed, true}, {StatusUnsubscribed, true}, {StatusPending, true}, {StatusCleaned, true},
+		{"Subscribed", false}, {"active", false}, {"", false}, {"bounced", false},
+	} {
+		if got := ValidStatus(c.status); got != c.valid {
+			t.Errorf("ValidStatus(%q) = %v", c.status, got)
+		}
+	}
+	for _, c := range []struct{ stronger, weaker string }{
+		{StatusUnsubscribed, StatusCleaned},
+		{StatusUnsubscribed, StatusSubscribed},
+		{StatusCleaned, StatusSubscribed},
+		{StatusSubscribed, StatusPending},
+		{StatusPending, "whatever"}, /* an unknown status ranks as pending does */
+	} {
+		if statusRank(c.stronger) < statusRank(c.weaker) {
+			t.Errorf("a merge of %s and %s keeps %s", c.stronger, c.weaker, c.weaker)
+		}
+	}
+	if statusRank(StatusSubscribed) <= statusRank(StatusPending) || statusRank(StatusCleaned) <= statusRank(StatusSubscribed) ||
+		statusRank(StatusUnsubscribed) <= statusRank(StatusCleaned) {
+		t.Error("the merge ranks are not strictly ordered unsubscribed > cleaned > subscribed > pending")
+	}
+}
+
+// TestPropertyFallbackRules: a declared property's fallback must be of its
+// type, a number this server can hold, and no longer than an attribute.
+func TestPropertyFallbackRules(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", MaxAttrValueLen+1)
+	for _, c := range []struct {
+		name, typ string
+		v         *Value
+		want      string // "" accepted
+		stored    *string
+	}{
+		{"none", PropertyString, nil, "", nil},
+		{"a string", PropertyString, &Value{Text: "friend"}, "", str("friend")},
+		{"an empty string", PropertyString, &Value{Text: ""}, "", str("")},
+		{"a number for a string", PropertyString, &Value{Text: "3", Number: true}, "must be a string", nil},
+		{"a number", PropertyNumber, &Value{Text: "3.5", Number: true}, "", str("3.5")},
+		{"a negative exponent", PropertyNumber, &Value{Text: "-1e-3", Number: true}, "", str("-1e-3")},
+		{"a string for a number", PropertyNumber, &Value{Text: "3"}, "must be a number", nil},
+		{"a number too large", PropertyNumber, &Value{Text: "1e999", Number: true}, "not a number this server can hold", nil},
+		{"too long", PropertyString, &Value{Text: long}, "longer than", nil},
+	} {
+		got, err := checkFallback(c.typ, c.v)
+		refusedWith(t, c.name, err, c.want)
+		if c.want == "" && (got == nil) != (c.stored == nil) || got != nil && c.stored != nil && *got != *c.stored {
+			t.Errorf("%s: stored %v, want %v", c.name, got, c.stored)
+		}
+	}
+}
+
+// TestAudienceRules: an audience's name and description, and the
+// confirmation template's link.
+func TestAudienceRules(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, stored, want string }{
+		{"News", "News", ""},
+		{"  News  ", "News", ""},
+		{strings.Repeat("é", maxAudienceName), strings.Repeat("é", maxAudienceName), ""},
+		{strings.Repeat("é", maxAudienceName+1), "", "1 to"},
+		{"", "", "1 to"},
+		{"   ", "", "1 to"},
+		{"two\nlines", "", "on one line"},
+		{"cr\rhere", "", "on one line"},
+	} {
+		got, err := checkAudienceName(c.in)
+		refusedWith(t, "name "+c.in, err, c.want)
+		if c.want == "" && got != c.stored {
+			t.Errorf("name %q stored as %q, want %q", c.in, got, c.stored)
+		}
+	}
+	refusedWith(t, "a description at the limit", checkDescription(strings.Repeat("d", maxDescription)), "")
+	refusedWith(t, "a description over the limit", checkDescription(strings.Repeat("d", maxDescription+1)), "longer than")
+	for _, c := range []struct {
+		tpl  string
+		says bool
+	}{
+		{"Confirm: {{confirm_url}}", true},
+		{"Confirm: {{ confirm_url }}", true},
+		{"<a href=\"{{  confirm_url  }}\">yes</a>", true},
+		{"Confirm: {{ confirm_link }}", false},
+		{"confirm_url", false},
+		{"", false},
+	} {
+		if got := mentionsConfirmURL(c.tpl); got != c.says {
+			t.Errorf("mentionsConfirmURL(%q) = %v", c.tpl, got)
+		}
+	}
+}

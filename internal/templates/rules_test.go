@@ -257,3 +257,112 @@ func TestCopyName(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateRules: a patch changes only the fields it names, under the
+// same rules as Create, and a slug stays unique in the workspace.
+func TestUpdateRules(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := context.Background()
+	for _, name := range []string{"Welcome", "Receipt"} {
+		if _, err := svc.Create(ctx, "ws_upd", templates.CreateInput{Name: name, Content: templates.Content{Text: "Hi"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name                string
+		newName, slug, desc *string
+		code                string // "" when accepted
+		want                string // the slug after, or a fragment of the refusal
+	}{
+		{"nothing named changes nothing", nil, nil, nil, "", "welcome"},
+		{"a new name keeps the slug", ptr("Hello"), nil, nil, "", "welcome"},
+		{"a new slug", nil, ptr("hello"), nil, "", "hello"},
+		{"a description", nil, nil, ptr("Sent on sign-up"), "", "hello"},
+		{"an empty slug", nil, ptr(""), nil, "invalid_request", "slug cannot be empty"},
+		{"a slug in capitals", nil, ptr("Hello"), nil, "invalid_request", `slug "Hello" must be`},
+		{"a blank name", ptr("  "), nil, nil, "invalid_request", "name must be 1 to"},
+		{"a description past the limit", nil, nil, ptr(strings.Repeat("d", templates.MaxDescription+1)), "invalid_request", "description is over"},
+		{"another template's slug", nil, ptr("receipt"), nil, "slug_taken", `has the slug "receipt"`},
+		{"its own slug again", nil, ptr("hello"), nil, "", "hello"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ref := "welcome"
+			if got, err := svc.Get(ctx, "ws_upd", "hello"); err == nil {
+				ref = got.ID
+			}
+			tpl, err := svc.Update(ctx, "ws_upd", ref, c.newName, c.slug, c.desc)
+			if c.code == "" {
+				if err != nil || tpl.Slug != c.want {
+					t.Fatalf("got slug %q, %v; want %q", tpl.Slug, err, c.want)
+				}
+				return
+			}
+			if e, ok := apierr.As(err); !ok || e.Code != c.code || !strings.Contains(e.Message, c.want) {
+				t.Fatalf("got %v, want %s saying %q", err, c.code, c.want)
+			}
+		})
+	}
+}
+
+// TestPublishRules: which version Publish points sends at (by id, by
+// number, else the latest), and what it refuses.
+func TestPublishRules(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := context.Background()
+	tpl, err := svc.Create(ctx, "ws_pub", templates.CreateInput{Name: "News", Content: templates.Content{Subject: "Only a subject"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := svc.AddVersion(ctx, "ws_pub", tpl.ID, templates.Content{Text: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3, err := svc.AddVersion(ctx, "ws_pub", tpl.ID, templates.Content{HTML: "<p>three</p>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := func(n int) *int { return &n }
+	for _, c := range []struct {
+		name      string
+		versionID string
+		number    *int
+		code      string // "" when published
+		want      string // the version published, or a fragment of the refusal
+	}{
+		{"the latest when none is named", "", nil, "", v3.ID},
+		{"by number", "", num(2), "", v2.ID},
+		{"by id", v3.ID, nil, "", v3.ID},
+		{"the id wins over the number", v2.ID, num(3), "", v2.ID},
+		{"a version without a body", "", num(1), "invalid_request", "Version 1 has neither html nor text"},
+		{"a number past the latest", "", num(4), "not_found", "template version"},
+		{"an unknown id", "tv_nope", nil, "not_found", "template version"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := svc.Publish(ctx, "ws_pub", tpl.ID, c.versionID, c.number)
+			if c.code == "" {
+				if err != nil || got != c.want {
+					t.Fatalf("published %q, %v; want %q", got, err, c.want)
+				}
+				return
+			}
+			if e, ok := apierr.As(err); !ok || e.Code != c.code || !strings.Contains(e.Message, c.want) {
+				t.Fatalf("got %v, want %s saying %q", err, c.code, c.want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		in   templates.Content
+		want string
+	}{
+		{"a version without a body", templates.Content{Subject: "s"}, "needs html, text or both"},
+		{"a version that does not parse", templates.Content{Text: "{{#if x}}"}, "The template"},
+		{"a variable declared twice", templates.Content{Text: "t", Variables: []templates.Variable{{Name: "a"}, {Name: "a"}}}, "declared twice"},
+	} {
+		if _, err := svc.AddVersion(ctx, "ws_pub", tpl.ID, c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("AddVersion %s: %v, want a refusal saying %q", c.name, err, c.want)
+		}
+	}
+}

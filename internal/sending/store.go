@@ -252,9 +252,12 @@ func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailR
 }
 
 // loadFull reads a whole row including bodies, for the simulator and for
-// message assembly.
-func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*emailRow, error) {
-	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, e.body_source FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
+// message assembly (a Caller of the workspace alone) and for reads (the
+// caller's visibility, as readRow).
+func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*emailRow, error) {
+	own, args := ownFilter(c)
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, e.body_source FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
+		append([]any{c.WorkspaceID, id}, args...)...)
 	var html, text sql.NullString
 	var headers, atts string
 	e := &emailRow{}

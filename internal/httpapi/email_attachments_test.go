@@ -15,9 +15,7 @@ import (
 // and another send-only key's email answer 404.
 func TestSentAttachmentsRoutes(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	pdf := []byte("%PDF-1.4 not really\x00\x01")
 	s.Run(t,
 		sc{Name: "send-only key", Method: "POST", Path: "/v1/api-keys", Body: map[string]any{"name": "sender", "permission": "sending_access"},
@@ -94,9 +92,7 @@ func TestEmailMetricsRoute(t *testing.T) {
 // email answer 404.
 func TestEmailReadCarriesBodies(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	s.Run(t,
 		sc{Name: "send-only key", Method: "POST", Path: "/v1/api-keys", Body: map[string]any{"name": "sender", "permission": "sending_access"},
 			Status: 201, Save: map[string]string{"sendkey": "token"}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -57,20 +58,9 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 
 // deliver is Deliver on lane l.
 func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l lane) (time.Duration, error) {
-	e, err := loadEmail(ctx, s.db, emailID)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
+	e, err := s.owed(ctx, workspaceID, emailID)
+	if e == nil {
 		return 0, err
-	}
-	if e.WorkspaceID != workspaceID || (e.Status != sending.StatusQueued && e.Status != sending.StatusSending) {
-		return 0, nil
-	}
-	if e.TestMode {
-		// Test sends are simulated by the sending area and never reach a
-		// transport.
-		return 0, nil
 	}
 	rcpts := e.recipients()
 	now := s.clock.Now()
@@ -90,10 +80,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 		return holdWait, nil
 	}
-	retry := false
-	for _, r := range rcpts {
-		retry = retry || r.Attempts > 0
-	}
+	retry := slices.ContainsFunc(rcpts, func(r Recipient) bool { return r.Attempts > 0 })
 	// A topic send's recipients each get their own message (personal
 	// links), built as it is sent; any other email is built once.
 	personal := s.personal(e)
@@ -102,14 +89,9 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	}
 	var raw []byte
 	if !personal {
-		l.builds <- struct{}{}
-		raw, err = s.message(ctx, e, now, retry)
-		<-l.builds
-		if err != nil {
-			var perm permanentError
-			if errors.As(err, &perm) {
-				return 0, s.fail(e, err.Error(), now)
-			}
+		if raw, err = s.buildOnce(ctx, e, l, now, retry); errors.Is(err, errDone) {
+			return 0, nil
+		} else if err != nil {
 			return 0, err
 		}
 	}
@@ -123,15 +105,9 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		return 0, err
 	}
 
-	from, err := s.returnPath(ctx, e)
+	env, err := s.envelope(ctx, e, send)
 	if err != nil {
 		return 0, err
-	}
-	env := outbound.Envelope{From: from, To: send, WorkspaceID: e.WorkspaceID, EmailID: e.ID}
-	if s.sources != nil {
-		if env.Source, err = s.sources.PickSource(ctx, e.WorkspaceID); err != nil {
-			return 0, err
-		}
 	}
 	// A node that loses its heartbeat stops its transactions in flight.
 	sctx, stop := context.WithCancel(ctx)
@@ -173,6 +149,50 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	}
 	s.unsaved.Observe(time.Since(answered).Seconds())
 	return next, nil
+}
+
+// owed is the email to deliver, nil when there is nothing to do: it is
+// gone, another workspace's, past sending, or a test send (simulated by
+// the sending area, never reaching a transport).
+func (s *Service) owed(ctx context.Context, workspaceID, emailID string) (*email, error) {
+	e, err := loadEmail(ctx, s.db, emailID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.WorkspaceID != workspaceID || (e.Status != sending.StatusQueued && e.Status != sending.StatusSending) || e.TestMode {
+		return nil, nil
+	}
+	return e, nil
+}
+
+// buildOnce builds the message every recipient gets, on one of lane l's
+// build slots. A message that cannot be built fails the email (errDone).
+func (s *Service) buildOnce(ctx context.Context, e *email, l lane, now time.Time, retry bool) ([]byte, error) {
+	l.builds <- struct{}{}
+	raw, err := s.message(ctx, e, now, retry)
+	<-l.builds
+	var perm permanentError
+	if errors.As(err, &perm) {
+		return nil, s.failed(e, err, now)
+	}
+	return raw, err
+}
+
+// envelope is the attempt's SMTP envelope: the return path, the owed
+// recipients, and the outbound address the policy picks.
+func (s *Service) envelope(ctx context.Context, e *email, send []string) (outbound.Envelope, error) {
+	from, err := s.returnPath(ctx, e)
+	if err != nil {
+		return outbound.Envelope{}, err
+	}
+	env := outbound.Envelope{From: from, To: send, WorkspaceID: e.WorkspaceID, EmailID: e.ID}
+	if s.sources != nil {
+		env.Source, err = s.sources.PickSource(ctx, e.WorkspaceID)
+	}
+	return env, err
 }
 
 // sendable splits the owed recipients: those suppressed since the send was

@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
@@ -246,4 +249,51 @@ func TestMigrationKeysBroadcastRecipients(t *testing.T) {
 			t.Errorf("a second row for %v was taken", dup)
 		}
 	}
+}
+
+// TestMigrateAppliesOneNumberedBelow: a database that has every migration
+// but one numbered below its newest (a release merged branches that picked
+// their numbers apart) gets the missing one on the next start instead of a
+// refusal. Upgrading from the release before 00096 landed hit this.
+func TestMigrateAppliesOneNumberedBelow(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.EmptyURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	all, err := store.Migrations(db.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const missing = "00096_broadcast_body_once.sql"
+	dialect := goose.DialectSQLite3
+	if db.Dialect == store.Postgres {
+		dialect = goose.DialectPostgres
+	}
+	older, err := goose.NewProvider(dialect, db.W, without{all, missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := older.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrating a database that lacks %s: %v", missing, err)
+	}
+	var n int
+	if err := db.W.QueryRowContext(ctx, `SELECT COUNT(*) FROM emails WHERE body_source = ''`).Scan(&n); err != nil {
+		t.Fatalf("%s was not applied: %v", missing, err)
+	}
+}
+
+// without is a migration directory with one file left out.
+type without struct {
+	fs.FS
+	name string
+}
+
+func (w without) ReadDir(name string) ([]fs.DirEntry, error) {
+	es, err := fs.ReadDir(w.FS, name)
+	return slices.DeleteFunc(es, func(e fs.DirEntry) bool { return e.Name() == w.name }), err
 }

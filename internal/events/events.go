@@ -452,28 +452,21 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind string, body []byte)) error {
 	for start := 0; start < len(seqs); start += 512 {
 		args, in := store.PaddedIn(nil, seqs[start:min(start+512, len(seqs))])
-		rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE seq IN (`+in+`)`, args...)
+		rows, err := db.Query(ctx, `SELECT seq, id, type, sequence, created_at, data, '', '' FROM events WHERE seq IN (`+in+`)`, args...)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var id, kind, data string
-			var seq int
-			var at int64
-			if err := rows.Scan(&id, &kind, &seq, &at, &data); err != nil {
-				rows.Close()
-				return err
-			}
-			body, err := MarshalEnvelope(id, kind, seq, store.FromMillis(at), []byte(data))
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			each(id, kind, body)
-		}
+		stored, err := scanStored(ctx, db, rows)
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return err
+		}
+		for _, s := range stored {
+			body, err := s.Envelope()
+			if err != nil {
+				return err
+			}
+			each(s.ID, s.Type, body)
 		}
 	}
 	return nil
@@ -527,7 +520,7 @@ type Stored struct {
 	At        time.Time
 	MailboxID string // "" when the event concerns no one mailbox
 	EmailID   string // "" when no email is behind it
-	Data      []byte // as Raise wrote it
+	Data      []byte // as Raise wrote it, a reference rebuilt (UseResolver)
 }
 
 // Envelope is the body a webhook delivery of the event carries.
@@ -557,22 +550,36 @@ func WebhookEventsIn(ctx context.Context, db *store.DB, workspaceID string, afte
 		return nil, err
 	}
 	defer rows.Close()
-	return scanStored(rows)
+	return scanStored(ctx, db, rows)
 }
 
-func scanStored(rows *sql.Rows) ([]Stored, error) {
+// scanStored reads rows of seq, id, type, sequence, created_at, data,
+// mailbox_id, email_id, with data stored by reference rebuilt (resolve).
+func scanStored(ctx context.Context, db *store.DB, rows *sql.Rows) ([]Stored, error) {
 	var out []Stored
+	var kinds []string
+	var data [][]byte
 	for rows.Next() {
 		var s Stored
 		var at int64
-		var data string
-		if err := rows.Scan(&s.Seq, &s.ID, &s.Type, &s.Sequence, &at, &data, &s.MailboxID, &s.EmailID); err != nil {
+		var d string
+		if err := rows.Scan(&s.Seq, &s.ID, &s.Type, &s.Sequence, &at, &d, &s.MailboxID, &s.EmailID); err != nil {
 			return nil, err
 		}
-		s.At, s.Data = store.FromMillis(at), []byte(data)
-		out = append(out, s)
+		s.At = store.FromMillis(at)
+		out, kinds, data = append(out, s), append(kinds, s.Type), append(data, []byte(d))
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close() // the resolver reads on the pool
+	if err := resolve(ctx, db, kinds, data); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Data = data[i]
+	}
+	return out, nil
 }
 
 // SeqBefore returns a cursor just before the first event created at or
@@ -610,5 +617,5 @@ func WebhookEventsOfEmail(ctx context.Context, db *store.DB, workspaceID, emailI
 		return nil, err
 	}
 	defer rows.Close()
-	return scanStored(rows)
+	return scanStored(ctx, db, rows)
 }

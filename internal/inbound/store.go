@@ -592,3 +592,20 @@ func lastReceived(ctx context.Context, q store.Querier, workspaceID, mailboxID s
 	t := store.FromMillis(at.Int64)
 	return &t, nil
 }
+
+// messagesByID reads the messages among ids that exist, whatever their
+// workspace: the event log that names them is already scoped.
+func messagesByID(ctx context.Context, q store.Querier, ids []string) (map[string]*Message, error) {
+	out := make(map[string]*Message, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		args, in := store.PaddedIn(nil, ids[start:min(start+500, len(ids))])
+		ms, err := store.QueryAll(ctx, q, scanMessage, `SELECT `+messageCols+messageFrom+` WHERE m.id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			out[m.ID] = m
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+package inbound_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"mailroom/internal/events"
+	"mailroom/internal/testkit/scenario"
+	"mailroom/internal/testkit/testapp"
+)
+
+// receivedEvent reads the email.received event of message id as webhooks
+// and the event stream read it, and returns its data.
+func receivedEvent(t *testing.T, a *testapp.App, id string) map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	top, err := events.MaxSeq(ctx, a.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := events.WebhookEventsIn(ctx, a.DB, a.WorkspaceID, 0, top, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stored {
+		body, err := st.Envelope()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Event string
+			Data  map[string]any
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		if env.Event == events.EmailReceived && env.Data["message_id"] == id {
+			return env.Data
+		}
+	}
+	t.Fatalf("no email.received for %s among %d events", id, len(stored))
+	return nil
+}
+
+// The log stores email.received as a reference to its message, and the
+// event read back carries what GET /v1/messages/{id} shows, flags aside;
+// once the message is deleted only its id is left.
+func TestReceivedEventByReference(t *testing.T) {
+	a, inbox := startSMTP(t)
+	ctx := context.Background()
+	if err := send(t, a.SMTPAddr(), "ann@sender.example", []string{inbox}, sampleMessage(inbox, "Reference", "ref1@sender.example", "X-Extra: yes\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	s := scenario.New(a)
+	s.Run(t, sc{Name: "received", Method: "GET", Path: "/v1/messages", Status: 200, Shape: shape{"messages": scenario.Len(1)},
+		Save: map[string]string{"msg": "messages.0.id", "thread": "messages.0.thread_id"}})
+
+	var data string
+	if err := a.DB.QueryRow(ctx, `SELECT data FROM events WHERE workspace_id = ? AND type = 'email.received'`, a.WorkspaceID).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(data, `{"received_message":"`+s.Get("msg")+`"`) || len(data) > 200 {
+		t.Errorf("stored data %s, want a reference", data)
+	}
+
+	ev := receivedEvent(t, a, s.Get("msg"))
+	var msg map[string]any
+	a.Do("GET", "/v1/messages/"+s.Get("msg"), nil).Decode(t, &msg)
+	for _, k := range []string{"id", "object", "direction", "unread", "archived", "received_at"} {
+		delete(msg, k)
+	}
+	if !reflect.DeepEqual(ev, msg) {
+		evj, _ := json.Marshal(ev)
+		msgj, _ := json.Marshal(msg)
+		t.Errorf("event data\n%s\nwant the message's\n%s", evj, msgj)
+	}
+	if len(ev["attachments"].([]any)) != 2 || len(ev["inline_images"].([]any)) != 1 || ev["text"] != "Hello café world.\r\nSecond line." {
+		t.Errorf("event data %v", ev)
+	}
+
+	s.Run(t, sc{Name: "deleted", Method: "DELETE", Path: "/v1/inboxes/" + inbox + "/threads/{thread}", Status: 200})
+	if ev := receivedEvent(t, a, s.Get("msg")); len(ev) != 1 {
+		t.Errorf("a deleted message's event carries %v, want its message_id only", ev)
+	}
+}

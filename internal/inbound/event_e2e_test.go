@@ -47,7 +47,8 @@ func receivedEvent(t *testing.T, a *testapp.App, id string) map[string]any {
 
 // The log stores email.received as a reference to its message, and the
 // event read back carries what GET /v1/messages/{id} shows, flags aside;
-// once the message is deleted only its id is left.
+// once the message is deleted only its id is left. The text is indexed
+// without a second copy.
 func TestReceivedEventByReference(t *testing.T) {
 	a, inbox := startSMTP(t)
 	ctx := context.Background()
@@ -81,7 +82,18 @@ func TestReceivedEventByReference(t *testing.T) {
 		t.Errorf("event data %v", ev)
 	}
 
-	s.Run(t, sc{Name: "deleted", Method: "DELETE", Path: "/v1/inboxes/" + inbox + "/threads/{thread}", Status: 200})
+	// The body is indexed from text_body (search_body holds no copy) and
+	// leaves the index with the message.
+	var stored string
+	if err := a.DB.QueryRow(ctx, `SELECT search_body FROM messages WHERE id = ?`, s.Get("msg")).Scan(&stored); err != nil || stored != "" {
+		t.Errorf("search_body %q (%v), want it empty beside the text body", stored, err)
+	}
+	s.Run(t,
+		sc{Name: "found by its text", Method: "GET", Path: "/v1/search?q=second+line", Status: 200,
+			Shape: shape{"hits": []any{shape{"message_id": scenario.Var("msg"), "excerpt": "Hello café world. Second line."}}}},
+		sc{Name: "deleted", Method: "DELETE", Path: "/v1/inboxes/" + inbox + "/threads/{thread}", Status: 200},
+		sc{Name: "gone from the index", Method: "GET", Path: "/v1/search?q=second+line", Status: 200, Shape: shape{"hits": scenario.Len(0)}},
+	)
 	if ev := receivedEvent(t, a, s.Get("msg")); len(ev) != 1 {
 		t.Errorf("a deleted message's event carries %v, want its message_id only", ev)
 	}

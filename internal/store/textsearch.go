@@ -20,7 +20,7 @@ type TextIndex struct {
 	Table   string   // the indexed table, aliased t in the query
 	Key     string   // its primary key column
 	Columns []string // the indexed columns, most important first
-	Excerpt string   // the column excerpts are cut from (one of Columns)
+	Excerpt string   // the column (or SQL over the row) excerpts are cut from
 }
 
 // Text search limits: a query's words beyond maxSearchWords are ignored,

@@ -419,7 +419,7 @@ func getThread(ctx context.Context, q store.Querier, workspaceID, mailboxID, id 
 }
 
 // messageIndex is the full-text index of messages (migrations 00049,
-// 00050, 00103): search_body is '' where it would repeat text_body.
+// 00050, 00103): search_body is ” where it would repeat text_body.
 var messageIndex = store.TextIndex{Table: "messages", Key: "id", Columns: []string{"subject", "search_people", "search_body"},
 	Excerpt: "CASE WHEN search_body = '' THEN text_body ELSE search_body END"}
 

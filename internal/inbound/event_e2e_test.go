@@ -1,9 +1,12 @@
 package inbound_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,6 +18,16 @@ import (
 // receivedEvent reads the email.received event of message id as webhooks
 // and the event stream read it, and returns its data.
 func receivedEvent(t *testing.T, a *testapp.App, id string) map[string]any {
+	t.Helper()
+	var data map[string]any
+	if err := json.Unmarshal(receivedEventJSON(t, a, id), &data); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// receivedEventJSON is receivedEvent's data as the envelope carries it.
+func receivedEventJSON(t *testing.T, a *testapp.App, id string) json.RawMessage {
 	t.Helper()
 	ctx := context.Background()
 	top, err := events.MaxSeq(ctx, a.DB)
@@ -32,12 +45,18 @@ func receivedEvent(t *testing.T, a *testapp.App, id string) map[string]any {
 		}
 		var env struct {
 			Event string
-			Data  map[string]any
+			Data  json.RawMessage
 		}
 		if err := json.Unmarshal(body, &env); err != nil {
 			t.Fatalf("%v: %s", err, body)
 		}
-		if env.Event == events.EmailReceived && env.Data["message_id"] == id {
+		var ref struct {
+			MessageID string `json:"message_id"`
+		}
+		if err := json.Unmarshal(env.Data, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if env.Event == events.EmailReceived && ref.MessageID == id {
 			return env.Data
 		}
 	}
@@ -67,6 +86,19 @@ func TestReceivedEventByReference(t *testing.T) {
 		t.Errorf("stored data %s, want a reference", data)
 	}
 
+	// The bytes a webhook carries are those stored in full before
+	// (testdata/email_received.json, ids and workspace name replaced).
+	got := receivedEventJSON(t, a, s.Get("msg"))
+	want, err := os.ReadFile("testdata/email_received.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ re, to string }{{`msg_[0-9a-z]+`, "MSG"}, {`thr_[0-9a-z]+`, "THR"}, {`test-workspace-[0-9a-z]+`, "WS"}} {
+		got = regexp.MustCompile(r.re).ReplaceAll(got, []byte(r.to))
+	}
+	if !bytes.Equal(got, bytes.TrimSpace(want)) {
+		t.Errorf("email.received data\n%s\nwant\n%s", got, want)
+	}
 	ev := receivedEvent(t, a, s.Get("msg"))
 	var msg map[string]any
 	a.Do("GET", "/v1/messages/"+s.Get("msg"), nil).Decode(t, &msg)

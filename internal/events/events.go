@@ -452,16 +452,30 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind string, body []byte)) error {
 	for start := 0; start < len(seqs); start += 512 {
 		args, in := store.PaddedIn(nil, seqs[start:min(start+512, len(seqs))])
-		rows, err := db.Query(ctx, `SELECT seq, id, type, sequence, created_at, data, '', '' FROM events WHERE seq IN (`+in+`)`, args...)
+		rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data, COALESCE(email_id, '') FROM events WHERE seq IN (`+in+`)`, args...)
 		if err != nil {
 			return err
 		}
-		stored, err := scanStored(ctx, db, rows)
+		var got []Stored
+		for rows.Next() {
+			var s Stored
+			var at int64
+			var data string
+			if err := rows.Scan(&s.ID, &s.Type, &s.Sequence, &at, &data, &s.EmailID); err != nil {
+				rows.Close()
+				return err
+			}
+			s.At, s.Data = store.FromMillis(at), []byte(data)
+			got = append(got, s)
+		}
 		rows.Close()
-		if err != nil {
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, s := range stored {
+		if err := resolve(ctx, db, got); err != nil {
+			return err
+		}
+		for _, s := range got {
 			body, err := s.Envelope()
 			if err != nil {
 				return err
@@ -520,7 +534,7 @@ type Stored struct {
 	At        time.Time
 	MailboxID string // "" when the event concerns no one mailbox
 	EmailID   string // "" when no email is behind it
-	Data      []byte // as Raise wrote it, a reference rebuilt (UseResolver)
+	Data      []byte // as Raise wrote it
 }
 
 // Envelope is the body a webhook delivery of the event carries.
@@ -550,36 +564,26 @@ func WebhookEventsIn(ctx context.Context, db *store.DB, workspaceID string, afte
 		return nil, err
 	}
 	defer rows.Close()
-	return scanStored(ctx, db, rows)
+	out, err := scanStored(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, resolve(ctx, db, out)
 }
 
-// scanStored reads rows of seq, id, type, sequence, created_at, data,
-// mailbox_id, email_id, with data stored by reference rebuilt (resolve).
-func scanStored(ctx context.Context, db *store.DB, rows *sql.Rows) ([]Stored, error) {
+func scanStored(rows *sql.Rows) ([]Stored, error) {
 	var out []Stored
-	var kinds []string
-	var data [][]byte
 	for rows.Next() {
 		var s Stored
 		var at int64
-		var d string
-		if err := rows.Scan(&s.Seq, &s.ID, &s.Type, &s.Sequence, &at, &d, &s.MailboxID, &s.EmailID); err != nil {
+		var data string
+		if err := rows.Scan(&s.Seq, &s.ID, &s.Type, &s.Sequence, &at, &data, &s.MailboxID, &s.EmailID); err != nil {
 			return nil, err
 		}
-		s.At = store.FromMillis(at)
-		out, kinds, data = append(out, s), append(kinds, s.Type), append(data, []byte(d))
+		s.At, s.Data = store.FromMillis(at), []byte(data)
+		out = append(out, s)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close() // the resolver reads on the pool
-	if err := resolve(ctx, db, kinds, data); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Data = data[i]
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // SeqBefore returns a cursor just before the first event created at or
@@ -617,5 +621,9 @@ func WebhookEventsOfEmail(ctx context.Context, db *store.DB, workspaceID, emailI
 		return nil, err
 	}
 	defer rows.Close()
-	return scanStored(ctx, db, rows)
+	out, err := scanStored(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, resolve(ctx, db, out)
 }

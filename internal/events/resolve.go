@@ -14,33 +14,33 @@ import (
 // such a reference with the data in full and leaves the others as they are.
 type Resolver func(ctx context.Context, db *store.DB, data [][]byte) error
 
-// resolvers: kind -> Resolver, set once by app (the area that owns the
-// rows imports this package, so it hands its resolver in).
+// resolvers: kind -> Resolver, set by app (the area that owns the rows
+// imports this package, so it hands its resolver in).
 var resolvers sync.Map
 
 // UseResolver sets the resolver of kind's stored data.
 func UseResolver(kind string, r Resolver) { resolvers.Store(kind, r) }
 
-// resolve rebuilds the data of the events of kinds (kinds[i] is data[i]'s)
-// whose kind has a resolver, one call per kind.
-func resolve(ctx context.Context, db *store.DB, kinds []string, data [][]byte) error {
+// resolve rebuilds the data of the events among evs whose kind has a
+// resolver, one call per kind.
+func resolve(ctx context.Context, db *store.DB, evs []Stored) error {
 	byKind := map[string][]int{}
-	for i, k := range kinds {
-		if _, ok := resolvers.Load(k); ok {
-			byKind[k] = append(byKind[k], i)
+	for i, s := range evs {
+		if _, ok := resolvers.Load(s.Type); ok {
+			byKind[s.Type] = append(byKind[s.Type], i)
 		}
 	}
-	for k, idx := range byKind {
-		r, _ := resolvers.Load(k)
-		sub := make([][]byte, len(idx))
+	for kind, idx := range byKind {
+		r, _ := resolvers.Load(kind)
+		data := make([][]byte, len(idx))
 		for j, i := range idx {
-			sub[j] = data[i]
+			data[j] = evs[i].Data
 		}
-		if err := r.(Resolver)(ctx, db, sub); err != nil {
+		if err := r.(Resolver)(ctx, db, data); err != nil {
 			return err
 		}
 		for j, i := range idx {
-			data[i] = sub[j]
+			evs[i].Data = data[j]
 		}
 	}
 	return nil

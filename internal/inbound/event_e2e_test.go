@@ -57,6 +57,11 @@ func receivedEventJSON(t *testing.T, a *testapp.App, id string) json.RawMessage 
 			t.Fatal(err)
 		}
 		if env.Event == events.EmailReceived && ref.MessageID == id {
+			// The dispatcher's read (Envelopes) gives the same body.
+			var sent []byte
+			if err := events.Envelopes(ctx, a.DB, []any{st.Seq}, func(_, _ string, b []byte) { sent = b }); err != nil || !bytes.Equal(sent, body) {
+				t.Errorf("Envelopes: %s (%v), want %s", sent, err, body)
+			}
 			return env.Data
 		}
 	}

@@ -545,7 +545,7 @@ func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := withEmailData(ctx, db, got); err != nil {
+		if err := complete(ctx, db, got); err != nil {
 			return err
 		}
 		for _, s := range got {
@@ -557,6 +557,15 @@ func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind
 		}
 	}
 	return nil
+}
+
+// complete gives the events read from the log the data they were stored
+// without: an email's row (DataIsEmail), a received message (resolve).
+func complete(ctx context.Context, db *store.DB, evs []Stored) error {
+	if err := withEmailData(ctx, db, evs); err != nil {
+		return err
+	}
+	return resolve(ctx, db, evs)
 }
 
 // withEmailData gives the events stored without their data (DataIsEmail)
@@ -665,7 +674,7 @@ func WebhookEventsIn(ctx context.Context, db *store.DB, workspaceID string, afte
 	if err != nil {
 		return nil, err
 	}
-	return out, withEmailData(ctx, db, out)
+	return out, complete(ctx, db, out)
 }
 
 func scanStored(rows *sql.Rows) ([]Stored, error) {
@@ -722,5 +731,5 @@ func WebhookEventsOfEmail(ctx context.Context, db *store.DB, workspaceID, emailI
 	if err != nil {
 		return nil, err
 	}
-	return out, withEmailData(ctx, db, out)
+	return out, complete(ctx, db, out)
 }

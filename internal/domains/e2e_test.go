@@ -244,14 +244,12 @@ func TestVerifyReportsTheWrongDKIMRecord(t *testing.T) {
 
 func TestDomainsAcrossWorkspaces(t *testing.T) {
 	b := setup(t)
-	_, keyB := b.NewWorkspace("Other", "other@example.com")
 	d := b.create(t, b.Key, "shop.example.net")
-
-	s := scenario.New(b.App)
+	s := scenario.New(b.App).WithOther()
 	s.Set("id", d.ID)
-	s.Set("b", keyB)
+	keyB := s.Get("other")
 	elsewhere := func(method, path string, body any) sc {
-		return sc{Name: "another workspace: " + method + " " + path, Method: method, Path: path, Key: "{b}", Body: body, Status: 404, Code: "not_found"}
+		return sc{Name: "another workspace: " + method + " " + path, Method: method, Path: path, Key: "{other}", Body: body, Status: 404, Code: "not_found"}
 	}
 	tracking := map[string]any{"tracking_host": "links"}
 	s.Run(t,
@@ -262,7 +260,7 @@ func TestDomainsAcrossWorkspaces(t *testing.T) {
 		elsewhere("PATCH", "/v1/domains/{id}/tracking", tracking),
 		elsewhere("DELETE", "/v1/domains/{id}", nil),
 		elsewhere("DELETE", "/v1/domains?id={id}", nil),
-		sc{Name: "another workspace's list leaves it out", Method: "GET", Path: "/v1/domains", Key: "{b}", Status: 200,
+		sc{Name: "another workspace's list leaves it out", Method: "GET", Path: "/v1/domains", Key: "{other}", Status: 200,
 			Shape: shape{"domains": scenario.Each(shape{"id": scenario.NotVar("id")})}},
 		sc{Name: "the same workspace adds it twice", Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": "shop.example.net"},
 			Status: 409, Code: "domain_exists"},

@@ -24,10 +24,8 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 	n := startNode(t)
 	rc := newReceiver(t, n.clock)
 
-	_, otherKey := n.NewWorkspace("Other", "o@example.com")
-	s := scenario.New(n.App)
+	s := scenario.New(n.App).WithOther()
 	s.Set("url", rc.URL())
-	s.Set("other", otherKey)
 	bad := func(name string, body map[string]any) sc {
 		return sc{Name: "create refused: " + name, Method: "POST", Path: "/v1/webhooks", Body: body, Status: 400, Code: "invalid_request"}
 	}
@@ -168,10 +166,8 @@ func TestDeliveryLogTestAndReplay(t *testing.T) {
 	other.waitCount(3, 10*time.Second)
 	n.waitDeliveries(t, id, 3)
 
-	_, otherKey := n.NewWorkspace("Other", "o@example.com")
-	s := scenario.New(n.App)
+	s := scenario.New(n.App).WithOther()
 	s.Set("id", id)
-	s.Set("other", otherKey)
 	var logged []string // event ids the two pages list
 	row := shape{"webhook_id": id, "status_code": 202, "response_body": `{"ok":true}`, "event": "email.delivered"}
 	listed := func(t testing.TB, r *testapp.Response) {

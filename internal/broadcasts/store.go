@@ -87,12 +87,33 @@ func pinnedFallbacks(ctx context.Context, q store.Querier, workspaceID, id strin
 // recipientRow reads a recipient handed over (Body renders its message),
 // with its broadcast's id.
 func recipientRow(ctx context.Context, q store.Querier, workspaceID, id string) (pendingRow, string, error) {
-	var r pendingRow
-	var a, ma, broadcastID string
-	err := q.QueryRow(ctx, `SELECT id, contact_id, email, first_name, last_name, attributes, member_attributes, broadcast_id FROM broadcast_recipients
-		WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&r.ID, &r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma, &broadcastID)
+	r, err := scanRecipient(q.QueryRow(ctx, `SELECT `+recipientColumns+` FROM broadcast_recipients
+		WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	return r.pendingRow, r.broadcastID, err
+}
+
+// recipientRows reads the recipients ids of one workspace in one query (a
+// delivery batch's); those not found are left out.
+func recipientRows(ctx context.Context, q store.Querier, workspaceID string, ids []string) ([]handedRow, error) {
+	args, in := store.PaddedIn([]any{workspaceID}, ids)
+	return store.QueryAll(ctx, q, scanRecipient, `SELECT `+recipientColumns+` FROM broadcast_recipients
+		WHERE workspace_id = ? AND id IN (`+in+`)`, args...)
+}
+
+const recipientColumns = `id, contact_id, email, first_name, last_name, attributes, member_attributes, broadcast_id`
+
+// handedRow is a recipient row with its broadcast's id.
+type handedRow struct {
+	pendingRow
+	broadcastID string
+}
+
+func scanRecipient(sc store.Scanner) (handedRow, error) {
+	var r handedRow
+	var a, ma string
+	err := sc.Scan(&r.ID, &r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma, &r.broadcastID)
 	r.Attrs, r.MemberAttrs = decodeMap(a), decodeMap(ma)
-	return r, broadcastID, err
+	return r, err
 }
 
 func broadcastByID(ctx context.Context, q store.Querier, workspaceID, id string) (Broadcast, error) {

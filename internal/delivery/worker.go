@@ -64,15 +64,27 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	if err != nil {
 		return 0, err
 	}
-	if e.WorkspaceID != workspaceID || (e.Status != sending.StatusQueued && e.Status != sending.StatusSending) {
-		return 0, nil
-	}
-	if e.TestMode {
-		// Test sends are simulated by the sending area and never reach a
-		// transport.
+	return s.deliverEmail(ctx, workspaceID, e, l)
+}
+
+// deliverable says whether e, as read, is owed an attempt for the job of
+// workspaceID.
+func (e *email) deliverable(workspaceID string) bool {
+	// Test sends are simulated by the sending area and never reach a
+	// transport.
+	return e.WorkspaceID == workspaceID && (e.Status == sending.StatusQueued || e.Status == sending.StatusSending) && !e.TestMode
+}
+
+// deliverEmail makes the attempt at e, as read (deliver, or a batch's one
+// read: loadBatch).
+func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email, l lane) (time.Duration, error) {
+	if !e.deliverable(workspaceID) {
 		return 0, nil
 	}
 	rcpts := e.recipients()
+	for _, r := range rcpts {
+		e.mayKeep = e.mayKeep || r.Attempts > 0 // a retry
+	}
 	now := s.clock.Now()
 	jobStart := time.Now()
 	ctx, span := tracing.Start(tracing.InEmail(ctx, e.ID), "email.deliver", attribute.String("mailroom.email_id", e.ID))
@@ -90,10 +102,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 		return holdWait, nil
 	}
-	retry := false
-	for _, r := range rcpts {
-		retry = retry || r.Attempts > 0
-	}
+	retry := e.mayKeep
 	// A topic send's recipients each get their own message (personal
 	// links), built as it is sent; any other email is built once.
 	personal := s.personal(e)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -90,9 +91,17 @@ func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email
 	ctx, span := tracing.Start(tracing.InEmail(ctx, e.ID), "email.deliver", attribute.String("mailroom.email_id", e.ID))
 	defer span.End()
 
-	changed, send, holdWait, err := s.sendable(ctx, e, rcpts, now)
+	if s.live != nil && s.live().Err() != nil {
+		// The node lost its heartbeat: the others may be taking its work
+		// over, so it starts no transaction until it beats again.
+		return 0, errFenced
+	}
+	changed, send, holdWait, claimed, err := s.claim(ctx, e, rcpts, now)
 	if err != nil {
 		return 0, err
+	}
+	if len(send) > 0 && !claimed {
+		return 0, nil // no longer to be sent
 	}
 	if len(send) == 0 {
 		if len(changed) > 0 {
@@ -124,12 +133,7 @@ func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email
 	}
 
 	if s.live != nil && s.live().Err() != nil {
-		// The node lost its heartbeat: the others may be taking its work
-		// over, so it starts no transaction until it beats again.
-		return 0, errFenced
-	}
-	if claimed, err := s.claim(ctx, e, now); !claimed {
-		return 0, err
+		return 0, errFenced // lost while the message was built
 	}
 
 	from, err := s.returnPath(ctx, e)
@@ -189,7 +193,7 @@ func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email
 // added them) are changed at once; those at a receiving domain held back
 // wait, no attempt counted, until the hold ends (holdWait, see backoff);
 // the rest are sent to now.
-func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
+func (s *Service) sendable(ctx context.Context, q store.Querier, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
 	var owed []int
 	var addrs []string
 	for i, r := range rcpts {
@@ -198,7 +202,7 @@ func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now
 			addrs = append(addrs, r.Email)
 		}
 	}
-	sup, err := suppressions.Suppressed(ctx, s.db, e.WorkspaceID, addrs)
+	sup, err := suppressions.Suppressed(ctx, q, e.WorkspaceID, addrs)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -220,24 +224,32 @@ func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now
 	return changed, send, holdWait, nil
 }
 
-// claim moves the email to sending under this attempt's fencing token;
-// false (and no error) when it is no longer to be sent.
-func (s *Service) claim(ctx context.Context, e *email, now time.Time) (bool, error) {
-	e.claim = ids.Secret(8)
-	err := s.writes.Do(ctx, func(tx *store.Tx) error {
-		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), e.claim, now)
-		if err != nil {
+// claim splits the owed recipients (sendable) and, when any is to be sent,
+// moves the email to sending under this attempt's fencing token, in one
+// write: the suppressions are read inside it, with no read transaction of
+// their own. claimed is false (and err nil) when the email is no longer
+// to be sent.
+func (s *Service) claim(ctx context.Context, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, claimed bool, err error) {
+	token := ids.Secret(8)
+	var split []Recipient
+	err = s.writes.Do(ctx, func(tx *store.Tx) error {
+		// Run again alone if the shared commit fails: every result is set afresh.
+		claimed, split = false, slices.Clone(rcpts)
+		if changed, send, holdWait, err = s.sendable(ctx, tx, e, split, now); err != nil || len(send) == 0 {
 			return err
 		}
-		if !ok {
-			return errGone
-		}
-		return nil
+		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), token, now)
+		claimed = ok
+		return err
 	})
-	if errors.Is(err, errGone) {
-		return false, nil
+	if err != nil {
+		return nil, nil, 0, false, err
 	}
-	return err == nil, err
+	copy(rcpts, split)
+	if claimed {
+		e.claim = token
+	}
+	return changed, send, holdWait, claimed, nil
 }
 
 // transmit hands the message to the transport: one transaction, or for a

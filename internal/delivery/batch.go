@@ -58,12 +58,13 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 	if err != nil {
 		return err
 	}
+	dispatched := make(map[string]bool, len(emails))
 	for _, ref := range emails {
-		e, ok := loaded[ref.EmailID]
-		if !ok {
-			continue // gone (deleted), or named twice
+		if dispatched[ref.EmailID] {
+			continue // named twice
 		}
-		delete(loaded, ref.EmailID)
+		dispatched[ref.EmailID] = true
+		e, read := loaded[ref.EmailID]
 		select {
 		case l.slots <- struct{}{}:
 		case <-ctx.Done():
@@ -75,7 +76,10 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 			defer wg.Done()
 			defer func() { <-l.slots }()
 			next, err := time.Duration(0), e.err
-			if err == nil {
+			switch {
+			case !read: // gone, or too heavy for the batch's read
+				next, err = s.deliver(ctx, ref.WorkspaceID, ref.EmailID, l)
+			case err == nil:
 				next, err = s.deliverEmail(ctx, ref.WorkspaceID, e.email, l)
 			}
 			mu.Lock()
@@ -105,6 +109,11 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 	return errors.Join(errs...)
 }
 
+// batchBodyBytes bounds the body and attachments of an email read with its
+// batch: a heavier one is read at its turn, so that the batch jobs a node
+// runs at once never hold more than a few bodies of each.
+const batchBodyBytes = 256 << 10
+
 // loaded is an email of a batch as its one read found it, or why it could
 // not be decoded.
 type loaded struct {
@@ -116,7 +125,8 @@ type loaded struct {
 // rendered from (a broadcast's recipients) with one query each, instead of
 // one of each per email. Suppressions are still read per email, as its
 // turn comes (TestRecipientStatusFollowsEmail: one suppressed while the
-// batch is under way is not sent to). An email not found is left out.
+// batch is under way is not sent to). An email not found, or heavier than
+// batchBodyBytes, is left out.
 func (s *Service) loadBatch(ctx context.Context, refs []jobs.EmailRef) (map[string]loaded, error) {
 	ids := make([]string, len(refs))
 	owner := make(map[string]string, len(refs))
@@ -124,7 +134,7 @@ func (s *Service) loadBatch(ctx context.Context, refs []jobs.EmailRef) (map[stri
 		ids[i] = r.EmailID
 		owner[r.EmailID] = r.WorkspaceID
 	}
-	rows, err := sending.LoadOutgoingMany(ctx, s.db, ids)
+	rows, err := sending.LoadOutgoingMany(ctx, s.db, ids, batchBodyBytes)
 	if err != nil {
 		return nil, err
 	}

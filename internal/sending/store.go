@@ -662,14 +662,18 @@ func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, e
 	return scanOutgoing(q.QueryRow(ctx, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id = ?`, id))
 }
 
-// LoadOutgoingMany reads the emails ids in one query (a delivery batch's);
-// those not found are left out.
-func LoadOutgoingMany(ctx context.Context, q store.Querier, ids []string) ([]*Outgoing, error) {
+// LoadOutgoingMany reads the emails ids in one query (a delivery batch's),
+// those whose html, text and attachments take at most maxBody bytes: the
+// others, and those not found, are left out (a heavy one is read alone,
+// when its turn comes, so that a batch never holds many large bodies).
+func LoadOutgoingMany(ctx context.Context, q store.Querier, ids []string, maxBody int) ([]*Outgoing, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	args, in := store.PaddedIn(nil, ids)
-	return store.QueryAll(ctx, q, scanOutgoing, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id IN (`+in+`)`, args...)
+	return store.QueryAll(ctx, q, scanOutgoing, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id IN (`+in+`)
+		AND COALESCE(octet_length(COALESCE(b.html, e.html)), 0) + COALESCE(octet_length(COALESCE(b.text_body, e.text_body)), 0)
+			+ COALESCE(octet_length(COALESCE(b.attachments, e.attachments)), 0) <= ?`, append(args, maxBody)...)
 }
 
 // AddEngagement adds human opens and clicks to an email's counters (the

@@ -113,6 +113,35 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		o.Logger = slog.Default()
 	}
 	useLibcrypto(cfg, o.Logger)
+	a, err := open(ctx, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() {
+		if !built {
+			a.DB.Close()
+			a.lock.Release()
+		}
+	}()
+	if err := a.wire(o); err != nil {
+		return nil, err
+	}
+	limiter, err := newLimiter(cfg, o.Clock, o.Logger, a.Registry)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.wireSubmission(limiter); err != nil {
+		return nil, err
+	}
+	a.Handler = a.newHandler(limiter)
+	built = true
+	return a, nil
+}
+
+// open takes the secret key, the SQLite lock and the migrated database, and
+// returns the App that holds them; on an error it holds nothing.
+func open(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	key, err := cfg.EnsureSecretKey()
 	if err != nil {
 		return nil, err
@@ -136,14 +165,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		lock.Release()
 		return nil, openError(disk, err)
 	}
-	built := false
-	defer func() {
-		if !built {
-			db.Close()
-			lock.Release()
-		}
-	}()
 	if err := checkSecretKey(ctx, db, cfg, key); err != nil {
+		db.Close()
+		lock.Release()
 		return nil, err
 	}
 	a := &App{Config: cfg, DB: db, Box: box, Clock: o.Clock, Log: o.Logger, Registry: prometheus.NewRegistry(), lock: lock, disk: disk}
@@ -151,31 +175,33 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if disk != nil {
 		a.background = append(a.background, disk)
 	}
+	return a, nil
+}
+
+// wire registers the node's metrics, builds every area's service with its
+// workers, periodic jobs and background loops, and the queue that runs them.
+func (a *App) wire(o Options) error {
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(buildInfo())
 	// The mail counters (accepted, sent, delivered, ...) move with the
 	// events that record them, after their commit.
 	a.Meter = mailmetrics.New(a.Registry)
-	events.CountInto(db, a.Meter)
-	a.Workspaces = workspaces.New(db, o.Clock)
+	events.CountInto(a.DB, a.Meter)
+	a.Workspaces = workspaces.New(a.DB, o.Clock)
 
-	workers := river.NewWorkers()
-	var periodic []*river.PeriodicJob
 	// Each area builds its service and registers its workers, periodic jobs
 	// and background loops in its own wire*.go file.
-	w := &wiring{workers: workers, dkimKeys: o.DKIMKeys}
+	w := &wiring{workers: river.NewWorkers(), dkimKeys: o.DKIMKeys}
 	for _, wire := range []func(*wiring) error{a.wireSuppressions, a.wireTemplates, a.wireTopics, a.wireDomains, a.wireInbound, a.wirePolicy, a.wireSending, a.wireTracking, a.wireDelivery, a.wireWebhooks, a.wireContacts, a.wireBroadcasts, a.wireAutomations, a.wireRequestLog, a.wireDashboard, a.wireRetention} {
 		if err := wire(w); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	periodic = append(periodic, w.periodic...)
-
 	queueOpts := jobs.Options{
-		Workers:     workers,
-		Periodic:    periodic,
+		Workers:     w.workers,
+		Periodic:    w.periodic,
 		Logger:      o.Logger.With("component", "queue"),
-		RescueAfter: cfg.JobRescueAfter,
+		RescueAfter: a.Config.JobRescueAfter,
 		ClientID:    a.node.id,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
@@ -184,32 +210,31 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	for name, qc := range w.queues {
 		queueOpts.Queues[name] = qc
 	}
-	q, err := jobs.New(db, queueOpts)
+	q, err := jobs.New(a.DB, queueOpts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Queue = q
 	a.Registry.MustRegister(queueCollector{q: q})
+	return nil
+}
 
-	limiter, err := newLimiter(cfg, o.Clock, o.Logger, a.Registry)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.wireSubmission(limiter); err != nil {
-		return nil, err
-	}
+// newHandler is the API, with the dashboard beside it unless it has an
+// address of its own; it also makes the side servers (metrics, dashboard).
+func (a *App) newHandler(limiter ratelimit.Limiter) http.Handler {
+	cfg := a.Config
 	deps := httpapi.Deps{
 		Workspaces:     a.Workspaces,
 		Limiter:        limiter,
 		KeyLimit:       cfg.RateLimit,
 		AnonymousLimit: cfg.RateLimitAnonymous,
-		Box:            box,
-		Clock:          o.Clock,
-		Logger:         o.Logger,
+		Box:            a.Box,
+		Clock:          a.Clock,
+		Logger:         a.Log,
 		LogRequests:    true,
 		Registry:       a.Registry,
 		Ready:          a.ready,
-		Storage:        disk.Err,
+		Storage:        a.disk.Err,
 		Services:       a.services,
 		PublicURL:      cfg.PublicURL,
 		// No token: loopback only on the API listener (docs/decisions.md).
@@ -232,9 +257,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 			srv: &http.Server{Handler: bodies.Wrap(dash.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}}
 		a.background = append(a.background, a.dashboardSrv)
 	}
-	a.Handler = bodies.Wrap(httpapi.NewHandler(deps))
-	built = true
-	return a, nil
+	return bodies.Wrap(httpapi.NewHandler(deps))
 }
 
 func newLimiter(cfg *config.Config, c clock.Clock, log *slog.Logger, reg prometheus.Registerer) (ratelimit.Limiter, error) {

@@ -96,6 +96,7 @@ var reads = map[string]string{
 	"contacts/store.go suppressions":      "PeopleQuery, the one selection of people, leaves out or marks the suppressed (docs/architecture.md, \"One selection builder\")",
 	"contacts/store.go topic_preferences": "PeopleQuery leaves out or marks those opted out of the mail's topic, and reads the segment rule `topic`",
 	"contacts/store.go topics":            "PeopleQuery's segment rule `topic` names a topic by key or id",
+	"events/events.go emails":             "an email event raised with DataIsEmail stores no data: its reads build it from the email row (emailDataOf)",
 }
 
 var (

@@ -33,43 +33,9 @@ type deliveryParts struct {
 // queue and the inbound SMTP listener for bounces and complaints.
 func (a *App) wireDelivery(w *wiring) error {
 	cfg := a.Config
-	var transport delivery.Transport
-	switch {
-	case cfg.Captures():
-		// Development: every message is kept, none sent (mailroom dev).
-		c := capture.New(a.DB, a.Clock)
-		a.services.Capture = c
-		transport = c
-	case cfg.Outbound == "mx":
-		dns := dnsresolve.New(cfg.DNSResolver)
-		tlsResults := prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mailroom_outbound_tls_results_total",
-			Help: "Outbound SMTP sessions under a receiving domain's MTA-STS policy, by TLS-RPT result (success or the RFC 8460 failure type).",
-		}, []string{"result"})
-		a.Registry.MustRegister(tlsResults)
-		log := a.Log.With("component", "mta-sts")
-		transport = outbound.NewMX(delivery.NewMXResolver(dns), outbound.MXOptions{
-			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout,
-			STSResolver: delivery.NewSTSResolver(dns),
-			// Exchangers and policy hosts come from the recipient's DNS; the relay below is the operator's.
-			Policy: netpolicy.New(cfg.OutboundAllowPrivate),
-			OnTLSResult: func(r outbound.TLSResult) {
-				tlsResults.WithLabelValues(r.Result).Inc()
-				if r.Result != outbound.TLSSuccess {
-					log.Warn("TLS failure under an MTA-STS policy", "domain", r.PolicyDomain, "mx", r.MXHost, "result", r.Result, "detail", r.Detail)
-				}
-			},
-		})
-	default:
-		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout}
-		if cfg.RelayInsecureSkipTLS {
-			opts.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // operator's explicit choice (MAILROOM_OUTBOUND_INSECURE_TLS)
-		}
-		r, err := outbound.NewRelay(cfg.Outbound, opts)
-		if err != nil {
-			return fmt.Errorf("MAILROOM_OUTBOUND: %w", err)
-		}
-		transport = r
+	transport, err := a.newTransport()
+	if err != nil {
+		return err
 	}
 	a.deliverabilityWarnings()
 	var keys delivery.Keys
@@ -121,11 +87,67 @@ func (a *App) wireDelivery(w *wiring) error {
 	// fills the transactional queue or its slots.
 	w.queues[jobs.QueueMarketing] = river.QueueConfig{MaxWorkers: 8}
 
+	in, err := a.newSMTPListener(svc, verp)
+	if err != nil {
+		return err
+	}
+	a.delivery = deliveryParts{service: svc, smtp: in, verp: verp}
+	a.background = append(a.background, svc, in)
+	return nil
+}
+
+// newTransport is how mail leaves this node: kept (development), sent to
+// each recipient's MX, or handed to the operator's relay.
+func (a *App) newTransport() (delivery.Transport, error) {
+	cfg := a.Config
+	switch {
+	case cfg.Captures():
+		// Development: every message is kept, none sent (mailroom dev).
+		c := capture.New(a.DB, a.Clock)
+		a.services.Capture = c
+		return c, nil
+	case cfg.Outbound == "mx":
+		dns := dnsresolve.New(cfg.DNSResolver)
+		tlsResults := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_outbound_tls_results_total",
+			Help: "Outbound SMTP sessions under a receiving domain's MTA-STS policy, by TLS-RPT result (success or the RFC 8460 failure type).",
+		}, []string{"result"})
+		a.Registry.MustRegister(tlsResults)
+		log := a.Log.With("component", "mta-sts")
+		return outbound.NewMX(delivery.NewMXResolver(dns), outbound.MXOptions{
+			Port: cfg.SMTPPort, HeloName: cfg.HeloName, Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout,
+			STSResolver: delivery.NewSTSResolver(dns),
+			// Exchangers and policy hosts come from the recipient's DNS; the relay below is the operator's.
+			Policy: netpolicy.New(cfg.OutboundAllowPrivate),
+			OnTLSResult: func(r outbound.TLSResult) {
+				tlsResults.WithLabelValues(r.Result).Inc()
+				if r.Result != outbound.TLSSuccess {
+					log.Warn("TLS failure under an MTA-STS policy", "domain", r.PolicyDomain, "mx", r.MXHost, "result", r.Result, "detail", r.Detail)
+				}
+			},
+		}), nil
+	default:
+		opts := outbound.RelayOptions{HeloName: cfg.HeloName, MaxConns: max(10, cfg.DeliveryConcurrency/2), Clock: a.Clock, CommandTimeout: cfg.OutboundCommandTimeout}
+		if cfg.RelayInsecureSkipTLS {
+			opts.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // operator's explicit choice (MAILROOM_OUTBOUND_INSECURE_TLS)
+		}
+		r, err := outbound.NewRelay(cfg.Outbound, opts)
+		if err != nil {
+			return nil, fmt.Errorf("MAILROOM_OUTBOUND: %w", err)
+		}
+		return r, nil
+	}
+}
+
+// newSMTPListener is the inbound SMTP listener: bounces and complaints go
+// to svc, the unsubscribe address and mailboxes to their routers.
+func (a *App) newSMTPListener(svc *delivery.Service, verp *outbound.VERP) (*smtpin.Server, error) {
+	cfg := a.Config
 	var smtpTLS *tls.Config
 	if cfg.SMTPTLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.SMTPTLSCert, cfg.SMTPTLSKey)
 		if err != nil {
-			return fmt.Errorf("MAILROOM_SMTP_TLS_CERT / MAILROOM_SMTP_TLS_KEY: %w", err)
+			return nil, fmt.Errorf("MAILROOM_SMTP_TLS_CERT / MAILROOM_SMTP_TLS_KEY: %w", err)
 		}
 		smtpTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
@@ -140,14 +162,11 @@ func (a *App) wireDelivery(w *wiring) error {
 	if a.services.Inbound != nil {
 		routers = append(routers, a.services.Inbound)
 	}
-	in := smtpin.New(smtpin.Options{
+	return smtpin.New(smtpin.Options{
 		Addr: cfg.SMTPAddr, Domain: cfg.InboundHost, Handler: svc, VERP: verp, Routers: routers, Log: a.Log.With("component", "smtpin"),
 		MaxBytes: int64(cfg.SMTPMaxBytes), MaxRecipients: cfg.SMTPMaxRecipients, Timeout: cfg.SMTPTimeout, TLS: smtpTLS,
 		Caps: smtpCaps(cfg), DiskFull: a.disk.Full,
-	})
-	a.delivery = deliveryParts{service: svc, smtp: in, verp: verp}
-	a.background = append(a.background, svc, in)
-	return nil
+	}), nil
 }
 
 // Delivery is the node's delivery engine.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"mailroom/internal/domains"
+	"mailroom/internal/events"
 	"mailroom/internal/inbound"
 )
 
@@ -18,6 +19,8 @@ func (a *App) wireInbound(w *wiring) error {
 	a.services.Inbound = svc
 	a.background = append(a.background, svc) // its committer: received mail shares commits
 	a.Workspaces.OnCreate(svc.Provision)
+	// email.received names its message; its payload is rebuilt when read.
+	events.UseResolver(events.EmailReceived, inbound.ResolveReceived)
 	return nil
 }
 

@@ -37,7 +37,7 @@ func TestRerunKeepsTemplateVersion(t *testing.T) {
 	// recipient not yet handed over.
 	ctx := t.Context()
 	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcast_recipients SET status = 'pending', email_id = ''
-		WHERE id = (SELECT MIN(id) FROM broadcast_recipients WHERE broadcast_id = '`+bc+`')`); err != nil {
+		WHERE broadcast_id = '`+bc+`' AND contact_id = (SELECT MIN(contact_id) FROM broadcast_recipients WHERE broadcast_id = '`+bc+`')`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcasts SET status = 'sending', finished_at = NULL WHERE id = '`+bc+`'`); err != nil {

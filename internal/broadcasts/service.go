@@ -442,76 +442,16 @@ func (s *Service) selection(ctx context.Context, b Broadcast) (contacts.PeopleQu
 
 // Problems lists what stops the broadcast from being sent.
 func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) {
-	ps := []Problem{}
-	add := func(code, format string, a ...any) { ps = append(ps, Problem{code, fmt.Sprintf(format, a...)}) }
-	switch {
-	case b.AudienceID == "" && b.SegmentID == "":
-		add("no_audience", "No audience: set audience_id to the audience this broadcast goes to (or segment_id to a segment).")
-	case b.AudienceID != "":
-		if _, err := s.c.Contacts.Audience(ctx, b.WorkspaceID, b.AudienceID); err != nil {
-			if _, ok := apierr.As(err); !ok {
-				return nil, err
-			}
-			add("unknown_audience", "Audience %s does not exist (or was deleted): choose another audience_id.", b.AudienceID)
-			b.AudienceID, b.SegmentID = "", "" // nobody to sample below
-		}
+	ps := &problems{list: []Problem{}}
+	if err := s.recipientProblems(ctx, &b, ps); err != nil {
+		return nil, err
 	}
-	if b.SegmentID != "" {
-		seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
-		switch {
-		case err != nil:
-			if _, ok := apierr.As(err); !ok {
-				return nil, err
-			}
-			add("unknown_segment", "Segment %s does not exist: choose another segment_id or remove it.", b.SegmentID)
-		case b.AudienceID != "" && seg.AudienceID != "" && seg.AudienceID != b.AudienceID:
-			add("segment_audience", "Segment %s belongs to audience %s, not to this broadcast's audience: choose a segment of the same audience.", seg.ID, seg.AudienceID)
-		}
+	names, err := s.contentProblems(ctx, b, ps)
+	if err != nil {
+		return nil, err
 	}
-	if b.TopicID != "" && s.c.Topics != nil {
-		t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
-		switch {
-		case err != nil:
-			if _, ok := apierr.As(err); !ok {
-				return nil, err
-			}
-			add("unknown_topic", "Topic %s does not exist: set topic_id to a topic's id or key (GET /v1/topics lists them), or remove it.", b.TopicID)
-		case t.Archived():
-			add("topic_archived", "Topic %s is archived: restore it (PATCH /v1/topics/%s with {\"archived\": false}) or choose another topic.", t.Key, t.ID)
-		}
-	}
-	var names []string
-	if b.TemplateID != "" {
-		t, err := s.c.Templates.Get(ctx, b.WorkspaceID, b.TemplateID)
-		if err != nil {
-			if _, ok := apierr.As(err); !ok {
-				return nil, err
-			}
-			add("unknown_template", "Template %s does not exist: choose another template_id.", b.TemplateID)
-		} else if b.TemplateVersionID != "" {
-			if _, err := s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, b.TemplateVersionID); err != nil {
-				if _, ok := apierr.As(err); !ok {
-					return nil, err
-				}
-				add("unknown_template_version", "Template %s has no version %s: choose one of its versions, or remove template_version_id to send the published one.", t.ID, b.TemplateVersionID)
-			}
-		} else if !t.Sendable() {
-			add("template_not_published", "Template %s has no published version: publish one (POST /v1/templates/%s/publish).", t.ID, t.ID)
-		}
-	} else {
-		if strings.TrimSpace(b.Subject) == "" {
-			add("no_subject", "No subject: add one.")
-		}
-		if strings.TrimSpace(b.HTML) == "" && strings.TrimSpace(b.Text) == "" {
-			add("no_body", "No body: add html or text, or choose a template with template_id.")
-		} else if t, err := b.body(); err != nil {
-			add("invalid_body", "The body does not parse as a template: %s.", err.Error())
-		} else {
-			names = t.Names()
-		}
-	}
-	if !b.Footer && len(ps) == 0 && !s.showsUnsubscribe(ctx, b) {
-		add("no_unsubscribe_link", "The body shows no unsubscribe link and unsubscribe_footer is off: put {{ unsubscribe_url }} (or *|UNSUB|*) in the body, or turn unsubscribe_footer on.")
+	if !b.Footer && len(ps.list) == 0 && !s.showsUnsubscribe(ctx, b) {
+		ps.add("no_unsubscribe_link", "The body shows no unsubscribe link and unsubscribe_footer is off: put {{ unsubscribe_url }} (or *|UNSUB|*) in the body, or turn unsubscribe_footer on.")
 	}
 	if dom := domainOf(b.From); !strings.EqualFold(dom, s.c.ServiceDomain) && s.c.Domains != nil {
 		st, err := s.c.Domains.SendingStatus(ctx, b.WorkspaceID, dom)
@@ -519,29 +459,125 @@ func (s *Service) Problems(ctx context.Context, b Broadcast) ([]Problem, error) 
 			return nil, err
 		}
 		if st != "verified" {
-			add("from_domain_not_verified", "The from domain %s is not verified: verify it (POST /v1/domains/{id}/verify) or send from a verified domain.", dom)
+			ps.add("from_domain_not_verified", "The from domain %s is not verified: verify it (POST /v1/domains/{id}/verify) or send from a verified domain.", dom)
 		}
 	}
-	if b.AudienceID != "" || b.SegmentID != "" {
-		sel, err := s.selection(ctx, b)
-		if err == nil {
-			sample, err := sel.WithReach(contacts.Mailable).WithLimit(1000).List(ctx)
-			if err != nil {
-				return nil, err
+	if err := s.sampleProblems(ctx, b, names, ps); err != nil {
+		return nil, err
+	}
+	return ps.list, nil
+}
+
+// problems collects a broadcast's problems in the order they are found.
+type problems struct{ list []Problem }
+
+func (ps *problems) add(code, format string, a ...any) {
+	ps.list = append(ps.list, Problem{code, fmt.Sprintf(format, a...)})
+}
+
+// missing adds the problem when err is another area's refusal (the thing
+// named does not exist) and answers any other error.
+func (ps *problems) missing(err error, code, format string, a ...any) error {
+	if _, ok := apierr.As(err); !ok {
+		return err
+	}
+	ps.add(code, format, a...)
+	return nil
+}
+
+// recipientProblems checks the audience, segment and topic the broadcast
+// names; an audience that does not exist leaves nobody to sample (b's
+// audience and segment are cleared).
+func (s *Service) recipientProblems(ctx context.Context, b *Broadcast, ps *problems) error {
+	switch {
+	case b.AudienceID == "" && b.SegmentID == "":
+		ps.add("no_audience", "No audience: set audience_id to the audience this broadcast goes to (or segment_id to a segment).")
+	case b.AudienceID != "":
+		if _, err := s.c.Contacts.Audience(ctx, b.WorkspaceID, b.AudienceID); err != nil {
+			if err := ps.missing(err, "unknown_audience", "Audience %s does not exist (or was deleted): choose another audience_id.", b.AudienceID); err != nil {
+				return err
 			}
-			if len(sample) == 0 {
-				add("empty_audience", "Nobody to send to: the audience (or segment) has no subscribed, unsuppressed member.")
-			}
-			fb, err := s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
-			if err != nil {
-				return nil, err
-			}
-			for _, n := range unknownFields(names, sample, fb) {
-				add("unknown_merge_field", "The body uses {{ %s }}, which no member has: add the attribute to members or remove it from the body.", n)
-			}
+			b.AudienceID, b.SegmentID = "", "" // nobody to sample below
 		}
 	}
-	return ps, nil
+	if b.SegmentID != "" {
+		seg, err := s.c.Segments.Lookup(ctx, b.WorkspaceID, b.SegmentID)
+		switch {
+		case err != nil:
+			if err := ps.missing(err, "unknown_segment", "Segment %s does not exist: choose another segment_id or remove it.", b.SegmentID); err != nil {
+				return err
+			}
+		case b.AudienceID != "" && seg.AudienceID != "" && seg.AudienceID != b.AudienceID:
+			ps.add("segment_audience", "Segment %s belongs to audience %s, not to this broadcast's audience: choose a segment of the same audience.", seg.ID, seg.AudienceID)
+		}
+	}
+	if b.TopicID != "" && s.c.Topics != nil {
+		t, err := s.c.Topics.Get(ctx, b.WorkspaceID, b.TopicID)
+		switch {
+		case err != nil:
+			return ps.missing(err, "unknown_topic", "Topic %s does not exist: set topic_id to a topic's id or key (GET /v1/topics lists them), or remove it.", b.TopicID)
+		case t.Archived():
+			ps.add("topic_archived", "Topic %s is archived: restore it (PATCH /v1/topics/%s with {\"archived\": false}) or choose another topic.", t.Key, t.ID)
+		}
+	}
+	return nil
+}
+
+// contentProblems checks the template, or the subject and body written in
+// the broadcast; it answers the merge fields such a body uses.
+func (s *Service) contentProblems(ctx context.Context, b Broadcast, ps *problems) (names []string, err error) {
+	if b.TemplateID == "" {
+		if strings.TrimSpace(b.Subject) == "" {
+			ps.add("no_subject", "No subject: add one.")
+		}
+		if strings.TrimSpace(b.HTML) == "" && strings.TrimSpace(b.Text) == "" {
+			ps.add("no_body", "No body: add html or text, or choose a template with template_id.")
+		} else if t, err := b.body(); err != nil {
+			ps.add("invalid_body", "The body does not parse as a template: %s.", err.Error())
+		} else {
+			names = t.Names()
+		}
+		return names, nil
+	}
+	t, err := s.c.Templates.Get(ctx, b.WorkspaceID, b.TemplateID)
+	switch {
+	case err != nil:
+		return nil, ps.missing(err, "unknown_template", "Template %s does not exist: choose another template_id.", b.TemplateID)
+	case b.TemplateVersionID != "":
+		if _, err := s.c.Templates.Pinned(ctx, b.WorkspaceID, b.TemplateID, b.TemplateVersionID); err != nil {
+			return nil, ps.missing(err, "unknown_template_version", "Template %s has no version %s: choose one of its versions, or remove template_version_id to send the published one.", t.ID, b.TemplateVersionID)
+		}
+	case !t.Sendable():
+		ps.add("template_not_published", "Template %s has no published version: publish one (POST /v1/templates/%s/publish).", t.ID, t.ID)
+	}
+	return nil, nil
+}
+
+// sampleProblems samples up to 1,000 mailable members: none is a problem,
+// and so is a merge field (of names) that none of them has.
+func (s *Service) sampleProblems(ctx context.Context, b Broadcast, names []string, ps *problems) error {
+	if b.AudienceID == "" && b.SegmentID == "" {
+		return nil
+	}
+	sel, err := s.selection(ctx, b)
+	if err != nil {
+		return nil // a selection that cannot be made is another problem's
+	}
+	sample, err := sel.WithReach(contacts.Mailable).WithLimit(1000).List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(sample) == 0 {
+		ps.add("empty_audience", "Nobody to send to: the audience (or segment) has no subscribed, unsuppressed member.")
+	}
+	fb, err := s.c.Contacts.Fallbacks(ctx, b.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	for _, n := range unknownFields(names, sample, fb) {
+		ps.add("unknown_merge_field", "The body uses {{ %s }}, which no member has: add the attribute to members or remove it from the body.", n)
+	}
+	return nil
 }
 
 // showsUnsubscribe renders the broadcast for a sample member with a marker

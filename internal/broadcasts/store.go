@@ -87,20 +87,45 @@ func pinnedFallbacks(ctx context.Context, q store.Querier, workspaceID, id strin
 // recipientRow reads a recipient handed over (Body renders its message),
 // with its broadcast's id.
 func recipientRow(ctx context.Context, q store.Querier, workspaceID, id string) (pendingRow, string, error) {
-	r, err := scanRecipient(q.QueryRow(ctx, `SELECT `+recipientColumns+` FROM broadcast_recipients
-		WHERE id = ? AND workspace_id = ?`, id, workspaceID))
-	return r.pendingRow, r.broadcastID, err
+	broadcastID, contactID, ok := splitRecipientID(id)
+	if !ok {
+		return pendingRow{}, "", store.ErrNotFound
+	}
+	r := pendingRow{ID: id, ContactID: contactID}
+	var a, ma string
+	err := q.QueryRow(ctx, `SELECT email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
+		WHERE broadcast_id = ? AND contact_id = ? AND workspace_id = ?`, broadcastID, contactID, workspaceID).Scan(&r.Email, &r.First, &r.Last, &a, &ma)
+	r.Attrs, r.MemberAttrs = decodeMap(a), decodeMap(ma)
+	return r, broadcastID, err
 }
 
-// recipientRows reads the recipients ids of one workspace in one query (a
-// delivery batch's); those not found are left out.
+// recipientRows reads the recipients ids of one workspace with one query
+// per broadcast (a delivery batch's: one); those not found are left out.
 func recipientRows(ctx context.Context, q store.Querier, workspaceID string, ids []string) ([]handedRow, error) {
-	args, in := store.PaddedIn([]any{workspaceID}, ids)
-	return store.QueryAll(ctx, q, scanRecipient, `SELECT `+recipientColumns+` FROM broadcast_recipients
-		WHERE workspace_id = ? AND id IN (`+in+`)`, args...)
+	contacts := map[string][]string{} // broadcast -> contacts
+	for _, id := range ids {
+		if b, c, ok := splitRecipientID(id); ok {
+			contacts[b] = append(contacts[b], c)
+		}
+	}
+	var out []handedRow
+	for b, cs := range contacts {
+		args, in := store.PaddedIn([]any{b, workspaceID}, cs)
+		rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (handedRow, error) {
+			r := handedRow{broadcastID: b}
+			var a, ma string
+			err := sc.Scan(&r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma)
+			r.ID, r.Attrs, r.MemberAttrs = recipientID(b, r.ContactID), decodeMap(a), decodeMap(ma)
+			return r, err
+		}, `SELECT contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
+			WHERE broadcast_id = ? AND workspace_id = ? AND contact_id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
 }
-
-const recipientColumns = `id, contact_id, email, first_name, last_name, attributes, member_attributes, broadcast_id`
 
 // handedRow is a recipient row with its broadcast's id.
 type handedRow struct {
@@ -108,12 +133,21 @@ type handedRow struct {
 	broadcastID string
 }
 
-func scanRecipient(sc store.Scanner) (handedRow, error) {
-	var r handedRow
-	var a, ma string
-	err := sc.Scan(&r.ID, &r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma, &r.broadcastID)
-	r.Attrs, r.MemberAttrs = decodeMap(a), decodeMap(ma)
-	return r, err
+// A recipient's id is its broadcast's id and its contact's, joined by an
+// underscore; the table keys the two and stores no id (00097).
+func recipientID(broadcastID, contactID string) string { return broadcastID + "_" + contactID }
+
+// splitRecipientID is recipientID undone: a broadcast id is bc_ and a
+// ULID, the next underscore ends it.
+func splitRecipientID(id string) (broadcastID, contactID string, ok bool) {
+	if !strings.HasPrefix(id, "bc_") {
+		return "", "", false
+	}
+	i := strings.IndexByte(id[3:], '_')
+	if i < 0 {
+		return "", "", false
+	}
+	return id[:3+i], id[3+i+1:], true
 }
 
 func broadcastByID(ctx context.Context, q store.Querier, workspaceID, id string) (Broadcast, error) {
@@ -143,9 +177,9 @@ func deleteDraft(ctx context.Context, q store.Querier, workspaceID, id string) e
 // mail may reach as pending, the others as skipped with the reason; one
 // row per address.
 func snapshot(ctx context.Context, tx *store.Tx, b Broadcast, sel contacts.PeopleQuery, now time.Time) error {
-	q := store.Cat(`INSERT INTO broadcast_recipients (id, broadcast_id, workspace_id, contact_id, email, first_name, last_name, attributes, member_attributes,
+	q := store.Cat(`INSERT INTO broadcast_recipients (broadcast_id, workspace_id, contact_id, email, first_name, last_name, attributes, member_attributes,
 		status, reason, email_id, created_at, updated_at)
-		SELECT CAST(`, store.Val(b.ID+"_"), ` AS TEXT) || p.contact_id, `, store.Val(b.ID), `, `, store.Val(b.WorkspaceID), `, p.contact_id, p.email,
+		SELECT `, store.Val(b.ID), `, `, store.Val(b.WorkspaceID), `, p.contact_id, p.email,
 		p.first_name, p.last_name, p.attributes, p.member_attributes,
 		CASE WHEN p.reason = '' THEN 'pending' ELSE 'skipped' END, p.reason, '', `, store.Val(store.Millis(now)), `, `, store.Val(store.Millis(now)), `
 		FROM (`, sel.Snapshot(), `) p WHERE 1=1 ON CONFLICT (broadcast_id, email) DO NOTHING`)
@@ -169,11 +203,11 @@ func pendingBatch(ctx context.Context, q store.Querier, broadcastID string, limi
 	return store.QueryAll(ctx, q, func(sc store.Scanner) (pendingRow, error) {
 		var r pendingRow
 		var a, ma string
-		err := sc.Scan(&r.ID, &r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma)
-		r.Attrs, r.MemberAttrs = decodeMap(a), decodeMap(ma)
+		err := sc.Scan(&r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma)
+		r.ID, r.Attrs, r.MemberAttrs = recipientID(broadcastID, r.ContactID), decodeMap(a), decodeMap(ma)
 		return r, err
-	}, `SELECT id, contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
-		WHERE broadcast_id = ? AND status = 'pending' ORDER BY id LIMIT ?`, broadcastID, limit)
+	}, `SELECT contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
+		WHERE broadcast_id = ? AND status = 'pending' ORDER BY contact_id LIMIT ?`, broadcastID, limit)
 }
 
 // markSent records that recipients' emails (emailIDs[i] for ids[i]) were
@@ -191,22 +225,25 @@ func markSent(ctx context.Context, tx *store.Tx, ids, emailIDs []string, now tim
 	for n < len(ids) {
 		n *= 2
 	}
-	args := make([]any, 0, 1+2*n)
+	args := make([]any, 0, 1+3*n)
 	args = append(args, store.Millis(now))
 	for i := range n {
 		j := min(i, len(ids)-1)
-		args = append(args, ids[j], emailIDs[j])
+		broadcastID, contactID, _ := splitRecipientID(ids[j])
+		args = append(args, broadcastID, contactID, emailIDs[j])
 	}
-	// Both dialects name a VALUES list's columns column1, column2.
-	_, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'sent', email_id = v.column2, updated_at = ?
-		FROM (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ")+`) AS v
-		WHERE broadcast_recipients.id = v.column1 AND broadcast_recipients.status = 'pending'`, args...)
+	// Both dialects name a VALUES list's columns column1, column2, column3.
+	_, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'sent', email_id = v.column3, updated_at = ?
+		FROM (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")+`) AS v
+		WHERE broadcast_recipients.broadcast_id = v.column1 AND broadcast_recipients.contact_id = v.column2
+		AND broadcast_recipients.status = 'pending'`, args...)
 	return err
 }
 
 func markSkipped(ctx context.Context, tx *store.Tx, id, reason string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'skipped', reason = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
-		reason, store.Millis(now), id)
+	broadcastID, contactID, _ := splitRecipientID(id)
+	_, err := tx.Exec(ctx, `UPDATE broadcast_recipients SET status = 'skipped', reason = ?, updated_at = ?
+		WHERE broadcast_id = ? AND contact_id = ? AND status = 'pending'`, reason, store.Millis(now), broadcastID, contactID)
 	return err
 }
 
@@ -228,14 +265,15 @@ var effective = `CASE WHEN r.status <> 'sent' THEN r.status ELSE
 // whose email has no final status yet ("" when there is none): what the
 // status column's CASE (effective) still calls sent.
 func firstInFlight(ctx context.Context, q store.Querier, broadcastID, from string) (string, error) {
-	var id string
-	err := q.QueryRow(ctx, `SELECT r.id FROM broadcast_recipients r WHERE r.broadcast_id = ? AND r.status = 'sent' AND r.id >= ?
+	var contactID string
+	_, fromContact, _ := splitRecipientID(from)
+	err := q.QueryRow(ctx, `SELECT r.contact_id FROM broadcast_recipients r WHERE r.broadcast_id = ? AND r.contact_id >= ? AND r.status = 'sent'
 		AND COALESCE(`+sending.StatusOfSQL("r.email_id")+`, '') NOT IN ('delivered', 'bounced', 'complained', 'failed', 'cancelled')
-		ORDER BY r.id LIMIT 1`, broadcastID, from).Scan(&id)
+		ORDER BY r.contact_id LIMIT 1`, broadcastID, fromContact).Scan(&contactID)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}
-	return id, err
+	return recipientID(broadcastID, contactID), err
 }
 
 // recipientEmailIDs selects the ids of a broadcast's emails (parameter:
@@ -283,23 +321,29 @@ func listRecipients(ctx context.Context, q store.Querier, broadcastID, status st
 	where := ` WHERE r.broadcast_id = ?`
 	args := []any{broadcastID}
 	if after != "" {
-		where += ` AND r.id > ?`
-		args = append(args, after)
+		// Within one broadcast, id order is contact_id order.
+		if b, c, ok := splitRecipientID(after); ok && b == broadcastID {
+			where += ` AND r.contact_id > ?`
+			args = append(args, c)
+		} else {
+			where += ` AND r.broadcast_id || '_' || r.contact_id > ?`
+			args = append(args, after)
+		}
 		offset = 0
 	}
-	inner := `SELECT r.id, r.contact_id, r.email, ` + effective + ` AS st, r.reason, r.email_id, r.created_at, r.updated_at FROM broadcast_recipients r` + where
+	inner := `SELECT r.contact_id, r.email, ` + effective + ` AS st, r.reason, r.email_id, r.created_at, r.updated_at FROM broadcast_recipients r` + where
 	outer := `SELECT * FROM (` + inner + `) x`
 	if status != "" {
 		outer += ` WHERE x.st = ?`
 		args = append(args, status)
 	}
-	outer += ` ORDER BY x.id LIMIT ? OFFSET ?`
+	outer += ` ORDER BY x.contact_id LIMIT ? OFFSET ?`
 	args = append(args, limit, offset)
 	return store.QueryAll(ctx, q, func(sc store.Scanner) (Recipient, error) {
 		var r Recipient
 		var c, u int64
-		err := sc.Scan(&r.ID, &r.ContactID, &r.Email, &r.Status, &r.Reason, &r.EmailID, &c, &u)
-		r.CreatedAt, r.UpdatedAt = store.FromMillis(c), store.FromMillis(u)
+		err := sc.Scan(&r.ContactID, &r.Email, &r.Status, &r.Reason, &r.EmailID, &c, &u)
+		r.ID, r.CreatedAt, r.UpdatedAt = recipientID(broadcastID, r.ContactID), store.FromMillis(c), store.FromMillis(u)
 		return r, err
 	}, outer, args...)
 }

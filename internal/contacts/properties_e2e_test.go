@@ -22,9 +22,7 @@ type (
 // workspace's property 404.
 func TestContactPropertiesRoutes(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	s.Run(t,
 		sc{Name: "create a string property", Method: "POST", Path: "/v1/contact-properties",
 			Body:   map[string]any{"key": "plan", "type": "string", "fallback_value": "free"},

@@ -169,6 +169,28 @@ func TestLaterAreasInBrowser(t *testing.T) {
 		if st := a.Do("GET", "/v1/broadcasts/"+id, nil).JSON()["status"]; st != "sent" && st != "sending" {
 			t.Fatalf("the broadcast is %v", st)
 		}
+		// A recipient's email page shows the message as Ann received it,
+		// rendered on read from the broadcast's one stored body.
+		var rs struct {
+			Recipients []struct {
+				Email   string `json:"email"`
+				EmailID string `json:"email_id"`
+			}
+		}
+		a.Do("GET", "/v1/broadcasts/"+id+"/recipients", nil).Decode(t, &rs)
+		var ann string
+		for _, r := range rs.Recipients {
+			if r.Email == "ann@example.net" {
+				ann = r.EmailID
+			}
+		}
+		if ann == "" {
+			t.Fatalf("no email for ann@example.net among %+v", rs.Recipients)
+		}
+		b.Open(t, a.URL+"/emails/"+ann)
+		b.WaitText(t, "News for Ann")
+		waitFrame(t, b, "iframe.message", "Hello Ann, the news.")
+		waitFrame(t, b, "iframe.message", "Unsubscribe")
 	})
 
 	t.Run("download a received message's attachment", func(t *testing.T) {

@@ -204,11 +204,7 @@ const emailDeliveries = 100
 
 func (x *Dashboard) email(w http.ResponseWriter, r *http.Request, s *session) error {
 	c := sending.CallerFor(s.key)
-	e, err := x.d.Sending.Get(r.Context(), c, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	content, err := x.d.Sending.Content(r.Context(), c, e.ID)
+	e, content, err := x.d.Sending.Read(r.Context(), c, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -79,8 +79,8 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 			switch {
 			case !read: // gone, or too heavy for the batch's read
 				next, err = s.deliver(ctx, ref.WorkspaceID, ref.EmailID, l)
-			case err == nil:
-				next, err = s.deliverEmail(ctx, ref.WorkspaceID, e.email, l)
+			case err == nil && e.email.deliverable(ref.WorkspaceID):
+				next, err = s.deliverEmail(ctx, e.email, l)
 			}
 			mu.Lock()
 			defer mu.Unlock()

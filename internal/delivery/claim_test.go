@@ -57,7 +57,11 @@ func TestStaleAttemptCommitsNothing(t *testing.T) {
 	if err := s.recordOnce(holderEmail, delivered, nil, nil, now); err != nil {
 		t.Fatalf("the holder's outcome: %v", err)
 	}
-	if err := db.QueryRow(ctx, `SELECT status FROM emails WHERE id = ?`, id).Scan(&status); err != nil || status != "delivered" {
-		t.Fatalf("after the holder's write: %s (%v)", status, err)
+	if err := db.QueryRow(ctx, `SELECT status, claim FROM emails WHERE id = ?`, id).Scan(&status, &holder); err != nil || status != "delivered" || holder != "" {
+		t.Fatalf("after the holder's write: %s held by %q (%v)", status, holder, err)
+	}
+	// The final email keeps no claim; a stale attempt still finds it gone.
+	if err := s.recordOnce(stale, delivered, nil, nil, now); !errors.Is(err, errGone) {
+		t.Fatalf("a stale write after the outcome: %v, want errGone", err)
 	}
 }

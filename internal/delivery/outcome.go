@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"mailroom/internal/mailmetrics"
+	"slices"
 	"strconv"
 	"time"
 
@@ -74,7 +75,9 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 			// One transaction answered 2xx: the message is sent and, as far
 			// as Mailroom can ever know, delivered (see docs/decisions.md).
 			for _, kind := range []string{events.EmailSent, events.EmailDelivered} {
-				if _, err := events.Raise(ctx, tx, e.event(kind, now, e.eventData(delivered))); err != nil {
+				ev := e.event(kind, now, e.eventData(delivered))
+				ev.DataIsEmail = slices.Equal(delivered, e.To) // the email row holds it all: the event stores none
+				if _, err := events.Raise(ctx, tx, ev); err != nil {
 					return err
 				}
 			}

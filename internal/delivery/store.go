@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -59,13 +58,14 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 	args := make([]any, 0, len(rows)*cols)
 	values := make([]string, 0, len(rows))
 	for _, a := range rows {
-		steps, err := json.Marshal(a.Result.Steps)
+		r := a.Result
+		reply := truncateReply(r.Message)
+		steps, err := encodeSteps(r.Steps, reply)
 		if err != nil {
 			return err
 		}
-		r := a.Result
 		args = append(args, e.ID, a.Recipient, a.Attempt, e.WorkspaceID, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
-			r.Stage, r.Code, r.Enhanced, truncateReply(r.Message), r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
+			r.Stage, r.Code, r.Enhanced, reply, r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
 			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
 		values = append(values, "("+store.Placeholders(cols)+")")
 	}
@@ -112,7 +112,8 @@ func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]
 			return a, err
 		}
 		a.At, a.Verified, a.Reused = store.FromMillis(at), verified == 1, reused == 1
-		return a, json.Unmarshal([]byte(steps), &a.Steps)
+		a.Steps, err = decodeSteps(steps, a.Reply)
+		return a, err
 	}, `SELECT recipient, attempt, created_at, duration_ms, outcome, stage, code, enhanced, reply, mx, remote_ip, source_ip,
 		tls_version, tls_cipher, tls_verified, mta_sts, reused, steps
 		FROM email_attempts WHERE email_id = ? AND workspace_id = ? ORDER BY created_at, recipient, attempt`, emailID, workspaceID)

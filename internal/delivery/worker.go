@@ -58,34 +58,18 @@ func (s *Service) Deliver(ctx context.Context, workspaceID, emailID string) (tim
 
 // deliver is Deliver on lane l.
 func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l lane) (time.Duration, error) {
-	e, err := loadEmail(ctx, s.db, emailID)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
+	e, err := s.owed(ctx, workspaceID, emailID)
+	if e == nil {
 		return 0, err
 	}
-	return s.deliverEmail(ctx, workspaceID, e, l)
+	return s.deliverEmail(ctx, e, l)
 }
 
-// deliverable says whether e, as read, is owed an attempt for the job of
-// workspaceID.
-func (e *email) deliverable(workspaceID string) bool {
-	// Test sends are simulated by the sending area and never reach a
-	// transport.
-	return e.WorkspaceID == workspaceID && (e.Status == sending.StatusQueued || e.Status == sending.StatusSending) && !e.TestMode
-}
-
-// deliverEmail makes the attempt at e, as read (deliver, or a batch's one
-// read: loadBatch).
-func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email, l lane) (time.Duration, error) {
-	if !e.deliverable(workspaceID) {
-		return 0, nil
-	}
+// deliverEmail makes the attempt at e, owed as read (deliver, or a batch's
+// one read: loadBatch).
+func (s *Service) deliverEmail(ctx context.Context, e *email, l lane) (time.Duration, error) {
 	rcpts := e.recipients()
-	for _, r := range rcpts {
-		e.mayKeep = e.mayKeep || r.Attempts > 0 // a retry
-	}
+	e.mayKeep = slices.ContainsFunc(rcpts, func(r Recipient) bool { return r.Attempts > 0 }) // a retry
 	now := s.clock.Now()
 	jobStart := time.Now()
 	ctx, span := tracing.Start(tracing.InEmail(ctx, e.ID), "email.deliver", attribute.String("mailroom.email_id", e.ID))
@@ -120,14 +104,9 @@ func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email
 	}
 	var raw []byte
 	if !personal {
-		l.builds <- struct{}{}
-		raw, err = s.message(ctx, e, now, retry)
-		<-l.builds
-		if err != nil {
-			var perm permanentError
-			if errors.As(err, &perm) {
-				return 0, s.fail(e, err.Error(), now)
-			}
+		if raw, err = s.buildOnce(ctx, e, l, now, retry); errors.Is(err, errDone) {
+			return 0, nil
+		} else if err != nil {
 			return 0, err
 		}
 	}
@@ -136,15 +115,9 @@ func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email
 		return 0, errFenced // lost while the message was built
 	}
 
-	from, err := s.returnPath(ctx, e)
+	env, err := s.envelope(ctx, e, send)
 	if err != nil {
 		return 0, err
-	}
-	env := outbound.Envelope{From: from, To: send, WorkspaceID: e.WorkspaceID, EmailID: e.ID}
-	if s.sources != nil {
-		if env.Source, err = s.sources.PickSource(ctx, e.WorkspaceID); err != nil {
-			return 0, err
-		}
 	}
 	// A node that loses its heartbeat stops its transactions in flight.
 	sctx, stop := context.WithCancel(ctx)
@@ -186,6 +159,57 @@ func (s *Service) deliverEmail(ctx context.Context, workspaceID string, e *email
 	}
 	s.unsaved.Observe(time.Since(answered).Seconds())
 	return next, nil
+}
+
+// owed is the email to deliver, nil when there is nothing to do: it is
+// gone, another workspace's, past sending, or a test send (simulated by
+// the sending area, never reaching a transport).
+func (s *Service) owed(ctx context.Context, workspaceID, emailID string) (*email, error) {
+	e, err := loadEmail(ctx, s.db, emailID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !e.deliverable(workspaceID) {
+		return nil, nil
+	}
+	return e, nil
+}
+
+// deliverable says whether e, as read, is owed an attempt for the job of
+// workspaceID: not another workspace's, not past sending, not a test send
+// (simulated by the sending area, never reaching a transport).
+func (e *email) deliverable(workspaceID string) bool {
+	return e.WorkspaceID == workspaceID && (e.Status == sending.StatusQueued || e.Status == sending.StatusSending) && !e.TestMode
+}
+
+// buildOnce builds the message every recipient gets, on one of lane l's
+// build slots. A message that cannot be built fails the email (errDone).
+func (s *Service) buildOnce(ctx context.Context, e *email, l lane, now time.Time, retry bool) ([]byte, error) {
+	l.builds <- struct{}{}
+	raw, err := s.message(ctx, e, now, retry)
+	<-l.builds
+	var perm permanentError
+	if errors.As(err, &perm) {
+		return nil, s.failed(e, err, now)
+	}
+	return raw, err
+}
+
+// envelope is the attempt's SMTP envelope: the return path, the owed
+// recipients, and the outbound address the policy picks.
+func (s *Service) envelope(ctx context.Context, e *email, send []string) (outbound.Envelope, error) {
+	from, err := s.returnPath(ctx, e)
+	if err != nil {
+		return outbound.Envelope{}, err
+	}
+	env := outbound.Envelope{From: from, To: send, WorkspaceID: e.WorkspaceID, EmailID: e.ID}
+	if s.sources != nil {
+		env.Source, err = s.sources.PickSource(ctx, e.WorkspaceID)
+	}
+	return env, err
 }
 
 // sendable splits the owed recipients: those suppressed since the send was

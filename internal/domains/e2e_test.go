@@ -122,44 +122,35 @@ func (b *bundle) countEvents(t *testing.T, typ string) int {
 func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
-	d := b.create(t, b.Key, "Mail.Example.COM.")
-	if !strings.HasPrefix(d.ID, "dom_") || d.Domain != "mail.example.com" || d.VerificationStatus != "pending" ||
-		d.DKIMRecordsPending || d.DKIMStatus != "pending" || d.TrackingHost != nil || d.CreatedAt == "" {
-		t.Fatalf("created %+v", d)
+	s := scenario.New(b.App)
+	rec := func(kind string, more shape) shape {
+		more["record"], more["status"] = kind, "pending"
+		return more
 	}
-	var kinds []string
-	for _, r := range d.Records {
-		kinds = append(kinds, r.Record)
-		if r.Status != "pending" {
-			t.Errorf("%s status %s", r.Record, r.Status)
-		}
-		if strings.Contains(r.Value, "PRIVATE") {
-			t.Fatal("a private key leaked into records")
-		}
+	var d apiDomain
+	verify := func(name string, want shape) sc {
+		return sc{Name: name, Method: "POST", Path: "/v1/domains/{id}/verify", Status: 200, Shape: want}
 	}
-	if got := strings.Join(kinds, ","); got != "MX,MX,DKIM,DKIM,DKIM,SPF,DMARC,OWNERSHIP" {
-		t.Fatalf("records %s", got)
-	}
-	if spf := d.Records[5]; spf.Value != "v=spf1 ip4:192.0.2.10 ip6:2001:db8::10 ~all" || spf.Name != "send."+d.Domain {
-		t.Errorf("SPF %+v", spf)
-	}
-	if mx := d.Records[1]; mx.Name != "send."+d.Domain || mx.Value != "mx.mailroom.test" || !mx.Required {
-		t.Errorf("bounce MX %+v", mx)
-	}
-	if mx := d.Records[0]; mx.Value != "mx.mailroom.test" || mx.Priority == nil || *mx.Priority != 10 {
-		t.Errorf("MX %+v", mx)
-	}
+	s.Run(t, sc{Name: "create", Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": "Mail.Example.COM."}, Status: 201,
+		Shape: shape{"id": scenario.Prefix("dom_"), "domain": "mail.example.com", "verification_status": "pending", "dkim_records_pending": false,
+			"dkim_status": "pending", "tracking_host": nil, "created_at": scenario.Prefix("20"), "records": []any{
+				rec("MX", shape{"value": "mx.mailroom.test", "priority": 10}),
+				rec("MX", shape{"name": "send.mail.example.com", "value": "mx.mailroom.test", "required": true}),
+				rec("DKIM", shape{}), rec("DKIM", shape{}), rec("DKIM", shape{}),
+				rec("SPF", shape{"name": "send.mail.example.com", "value": "v=spf1 ip4:192.0.2.10 ip6:2001:db8::10 ~all"}),
+				rec("DMARC", shape{}), rec("OWNERSHIP", shape{}),
+			}},
+		Save: map[string]string{"id": "id"},
+		Check: func(t testing.TB, r *testapp.Response) {
+			if strings.Contains(string(r.Body), "PRIVATE") {
+				t.Fatal("a private key leaked into records")
+			}
+			r.Decode(t, &d)
+		}})
 
 	// Nothing published: pending, nothing found.
-	v := b.verify(t, b.Key, d.ID)
-	if *v.Verified || v.VerificationStatus != "pending" || v.Domain != d.Domain {
-		t.Fatalf("verify before publishing: %+v", v)
-	}
-	for _, r := range v.Records {
-		if r.Found == nil || *r.Found {
-			t.Errorf("%s %s found=%v before publishing", r.Record, r.Name, r.Found)
-		}
-	}
+	s.Run(t, verify("verify before publishing", shape{"verified": false, "verification_status": "pending", "domain": "mail.example.com",
+		"records": scenario.Each(shape{"found": false})}))
 	if st, _ := b.Domains().SendingStatus(ctx, b.WorkspaceID, "mail.example.com"); st != "pending" {
 		t.Errorf("SendingStatus pending domain = %q", st)
 	}
@@ -167,18 +158,11 @@ func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 		t.Errorf("SigningKey of a pending domain: %v", err)
 	}
 
+	// Published: verified, each time asked, with one domain.verified.
 	b.publish(d.Records)
-	for i := range 3 {
-		v = b.verify(t, b.Key, d.ID)
-		if !*v.Verified || v.VerificationStatus != "verified" || v.DKIMStatus != "verified" {
-			t.Fatalf("verify %d after publishing: %+v", i, v)
-		}
-		for _, r := range v.Records {
-			if !*r.Found || r.Status != "verified" {
-				t.Errorf("%s %s found=%v status=%s", r.Record, r.Name, *r.Found, r.Status)
-			}
-		}
-	}
+	verified := shape{"verified": true, "verification_status": "verified", "dkim_status": "verified",
+		"records": scenario.Each(shape{"found": true, "status": "verified"})}
+	s.Run(t, verify("verify after publishing", verified), verify("and again", verified), verify("and a third time", verified))
 	if n := b.countEvents(t, "domain.verified"); n != 1 {
 		t.Fatalf("domain.verified raised %d times", n)
 	}
@@ -189,12 +173,7 @@ func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 		t.Errorf("event sequence %d data %s", seq, data)
 	}
 
-	r := b.Do("GET", "/v1/domains/"+d.ID, nil)
-	var got apiDomain
-	r.Decode(t, &got)
-	if r.Status != 200 || got.VerificationStatus != "verified" {
-		t.Fatalf("GET after verify: %d %s", r.Status, r.Body)
-	}
+	s.Run(t, sc{Name: "get after verify", Method: "GET", Path: "/v1/domains/{id}", Status: 200, Shape: shape{"verification_status": "verified"}})
 	if st, err := b.Domains().SendingStatus(ctx, b.WorkspaceID, "MAIL.example.com"); st != "verified" || err != nil {
 		t.Errorf("SendingStatus = %q, %v", st, err)
 	}
@@ -210,44 +189,56 @@ func TestDomainVerifiesWhenPublishedAsReturned(t *testing.T) {
 	}
 }
 
+// TestVerifyReportsTheWrongDKIMRecord: with every record published but
+// one, verify names the one not found, and the domain verifies only when
+// that record is optional (CONTRACT-WAVE2: every record but the receiving
+// MX is required).
 func TestVerifyReportsTheWrongDKIMRecord(t *testing.T) {
 	b := setup(t)
 	d := b.create(t, b.Key, "example.org")
-	b.publish(d.Records)
 	other := testkeys.Spare()
-	b.dns.Remove(d.Records[3].Name, dns.TypeTXT)
-	b.dns.AddTXT(d.Records[3].Name, domains.DKIMRecordValue(&other.PublicKey))
-
-	v := b.verify(t, b.Key, d.ID)
-	if *v.Verified || v.VerificationStatus != "pending" || v.DKIMStatus != "failed" {
-		t.Fatalf("verify with a wrong mr2 key: %+v", v)
+	cases := []struct {
+		name     string
+		tamper   func()
+		missing  int // the record verify finds missing
+		required bool
+		status   string // the missing record's status
+		dkim     string // dkim_status
+		verified bool
+		events   int // domain.verified raised so far
+	}{
+		{"a wrong mr2 key", func() {
+			b.dns.Remove(d.Records[3].Name, dns.TypeTXT)
+			b.dns.AddTXT(d.Records[3].Name, domains.DKIMRecordValue(&other.PublicKey))
+		}, 3, true, "failed", "failed", false, 0},
+		{"no DMARC", func() { b.dns.Remove("_dmarc.example.org", dns.TypeTXT) }, 6, true, "pending", "verified", false, 0},
+		{"no receiving MX", func() { b.dns.Remove("example.org", dns.TypeMX) }, 0, false, "pending", "verified", true, 1},
 	}
-	for i, r := range v.Records {
-		if want := i != 3; *r.Found != want {
-			t.Errorf("record %d (%s %s) found=%v", i, r.Record, r.Name, *r.Found)
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b.dns.Reset()
+			b.publish(d.Records)
+			c.tamper()
+			v := b.verify(t, b.Key, d.ID)
+			want := map[bool]string{true: "verified", false: "pending"}[c.verified]
+			if *v.Verified != c.verified || v.VerificationStatus != want || v.DKIMStatus != c.dkim {
+				t.Fatalf("verified=%v status %s dkim %s, want %v %s %s", *v.Verified, v.VerificationStatus, v.DKIMStatus, c.verified, want, c.dkim)
+			}
+			for i, r := range v.Records {
+				if want := i != c.missing; *r.Found != want {
+					t.Errorf("record %d (%s %s) found=%v", i, r.Record, r.Name, *r.Found)
+				}
+			}
+			if m := v.Records[c.missing]; m.Required != c.required || m.Status != c.status || m.Name != d.Records[c.missing].Name {
+				t.Errorf("the missing record reported as %+v", m)
+			}
+			if n := b.countEvents(t, "domain.verified"); n != c.events {
+				t.Errorf("domain.verified raised %d times, want %d", n, c.events)
+			}
+		})
 	}
-	if v.Records[3].Status != "failed" || !strings.HasPrefix(v.Records[3].Name, "mr2._domainkey.") {
-		t.Errorf("wrong record reported as %+v", v.Records[3])
-	}
-	if n := b.countEvents(t, "domain.verified"); n != 0 {
-		t.Errorf("domain.verified raised %d times", n)
-	}
-
-	// DMARC is required (CONTRACT-WAVE2: every record but the receiving MX).
-	b.dns.Reset()
-	b.publish(d.Records)
-	b.dns.Remove("_dmarc.example.org", dns.TypeTXT)
-	if v = b.verify(t, b.Key, d.ID); *v.Verified || *v.Records[6].Found || !v.Records[6].Required {
-		t.Fatalf("verify without DMARC: %+v", v)
-	}
-	// The receiving MX is optional: without it the domain verifies.
-	b.dns.Reset()
-	b.publish(d.Records)
-	b.dns.Remove("example.org", dns.TypeMX)
-	v = b.verify(t, b.Key, d.ID)
-	if !*v.Verified || *v.Records[0].Found || v.Records[0].Required || !*v.Records[1].Found {
-		t.Fatalf("verify without the receiving MX: %+v", v)
+	if !strings.HasPrefix(d.Records[3].Name, "mr2._domainkey.") {
+		t.Errorf("record 3 is %s, not mr2's DKIM", d.Records[3].Name)
 	}
 }
 
@@ -324,47 +315,44 @@ func TestCreateDomainRefusals(t *testing.T) {
 func TestDeleteDomain(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
-	d := b.create(t, b.Key, "a.example.com")
-	r := b.Do("DELETE", "/v1/domains/"+d.ID, nil)
-	if r.Status != 200 || string(r.Body) != fmt.Sprintf(`{"deleted":true,"id":"%s"}`+"\n", d.ID) {
-		t.Fatalf("delete: %d %s", r.Status, r.Body)
-	}
-	if r := b.Do("GET", "/v1/domains/"+d.ID, nil); r.Status != 404 {
-		t.Errorf("GET after delete: %d", r.Status)
-	}
-	if r := b.Do("DELETE", "/v1/domains/"+d.ID, nil); r.Status != 404 {
-		t.Errorf("second delete: %d", r.Status)
-	}
-
-	d = b.create(t, b.Key, "a.example.com") // can be added again
-	if _, err := b.DB.Exec(ctx, `INSERT INTO mailboxes (id, workspace_id, domain_id, address, created_at) VALUES ('mbx_1', ?, ?, 'hi@a.example.com', 0)`,
-		b.WorkspaceID, d.ID); err != nil {
-		t.Fatal(err)
-	}
-	r = b.Do("DELETE", "/v1/domains?id="+d.ID, nil)
-	if r.Status != 409 || r.ErrCode() != "domain_in_use" || r.JSON()["error"].(map[string]any)["mailboxes"] != float64(1) {
-		t.Fatalf("delete with a mailbox: %d %s", r.Status, r.Body)
-	}
-	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
-
-	if r := b.Do("DELETE", "/v1/domains?id="+d.ID, nil); r.Status != 200 {
-		t.Fatalf("deprecated delete: %d %s", r.Status, r.Body)
-	}
-	if r := b.Do("DELETE", "/v1/domains", nil); r.Status != 400 {
-		t.Errorf("deprecated delete without id: %d %s", r.Status, r.Body)
-	}
-	var keys int
-	b.DB.QueryRow(ctx, `SELECT COUNT(*) FROM domain_keys WHERE domain_id = ?`, d.ID).Scan(&keys)
-	if keys != 0 {
-		t.Errorf("%d keys left behind", keys)
-	}
-
+	s := scenario.New(b.App)
+	s.Set("id", b.create(t, b.Key, "a.example.com").ID)
 	shared, err := b.Domains().EnsureWorkspaceDomain(ctx, b.WorkspaceID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := b.Do("DELETE", "/v1/domains/"+shared.ID, nil); r.Status != 409 || r.ErrCode() != "workspace_domain_protected" {
-		t.Errorf("delete workspace subdomain: %d %s", r.Status, r.Body)
+	s.Set("shared", shared.ID)
+	del := func(name, path string, status int, code string) sc {
+		return sc{Name: name, Method: "DELETE", Path: path, Status: status, Code: code}
+	}
+	s.Run(t,
+		sc{Name: "delete", Method: "DELETE", Path: "/v1/domains/{id}", Status: 200,
+			Check: func(t testing.TB, r *testapp.Response) {
+				if want := fmt.Sprintf(`{"deleted":true,"id":"%s"}`+"\n", s.Get("id")); string(r.Body) != want {
+					t.Fatalf("delete answered %s, want %s", r.Body, want)
+				}
+			}},
+		sc{Name: "get after delete", Method: "GET", Path: "/v1/domains/{id}", Status: 404, Code: "not_found"},
+		del("second delete", "/v1/domains/{id}", 404, "not_found"),
+		sc{Name: "it can be added again", Method: "POST", Path: "/v1/domains", Body: map[string]any{"domain": "a.example.com"}, Status: 201,
+			Save: map[string]string{"id": "id"}},
+	)
+	if _, err := b.DB.Exec(ctx, `INSERT INTO mailboxes (id, workspace_id, domain_id, address, created_at) VALUES ('mbx_1', ?, ?, 'hi@a.example.com', 0)`,
+		b.WorkspaceID, s.Get("id")); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(t, sc{Name: "refused while a mailbox uses it", Method: "DELETE", Path: "/v1/domains?id={id}", Status: 409, Code: "domain_in_use",
+		Shape: shape{"error": shape{"mailboxes": 1}}})
+	b.DB.Exec(ctx, `DELETE FROM mailboxes`)
+	s.Run(t,
+		del("deprecated delete", "/v1/domains?id={id}", 200, ""),
+		del("deprecated delete without id", "/v1/domains", 400, "invalid_request"),
+		del("the workspace subdomain", "/v1/domains/{shared}", 409, "workspace_domain_protected"),
+	)
+	var keys int
+	b.DB.QueryRow(ctx, `SELECT COUNT(*) FROM domain_keys WHERE domain_id = ?`, s.Get("id")).Scan(&keys)
+	if keys != 0 {
+		t.Errorf("%d keys left behind", keys)
 	}
 }
 
@@ -426,61 +414,51 @@ func TestTrackingHost(t *testing.T) {
 	d := b.create(t, b.Key, "example.com")
 	b.dns.AddCNAME("links.example.com", "TRACK.mailroom.test.")
 	b.dns.AddCNAME("wrong.example.com", "elsewhere.example.net")
-	path := "/v1/domains/" + d.ID
+	s := scenario.New(b.App)
+	s.Set("id", d.ID)
 
-	steps := []struct {
-		name   string
-		path   string
-		body   any
-		status int
-		code   string
-		host   any // expected tracking_host after a 200
-	}{
-		{"switch refused before unknown fields", path, map[string]any{"open_tracking": true, "bogus": 1}, 422, "tracking_switch_not_supported", nil},
-		{"click switch", path, map[string]any{"tracking_host": "links", "click_tracking": false}, 422, "tracking_switch_not_supported", nil},
-		{"unknown field", path, map[string]any{"tracking_host": "links", "bogus": 1}, 400, "invalid_request", nil},
-		{"empty body changes nothing", path, map[string]any{}, 400, "invalid_request", nil},
-		{"null when already shared", path, map[string]any{"tracking_host": nil}, 400, "invalid_request", nil},
-		{"number", path, map[string]any{"tracking_host": 5}, 400, "invalid_request", nil},
-		{"not a host", path, map[string]any{"tracking_host": "bad host!"}, 400, "invalid_request", nil},
-		{"not under the domain", path, map[string]any{"tracking_host": "links.example.net"}, 400, "invalid_request", nil},
-		{"the domain itself", path, map[string]any{"tracking_host": "example.com"}, 400, "invalid_request", nil},
-		{"no CNAME", path, map[string]any{"tracking_host": "clicks"}, 422, "tracking_cname_not_found", nil},
-		{"CNAME elsewhere", path, map[string]any{"tracking_host": "wrong.example.com"}, 422, "tracking_cname_not_found", nil},
-		{"bare label expanded", path, map[string]any{"tracking_host": "links"}, 200, "", "links.example.com"},
-		{"same again changes nothing", path, map[string]any{"tracking_host": "LINKS.example.com."}, 400, "invalid_request", nil},
-		{"null restores shared", path, map[string]any{"tracking_host": nil}, 200, "", nil},
-		{"full name via /tracking", path + "/tracking", map[string]any{"tracking_host": "links.example.com"}, 200, "", "links.example.com"},
+	patch := func(name string, body map[string]any, status int, code string) sc {
+		return sc{Name: name, Method: "PATCH", Path: "/v1/domains/{id}", Body: body, Status: status, Code: code}
 	}
-	for _, st := range steps {
-		r := b.Do("PATCH", st.path, st.body)
-		if r.Status != st.status || (st.code != "" && r.ErrCode() != st.code) {
-			t.Fatalf("%s: %d %s", st.name, r.Status, r.Body)
-		}
-		if st.status == 200 {
-			if got := r.JSON()["tracking_host"]; got != st.host {
-				t.Fatalf("%s: tracking_host %v, want %v", st.name, got, st.host)
-			}
-		}
-		if st.code == "tracking_cname_not_found" && r.JSON()["error"].(map[string]any)["cname_target"] != "track.mailroom.test" {
-			t.Errorf("%s: no cname_target in %s", st.name, r.Body)
-		}
+	bad := func(name string, body map[string]any) sc { return patch(name, body, 400, "invalid_request") }
+	noCNAME := func(name, host string) sc {
+		c := patch(name, map[string]any{"tracking_host": host}, 422, "tracking_cname_not_found")
+		c.Shape = shape{"error": shape{"cname_target": "track.mailroom.test"}}
+		return c
 	}
-
-	r := b.Do("GET", path+"/tracking", nil)
-	m := r.JSON()
-	if r.Status != 200 || m["tracking_host"] != "links.example.com" || m["host"] != "links.example.com" ||
-		m["cname_found"] != true || m["cname_target"] != "track.mailroom.test" || m["domain_id"] != d.ID {
-		t.Fatalf("GET tracking: %d %s", r.Status, r.Body)
+	set := func(name, path string, host any, want any) sc {
+		return sc{Name: name, Method: "PATCH", Path: path, Body: map[string]any{"tracking_host": host}, Status: 200,
+			Shape: shape{"tracking_host": want}}
 	}
+	tracking := func(name string, want shape) sc {
+		return sc{Name: name, Method: "GET", Path: "/v1/domains/{id}/tracking", Status: 200, Shape: want,
+			Save: map[string]string{"shared": "shared_host"}}
+	}
+	s.Run(t,
+		patch("switch refused before unknown fields", map[string]any{"open_tracking": true, "bogus": 1}, 422, "tracking_switch_not_supported"),
+		patch("click switch", map[string]any{"tracking_host": "links", "click_tracking": false}, 422, "tracking_switch_not_supported"),
+		bad("unknown field", map[string]any{"tracking_host": "links", "bogus": 1}),
+		bad("empty body changes nothing", map[string]any{}),
+		bad("null when already shared", map[string]any{"tracking_host": nil}),
+		bad("number", map[string]any{"tracking_host": 5}),
+		bad("not a host", map[string]any{"tracking_host": "bad host!"}),
+		bad("not under the domain", map[string]any{"tracking_host": "links.example.net"}),
+		bad("the domain itself", map[string]any{"tracking_host": "example.com"}),
+		noCNAME("no CNAME", "clicks"),
+		noCNAME("CNAME elsewhere", "wrong.example.com"),
+		set("bare label expanded", "/v1/domains/{id}", "links", "links.example.com"),
+		bad("same again changes nothing", map[string]any{"tracking_host": "LINKS.example.com."}),
+		set("null restores shared", "/v1/domains/{id}", nil, nil),
+		set("full name via /tracking", "/v1/domains/{id}/tracking", "links.example.com", "links.example.com"),
+		tracking("GET tracking", shape{"tracking_host": "links.example.com", "host": "links.example.com", "cname_found": true,
+			"cname_target": "track.mailroom.test", "domain_id": scenario.Var("id")}),
+	)
 	b.dns.Remove("links.example.com", dns.TypeCNAME)
-	if m := b.Do("GET", path+"/tracking", nil).JSON(); m["cname_found"] != false {
-		t.Errorf("cname_found after removal: %v", m["cname_found"])
-	}
-	b.Do("PATCH", path, map[string]any{"tracking_host": nil})
-	if m := b.Do("GET", path+"/tracking", nil).JSON(); m["cname_found"] != nil || m["tracking_host"] != nil || m["host"] != m["shared_host"] {
-		t.Errorf("GET tracking without a custom host: %v", m)
-	}
+	s.Run(t,
+		tracking("cname_found after removal", shape{"cname_found": false}),
+		set("back to the shared host", "/v1/domains/{id}", nil, nil),
+		tracking("GET tracking without a custom host", shape{"cname_found": nil, "tracking_host": nil, "host": scenario.Var("shared")}),
+	)
 }
 
 func TestNightlyRecheck(t *testing.T) {

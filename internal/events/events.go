@@ -82,6 +82,12 @@ type Event struct {
 	// RawData, when set, is Data already encoded: a caller raising several
 	// events with the same data encodes it once, outside its transaction.
 	RawData json.RawMessage
+	// DataIsEmail says Data is exactly EmailData of the email row EmailID
+	// names (its from, to, subject, tags and test_mode): the event stores
+	// no data, and every read builds it from the row again (emailDataOf),
+	// which sending never changes once written. A broadcast's two events
+	// per recipient cost the log about 230 bytes less each.
+	DataIsEmail bool
 
 	// What the analytics rollups need beyond Data (never stored with the
 	// event, never in a webhook): the email's template and mail class, and
@@ -164,7 +170,9 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 		ev.Data = map[string]any{}
 	}
 	data := []byte(ev.RawData)
-	if data == nil {
+	if ev.DataIsEmail && ev.EmailID != "" {
+		data = []byte{} // '': never what json.Marshal writes
+	} else if data == nil {
 		var err error
 		if data, err = json.Marshal(ev.Data); err != nil {
 			return ev, err
@@ -306,19 +314,14 @@ func Timelines(ctx context.Context, db *store.DB, workspaceID string, emailIDs [
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		ev := Event{WorkspaceID: workspaceID}
-		var at int64
-		var data string
-		if err := rows.Scan(&ev.EmailID, &ev.ID, &ev.Type, &ev.Sequence, &at, &data); err != nil {
-			return nil, err
-		}
-		ev.CreatedAt = store.FromMillis(at)
-		_ = json.Unmarshal([]byte(data), &ev.Data)
+	evs, err := scanTimeline(ctx, db, rows, func(ev *Event) []any {
+		ev.WorkspaceID = workspaceID
+		return []any{&ev.EmailID, &ev.ID, &ev.Type, &ev.Sequence}
+	})
+	for _, ev := range evs {
 		out[ev.EmailID] = append(out[ev.EmailID], ev)
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // EmailsOf maps each of the workspace's events among ids to the email it
@@ -354,20 +357,90 @@ func Timeline(ctx context.Context, db *store.DB, workspaceID, emailID string) ([
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	return scanTimeline(ctx, db, rows, func(ev *Event) []any {
+		ev.WorkspaceID, ev.EmailID = workspaceID, emailID
+		return []any{&ev.ID, &ev.Type, &ev.Sequence}
+	})
+}
+
+// scanTimeline reads timeline rows, each the columns dest points at, then
+// created_at and data, and closes rows; an event stored without its data
+// (DataIsEmail) gets it from its email row.
+func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*Event) []any) ([]Event, error) {
 	var out []Event
+	var datas []string
 	for rows.Next() {
-		ev := Event{WorkspaceID: workspaceID, EmailID: emailID}
+		var ev Event
 		var at int64
 		var data string
-		if err := rows.Scan(&ev.ID, &ev.Type, &ev.Sequence, &at, &data); err != nil {
+		if err := rows.Scan(append(dest(&ev), &at, &data)...); err != nil {
+			rows.Close()
 			return nil, err
 		}
 		ev.CreatedAt = store.FromMillis(at)
-		_ = json.Unmarshal([]byte(data), &ev.Data)
-		out = append(out, ev)
+		out, datas = append(out, ev), append(datas, data)
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var derived []string
+	for i, d := range datas {
+		if d == "" {
+			derived = append(derived, out[i].EmailID)
+		}
+	}
+	byEmail, err := emailDataOf(ctx, db, derived)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range datas {
+		if d == "" {
+			d = string(byEmail[out[i].EmailID])
+		}
+		_ = json.Unmarshal([]byte(d), &out[i].Data)
+	}
+	return out, nil
+}
+
+// emailDataOf is the data of the events raised with DataIsEmail about the
+// given emails, by email id: EmailDataJSON of each email row, as the raiser
+// would have encoded it. The email rows are the sending area's, never
+// rewritten in these columns and never deleted.
+func emailDataOf(ctx context.Context, db *store.DB, emailIDs []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	slices.Sort(emailIDs)
+	emailIDs = slices.Compact(emailIDs)
+	for start := 0; start < len(emailIDs); start += 512 {
+		args, in := store.PaddedIn(nil, emailIDs[start:min(start+512, len(emailIDs))])
+		rows, err := db.Query(ctx, `SELECT id, from_addr, to_addrs, subject, tags, test_mode FROM emails WHERE id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, from, to, subject, tags string
+			var testMode int
+			if err := rows.Scan(&id, &from, &to, &subject, &tags, &testMode); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			var toList []string
+			var tagMap map[string]string
+			if err := errors.Join(json.Unmarshal([]byte(to), &toList), json.Unmarshal([]byte(tags), &tagMap)); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("events: the data of email %s: %w", id, err)
+			}
+			if out[id], err = EmailDataJSON(id, from, toList, subject, tagMap, testMode != 0); err != nil {
+				rows.Close()
+				return nil, err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // MarshalEnvelope renders the webhook envelope of an event row: what
@@ -452,28 +525,68 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind string, body []byte)) error {
 	for start := 0; start < len(seqs); start += 512 {
 		args, in := store.PaddedIn(nil, seqs[start:min(start+512, len(seqs))])
-		rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events WHERE seq IN (`+in+`)`, args...)
+		rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data, COALESCE(email_id, '') FROM events WHERE seq IN (`+in+`)`, args...)
 		if err != nil {
 			return err
 		}
+		var got []Stored
 		for rows.Next() {
-			var id, kind, data string
-			var seq int
+			var s Stored
 			var at int64
-			if err := rows.Scan(&id, &kind, &seq, &at, &data); err != nil {
+			var data string
+			if err := rows.Scan(&s.ID, &s.Type, &s.Sequence, &at, &data, &s.EmailID); err != nil {
 				rows.Close()
 				return err
 			}
-			body, err := MarshalEnvelope(id, kind, seq, store.FromMillis(at), []byte(data))
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			each(id, kind, body)
+			s.At, s.Data = store.FromMillis(at), []byte(data)
+			got = append(got, s)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		if err := complete(ctx, db, got); err != nil {
+			return err
+		}
+		for _, s := range got {
+			body, err := s.Envelope()
+			if err != nil {
+				return err
+			}
+			each(s.ID, s.Type, body)
+		}
+	}
+	return nil
+}
+
+// complete gives the events read from the log the data they were stored
+// without: an email's row (DataIsEmail), a received message (resolve).
+func complete(ctx context.Context, db *store.DB, evs []Stored) error {
+	if err := withEmailData(ctx, db, evs); err != nil {
+		return err
+	}
+	return resolve(ctx, db, evs)
+}
+
+// withEmailData gives the events stored without their data (DataIsEmail)
+// the data of their email row.
+func withEmailData(ctx context.Context, db *store.DB, evs []Stored) error {
+	var derived []string
+	for _, s := range evs {
+		if len(s.Data) == 0 && s.EmailID != "" {
+			derived = append(derived, s.EmailID)
+		}
+	}
+	if len(derived) == 0 {
+		return nil
+	}
+	byEmail, err := emailDataOf(ctx, db, derived)
+	if err != nil {
+		return err
+	}
+	for i, s := range evs {
+		if len(s.Data) == 0 && s.EmailID != "" {
+			evs[i].Data = byEmail[s.EmailID]
 		}
 	}
 	return nil
@@ -557,7 +670,11 @@ func WebhookEventsIn(ctx context.Context, db *store.DB, workspaceID string, afte
 		return nil, err
 	}
 	defer rows.Close()
-	return scanStored(rows)
+	out, err := scanStored(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, complete(ctx, db, out)
 }
 
 func scanStored(rows *sql.Rows) ([]Stored, error) {
@@ -610,5 +727,9 @@ func WebhookEventsOfEmail(ctx context.Context, db *store.DB, workspaceID, emailI
 		return nil, err
 	}
 	defer rows.Close()
-	return scanStored(rows)
+	out, err := scanStored(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, complete(ctx, db, out)
 }

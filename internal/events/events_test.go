@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,91 @@ func TestMarshalEnvelope(t *testing.T) {
 		got, err := events.MarshalEnvelope("evt_1", "email.received", 7, at, data)
 		if err != nil || string(got) != string(want) {
 			t.Errorf("got  %s (%v)\nwant %s", got, err, want)
+		}
+	}
+}
+
+// An event raised with DataIsEmail stores no data, and every read (the
+// timeline, the webhook envelope, the stream and replays) answers exactly
+// what the same event raised with its data written out answers.
+func TestEventDataFromEmailRow(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Open(t)
+	events.UseListeners(webhooks.Listening)
+	for _, tc := range []struct {
+		id, from, to, subject, tags string
+		testMode                    bool
+	}{
+		{"em_plain", `"News" <news@acme.example>`, `["m1@example.net"]`, "News for Ann", `{"broadcast_id":"bc_1"}`, false},
+		{"em_odd", "Ünïcode <a@b.example>", `["A <x@y.example>","z@y.example"]`, "Hi \"you\" <3 & \u2028", `{"z":"1","a":"<&>"}`, true},
+		{"em_none", "a@b.example", `[]`, "", `{}`, false},
+	} {
+		if _, err := db.W.ExecContext(ctx, db.Rebind(`INSERT INTO emails (id, workspace_id, status, from_addr, to_addrs, subject, tags, test_mode, created_at, updated_at)
+			VALUES (?, 'ws_1', 'delivered', ?, ?, ?, ?, ?, 1, 1)`), tc.id, tc.from, tc.to, tc.subject, tc.tags, store.BoolInt(tc.testMode)); err != nil {
+			t.Fatal(err)
+		}
+		var to []string
+		var tags map[string]string
+		_ = json.Unmarshal([]byte(tc.to), &to)
+		_ = json.Unmarshal([]byte(tc.tags), &tags)
+		at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		var written, derived events.Event
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			data := events.EmailData(tc.id, tc.from, to, tc.subject, tags, tc.testMode)
+			if written, err = events.Raise(ctx, tx, events.Event{WorkspaceID: "ws_1", EmailID: tc.id, Type: events.EmailSent, CreatedAt: at, Data: data}); err != nil {
+				return err
+			}
+			derived, err = events.Raise(ctx, tx, events.Event{WorkspaceID: "ws_1", EmailID: tc.id, Type: events.EmailSent, CreatedAt: at, Data: data, DataIsEmail: true})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored string
+		if err := db.QueryRow(ctx, `SELECT data FROM events WHERE id = ?`, derived.ID).Scan(&stored); err != nil || stored != "" {
+			t.Fatalf("%s: stored data %q (%v), want none", tc.id, stored, err)
+		}
+
+		// The stream and the replays of one email.
+		one, err := events.WebhookEventsOfEmail(ctx, db, "ws_1", tc.id, 10)
+		if err != nil || len(one) != 2 {
+			t.Fatalf("%s: WebhookEventsOfEmail = %d events (%v)", tc.id, len(one), err)
+		}
+		all, err := events.WebhookEventsIn(ctx, db, "ws_1", one[0].Seq-1, one[1].Seq, 10)
+		if err != nil || len(all) != 2 {
+			t.Fatalf("%s: WebhookEventsIn = %d events (%v)", tc.id, len(all), err)
+		}
+		for _, pair := range [][]events.Stored{one, all} {
+			if string(pair[1].Data) != string(pair[0].Data) {
+				t.Errorf("%s: derived data %s\nwritten data %s", tc.id, pair[1].Data, pair[0].Data)
+			}
+		}
+		// The dispatcher's envelopes, the id aside.
+		bodies := map[string]string{}
+		if err := events.Envelopes(ctx, db, []any{one[0].Seq, one[1].Seq}, func(id, _ string, body []byte) {
+			bodies[id] = strings.Replace(string(body), id, "whd_X", 1)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if bodies[derived.ID] == "" || bodies[derived.ID] != bodies[written.ID] {
+			t.Errorf("%s: derived envelope %s\nwritten envelope %s", tc.id, bodies[derived.ID], bodies[written.ID])
+		}
+		// The timeline of GET /v1/emails/{id} and of a list page.
+		line, err := events.Timeline(ctx, db, "ws_1", tc.id)
+		if err != nil || len(line) != 2 {
+			t.Fatalf("%s: Timeline = %d events (%v)", tc.id, len(line), err)
+		}
+		lines, err := events.Timelines(ctx, db, "ws_1", []string{tc.id})
+		if err != nil || len(lines[tc.id]) != 2 {
+			t.Fatalf("%s: Timelines = %d events (%v)", tc.id, len(lines[tc.id]), err)
+		}
+		for _, l := range [][]events.Event{line, lines[tc.id]} {
+			w, _ := json.Marshal(l[0].Data)
+			d, _ := json.Marshal(l[1].Data)
+			if string(d) != string(w) || string(d) != string(one[0].Data) {
+				t.Errorf("%s: timeline derived data %s\nwritten data %s", tc.id, d, w)
+			}
 		}
 	}
 }

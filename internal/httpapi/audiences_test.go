@@ -17,9 +17,7 @@ import (
 
 func TestAudiencesRoutes(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	s.Run(t,
 		sc{Name: "create", Method: "POST", Path: "/v1/audiences", Body: map[string]any{"name": " Newsletter ", "description": "Monthly"},
 			Status: 201, Shape: shape{"id": scenario.Prefix("aud_"), "name": "Newsletter", "description": "Monthly",
@@ -64,9 +62,7 @@ func TestAudiencesRoutes(t *testing.T) {
 
 func TestMembersAndImport(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	s.Run(t,
 		sc{Name: "audience", Method: "POST", Path: "/v1/audiences", Body: map[string]any{"name": "News"}, Status: 201, Save: map[string]string{"aud": "id"}},
 		sc{Name: "suppress one address", Method: "POST", Path: "/v1/suppressions", Body: map[string]any{"email": "gone@example.com"}, Status: 201},

@@ -20,9 +20,7 @@ import (
 func TestDoubleOptIn(t *testing.T) {
 	fake := clock.NewFake(time.Now())
 	a := testapp.Start(t, testapp.WithClock(fake))
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	addr := "delivered+doi@" + a.Config.ServiceDomain
 	s.Run(t,
 		sc{Name: "audience", Method: "POST", Path: "/v1/audiences", Body: map[string]any{"name": "Weekly"}, Status: 201, Save: map[string]string{"aud": "id"}},

@@ -15,9 +15,7 @@ import (
 // and another send-only key's email answer 404.
 func TestSentAttachmentsRoutes(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	pdf := []byte("%PDF-1.4 not really\x00\x01")
 	s.Run(t,
 		sc{Name: "send-only key", Method: "POST", Path: "/v1/api-keys", Body: map[string]any{"name": "sender", "permission": "sending_access"},
@@ -85,5 +83,35 @@ func TestEmailMetricsRoute(t *testing.T) {
 		sc{Name: "not a date", Method: "GET", Path: "/v1/emails/metrics?start_date=yesterday", Status: 400, Code: "invalid_request"},
 		sc{Name: "an unknown parameter", Method: "GET", Path: "/v1/emails/metrics?from=2026-01-01", Status: 400, Code: "invalid_request"},
 		sc{Name: "a window too long", Method: "GET", Path: "/v1/emails/metrics?start_date=2020-01-01&end_date=2026-01-01", Status: 400, Code: "invalid_request"},
+	)
+}
+
+// TestEmailReadCarriesBodies: GET /v1/emails/{id} answers the bodies as the
+// Resend SDKs' emails.get reads them (null when none) beside the timeline,
+// with Get's visibility: another workspace and another send-only key's
+// email answer 404.
+func TestEmailReadCarriesBodies(t *testing.T) {
+	a := testapp.Start(t)
+	s := scenario.New(a).WithOther()
+	s.Run(t,
+		sc{Name: "send-only key", Method: "POST", Path: "/v1/api-keys", Body: map[string]any{"name": "sender", "permission": "sending_access"},
+			Status: 201, Save: map[string]string{"sendkey": "token"}},
+		sc{Name: "send html and text", Method: "POST", Path: "/v1/emails", Body: map[string]any{
+			"from": "onboarding@mailroom.test", "to": "delivered@mailroom.test", "subject": "both", "html": "<p>Hi</p>", "text": "Hi"},
+			Status: 200, Save: map[string]string{"both": "id"}},
+		sc{Name: "send text only", Method: "POST", Path: "/v1/emails", Body: map[string]any{
+			"from": "onboarding@mailroom.test", "to": "delivered@mailroom.test", "subject": "text", "text": "Plain"},
+			Status: 200, Save: map[string]string{"text": "id"}},
+		sc{Name: "read both", Method: "GET", Path: "/v1/emails/{both}", Status: 200,
+			Shape: shape{"html": "<p>Hi</p>", "text": "Hi", "subject": "both", "events": scenario.Present}},
+		sc{Name: "no html is null", Method: "GET", Path: "/v1/emails/{text}", Status: 200,
+			Check: func(t testing.TB, r *testapp.Response) {
+				if h, ok := r.JSON()["html"]; !ok || h != nil || r.JSON()["text"] != "Plain" {
+					t.Errorf("html %v (present %v), text %v", h, ok, r.JSON()["text"])
+				}
+			}},
+		sc{Name: "another workspace", Method: "GET", Path: "/v1/emails/{both}", Key: "{other}", Status: 404, Code: "not_found"},
+		sc{Name: "another send-only key's", Method: "GET", Path: "/v1/emails/{both}", Key: "{sendkey}", Status: 404, Code: "not_found"},
+		sc{Name: "unknown", Method: "GET", Path: "/v1/emails/em_nope", Status: 404, Code: "not_found"},
 	)
 }

@@ -186,11 +186,7 @@ func (h *handler) listEmails(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) getEmail(w http.ResponseWriter, r *http.Request) error {
-	e, err := h.d.Services.Sending.Get(r.Context(), caller(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	c, err := h.d.Services.Sending.Content(r.Context(), caller(r), e.ID)
+	e, c, err := h.d.Services.Sending.Read(r.Context(), caller(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

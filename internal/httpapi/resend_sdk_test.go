@@ -52,7 +52,7 @@ func TestResendGoSDK(t *testing.T) {
 		t.Fatalf("idempotent retry: %v, %v want %s", err, again, sent.Id)
 	}
 	got, err := c.Emails.Get(sent.Id)
-	if err != nil || got.Id != sent.Id || got.Subject != "From the SDK" || got.To[0] != deliveredTo {
+	if err != nil || got.Id != sent.Id || got.Subject != "From the SDK" || got.To[0] != deliveredTo || got.Text != "Hello" {
 		t.Fatalf("get: %v %+v", err, got)
 	}
 	list, err := c.Emails.List()

@@ -11,9 +11,7 @@ import (
 
 func TestSegmentsRoutes(t *testing.T) {
 	a := testapp.Start(t)
-	_, otherKey := a.NewWorkspace("Other", "other@example.com")
-	s := scenario.New(a)
-	s.Set("other", otherKey)
+	s := scenario.New(a).WithOther()
 	many := make([]any, 21)
 	for i := range many {
 		many[i] = map[string]any{"field": "tag", "op": "has", "value": fmt.Sprint("t", i)}

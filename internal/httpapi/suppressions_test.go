@@ -178,7 +178,7 @@ func TestSuppressionsRoutes(t *testing.T) {
 
 func TestSuppressionsPagination(t *testing.T) {
 	fake := clock.NewFake(time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC))
-	a := testapp.Start(t, testapp.WithClock(fake), testapp.WithEnv("MAILROOM_RATE_LIMIT", "100000"))
+	a := testapp.Start(t, testapp.WithClock(fake))
 	created := map[string]int{} // id -> creation order
 	for i := range 120 {
 		reason := "manual"

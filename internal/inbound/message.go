@@ -76,7 +76,11 @@ type Payload struct {
 }
 
 // Payload builds the email.received data of m.
-func (s *Service) Payload(m *Message) Payload {
+func (s *Service) Payload(m *Message) Payload { return payload(m, s.cfg.PublicURL) }
+
+// payload is the email.received data of m, its attachments' URLs under
+// publicURL.
+func payload(m *Message, publicURL string) Payload {
 	p := Payload{
 		MessageID: m.ID, ThreadID: m.ThreadID, Mailbox: m.Mailbox, From: m.From, FromName: nullable(m.FromName),
 		To: m.To, Cc: m.Cc, Subject: m.Subject, Snippet: m.Snippet, Text: m.Text, HTML: m.HTML,
@@ -101,7 +105,7 @@ func (s *Service) Payload(m *Message) Payload {
 			p.InlineImages = append(p.InlineImages, InlineImageJSON{Filename: pt.Filename, ContentID: pt.ContentID, ContentType: pt.ContentType, Size: pt.Size})
 			continue
 		}
-		p.Attachments = append(p.Attachments, AttachmentJSON{Filename: pt.Filename, ContentType: pt.ContentType, Size: pt.Size, URL: s.attachmentURL(m.ID, pt.Filename)})
+		p.Attachments = append(p.Attachments, AttachmentJSON{Filename: pt.Filename, ContentType: pt.ContentType, Size: pt.Size, URL: attachmentURL(publicURL, m.ID, pt.Filename)})
 	}
 	return p
 }

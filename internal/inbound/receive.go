@@ -100,7 +100,7 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 		if err := s.storeReceived(ctx, tx, msg, raw); err != nil {
 			return err
 		}
-		data, err := json.Marshal(s.Payload(msg))
+		data, err := json.Marshal(receivedRef{Message: msg.ID, PublicURL: s.cfg.PublicURL})
 		if err != nil {
 			return err
 		}
@@ -281,6 +281,6 @@ func executable(name string) bool {
 }
 
 // attachmentURL is where an attachment's bytes are read.
-func (s *Service) attachmentURL(messageID, filename string) string {
-	return s.cfg.PublicURL + "/v1/messages/" + messageID + "/attachments/" + url.PathEscape(filename)
+func attachmentURL(publicURL, messageID, filename string) string {
+	return publicURL + "/v1/messages/" + messageID + "/attachments/" + url.PathEscape(filename)
 }

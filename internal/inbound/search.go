@@ -65,6 +65,16 @@ func searchBody(m *Message) string {
 	return b
 }
 
+// storedSearchBody is the search_body column: "" when it would repeat
+// text_body, which the index and the excerpts read then (migration 00103).
+func storedSearchBody(m *Message) string {
+	b := searchBody(m)
+	if m.Text != nil && b == *m.Text {
+		return ""
+	}
+	return b
+}
+
 // searchPeople is the searchable names and addresses of a message (sender,
 // recipients, whose names only the decoded To and Cc headers keep) and its
 // attachment names.

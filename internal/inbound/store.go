@@ -190,7 +190,7 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		nullIfEmpty(m.MessageID), nullIfEmpty(m.InReplyTo), jsonText(m.References), nullIfEmpty(m.ListID),
 		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), store.BoolInt(m.Automated), jsonText(atts), jsonText(inl),
 		store.BoolInt(m.Unread), store.BoolInt(m.Archived), m.Size, nullIfEmpty(m.EmailID), store.Millis(m.ReceivedAt),
-		searchBody(m), searchPeople(m))
+		storedSearchBody(m), searchPeople(m))
 	if err != nil {
 		return err
 	}
@@ -418,8 +418,10 @@ func getThread(ctx context.Context, q store.Querier, workspaceID, mailboxID, id 
 		WHERE `+where+` AND t.id = ?`, append(args, id)...))
 }
 
-// messageIndex is the full-text index of messages (migrations 00049-00050).
-var messageIndex = store.TextIndex{Table: "messages", Key: "id", Columns: []string{"subject", "search_people", "search_body"}, Excerpt: "search_body"}
+// messageIndex is the full-text index of messages (migrations 00049,
+// 00050, 00103): search_body is ” where it would repeat text_body.
+var messageIndex = store.TextIndex{Table: "messages", Key: "id", Columns: []string{"subject", "search_people", "search_body"},
+	Excerpt: "CASE WHEN search_body = '' THEN text_body ELSE search_body END"}
 
 // searchMessages is GET /v1/search: the messages of the workspace (of one
 // mailbox when mailboxID is set) holding every word of q, best first.
@@ -591,4 +593,21 @@ func lastReceived(ctx context.Context, q store.Querier, workspaceID, mailboxID s
 	}
 	t := store.FromMillis(at.Int64)
 	return &t, nil
+}
+
+// messagesByID reads the messages among ids that exist, whatever their
+// workspace: the event log that names them is already scoped.
+func messagesByID(ctx context.Context, q store.Querier, ids []string) (map[string]*Message, error) {
+	out := make(map[string]*Message, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		args, in := store.PaddedIn(nil, ids[start:min(start+500, len(ids))])
+		ms, err := store.QueryAll(ctx, q, scanMessage, `SELECT `+messageCols+messageFrom+` WHERE m.id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			out[m.ID] = m
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,10 @@
 package jobs
 
-import "github.com/riverqueue/river"
+import (
+	"encoding/json"
+
+	"github.com/riverqueue/river"
+)
 
 // DeliverArgs asks the delivery engine to send one accepted email (to real,
 // non-test recipients). The sending service inserts it in the transaction
@@ -54,6 +58,43 @@ const QueueMarketing = "marketing"
 // marketing emails (one broadcast batch) on the marketing lane.
 type MarketingBatchArgs struct {
 	Emails []EmailRef `json:"emails"`
+}
+
+// marketingBatchJSON is MarketingBatchArgs as the queue stores it: a batch
+// of one workspace (a broadcast's) names it once, then the email ids, about
+// 60 bytes less per email than an EmailRef each; a mixed batch keeps Emails.
+type marketingBatchJSON struct {
+	Emails      []EmailRef `json:"emails,omitempty"`
+	WorkspaceID string     `json:"workspace_id,omitempty"`
+	EmailIDs    []string   `json:"email_ids,omitempty"`
+}
+
+// MarshalJSON writes the one-workspace form when it can.
+func (a MarketingBatchArgs) MarshalJSON() ([]byte, error) {
+	if len(a.Emails) == 0 {
+		return []byte(`{"emails":[]}`), nil
+	}
+	out := marketingBatchJSON{WorkspaceID: a.Emails[0].WorkspaceID, EmailIDs: make([]string, len(a.Emails))}
+	for i, e := range a.Emails {
+		if e.WorkspaceID != out.WorkspaceID || out.WorkspaceID == "" {
+			return json.Marshal(marketingBatchJSON{Emails: a.Emails})
+		}
+		out.EmailIDs[i] = e.EmailID
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads either form (and jobs queued before the short one).
+func (a *MarketingBatchArgs) UnmarshalJSON(b []byte) error {
+	var in marketingBatchJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	a.Emails = in.Emails
+	for _, id := range in.EmailIDs {
+		a.Emails = append(a.Emails, EmailRef{EmailID: id, WorkspaceID: in.WorkspaceID})
+	}
+	return nil
 }
 
 // Kind names the job in the queue.

@@ -29,7 +29,7 @@ type node struct {
 func setup(t *testing.T) *node {
 	t.Helper()
 	dns, sink := dnstest.Start(t), smtpsink.Start(t)
-	a := testapp.Start(t, testapp.WithMX(dns, sink), testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"), testapp.WithEnv("MAILROOM_RATE_LIMIT", "100000")) // get_email is polled
+	a := testapp.Start(t, testapp.WithMX(dns, sink), testapp.WithEnv("MAILROOM_SMTP_ADDR", "127.0.0.1:0"))
 	a.VerifiedDomain(a.Key, dns, "acme.example", nil)
 	var list struct {
 		Mailboxes []struct{ ID, Address string }

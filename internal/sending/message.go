@@ -25,7 +25,7 @@ type Stored struct {
 // assembly the booking used to check the 40 MB limit). date is the Date
 // header to write. A missing email answers store.ErrNotFound.
 func Load(ctx context.Context, db *store.DB, workspaceID, emailID string, date time.Time) (*Stored, error) {
-	e, err := loadFull(ctx, db, workspaceID, emailID)
+	e, err := loadFull(ctx, db, Caller{WorkspaceID: workspaceID}, emailID)
 	if err != nil {
 		return nil, err
 	}

@@ -67,8 +67,26 @@ func (s *Service) Get(ctx context.Context, c Caller, id string) (*Email, error) 
 	if err != nil {
 		return nil, err
 	}
+	return s.withTimeline(ctx, row)
+}
+
+// Read is Get with what the email says (GET /v1/emails/{id}): one read of
+// the whole row, one of its timeline.
+func (s *Service) Read(ctx context.Context, c Caller, id string) (*Email, *Content, error) {
+	row, err := s.readFull(ctx, c, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := s.withTimeline(ctx, row)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, &Content{HTML: row.HTML, Text: row.Text, Headers: row.Headers}, nil
+}
+
+func (s *Service) withTimeline(ctx context.Context, row *emailRow) (*Email, error) {
 	e := row.public()
-	rest, err := events.Timeline(ctx, s.db, c.WorkspaceID, id)
+	rest, err := events.Timeline(ctx, s.db, row.WorkspaceID, row.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -144,13 +162,7 @@ func (s *Service) Content(ctx context.Context, c Caller, id string) (*Content, e
 // visibility: another workspace's id, or another key's email for a
 // send-only key, answers not_found.
 func (s *Service) readFull(ctx context.Context, c Caller, id string) (*emailRow, error) {
-	if _, err := readRow(ctx, s.db, c, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errEmailNotFound()
-		}
-		return nil, err
-	}
-	row, err := loadFull(ctx, s.db, c.WorkspaceID, id)
+	row, err := loadFull(ctx, s.db, c, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errEmailNotFound()
 	}

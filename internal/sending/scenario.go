@@ -131,7 +131,7 @@ func (s *Service) engage(ctx context.Context, ws, id string, click bool) error {
 // scenarioEmail reads a scenario's email and its sender; nil (and no error)
 // when it is gone or its From no longer parses: the scenario just ends.
 func (s *Service) scenarioEmail(ctx context.Context, ws, id string) (*emailRow, Address, error) {
-	e, err := loadFull(ctx, s.db, ws, id)
+	e, err := loadFull(ctx, s.db, Caller{WorkspaceID: ws}, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Address{}, nil
 	}

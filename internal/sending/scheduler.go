@@ -213,7 +213,7 @@ func (s *Service) PromoteDue(ctx context.Context) (int, error) {
 }
 
 func (s *Service) promoteOne(ctx context.Context, tx *store.Tx, a *acceptBatch, ws, id string, now time.Time) error {
-	e, err := loadFull(ctx, tx, ws, id)
+	e, err := loadFull(ctx, tx, Caller{WorkspaceID: ws}, id)
 	if err != nil {
 		return err
 	}

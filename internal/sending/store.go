@@ -252,9 +252,12 @@ func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailR
 }
 
 // loadFull reads a whole row including bodies, for the simulator and for
-// message assembly.
-func loadFull(ctx context.Context, q store.Querier, workspaceID, id string) (*emailRow, error) {
-	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, e.body_source FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`, workspaceID, id)
+// message assembly (a Caller of the workspace alone) and for reads (the
+// caller's visibility, as readRow).
+func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*emailRow, error) {
+	own, args := ownFilter(c)
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, e.body_source FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
+		append([]any{c.WorkspaceID, id}, args...)...)
 	var html, text sql.NullString
 	var headers, atts string
 	e := &emailRow{}
@@ -369,14 +372,19 @@ func LockOutcome(ctx context.Context, tx *store.Tx, id string) (status EmailStat
 }
 
 // WriteOutcome stores an email's status and recipients (JSON), and
-// lastError unless it is empty.
+// lastError unless it is empty. A final status drops the claim: no attempt
+// holds the email any more (LockOutcome's reader checks the status first).
 func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStatus, recipients, lastError string, now time.Time) error {
+	claim := "claim"
+	if status != StatusSending {
+		claim = "''"
+	}
 	var err error
 	if lastError != "" {
-		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, claim = `+claim+`, updated_at = ? WHERE id = ?`,
 			string(status), recipients, lastError, store.Millis(now), id)
 	} else {
-		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, updated_at = ? WHERE id = ?`,
+		_, err = tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, claim = `+claim+`, updated_at = ? WHERE id = ?`,
 			string(status), recipients, store.Millis(now), id)
 	}
 	return err

@@ -91,6 +91,10 @@ func (db *DB) MigrateTo(ctx context.Context, version int64) error {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
+	// Branches developed side by side pick their numbers apart, so a release
+	// can bring a migration numbered below one a database already has: goose
+	// applies it instead of refusing to start (each migration stands alone).
+	opts = append(opts, goose.WithAllowOutofOrder(true))
 	p, err := goose.NewProvider(dialect, db.W, sub, opts...)
 	if err != nil {
 		return fmt.Errorf("loading migrations: %w", err)

@@ -3,9 +3,13 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
@@ -202,4 +206,94 @@ func TestRollupTablesMigrate(t *testing.T) {
 	if err := db.QueryRow(ctx, `SELECT sent FROM analytics_days WHERE workspace_id = 'ws' AND tag_key = 'plan' AND tag_value = 'pro' AND day = 20000`).Scan(&planSent); err != nil || planSent != 3 {
 		t.Errorf("plan:pro sent %d (%v), want 3", planSent, err)
 	}
+}
+
+// Migration 00097 keys broadcast_recipients by (broadcast_id, contact_id)
+// and drops the id: every recipient keeps its fields, the id it had is
+// broadcast_id_contact_id, and the snapshot's one-row-per-address rule and
+// the key still refuse a second row.
+func TestMigrationKeysBroadcastRecipients(t *testing.T) {
+	ctx := context.Background()
+	db := migratedTo(t, 96)
+	for _, c := range []string{"ct_1", "ct_2"} {
+		if _, err := db.Exec(ctx, `INSERT INTO broadcast_recipients (id, broadcast_id, workspace_id, contact_id, email, first_name, attributes, status, email_id, created_at, updated_at)
+			VALUES (?, 'bc_1', 'ws_1', ?, ?, 'Ann', '{"plan":"pro"}', 'sent', ?, 1, 2)`, "bc_1_"+c, c, c+"@example.net", "em_"+c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(ctx, `SELECT broadcast_id || '_' || contact_id, workspace_id, email, first_name, attributes, status, email_id, created_at, updated_at
+		FROM broadcast_recipients ORDER BY contact_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var id, ws, email, first, attrs, status, emailID string
+		var c, u int64
+		if err := rows.Scan(&id, &ws, &email, &first, &attrs, &status, &emailID, &c, &u); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintln(id, ws, email, first, attrs, status, emailID, c, u))
+	}
+	want := []string{"bc_1_ct_1 ws_1 ct_1@example.net Ann {\"plan\":\"pro\"} sent em_ct_1 1 2\n", "bc_1_ct_2 ws_1 ct_2@example.net Ann {\"plan\":\"pro\"} sent em_ct_2 1 2\n"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("recipients after 00097:\n%q\nwant\n%q", got, want)
+	}
+	for _, dup := range [][2]string{{"ct_1", "new@example.net"}, {"ct_3", "ct_2@example.net"}} {
+		if _, err := db.Exec(ctx, `INSERT INTO broadcast_recipients (broadcast_id, workspace_id, contact_id, email, status, created_at, updated_at)
+			VALUES ('bc_1', 'ws_1', ?, ?, 'pending', 1, 1)`, dup[0], dup[1]); err == nil {
+			t.Errorf("a second row for %v was taken", dup)
+		}
+	}
+}
+
+// TestMigrateAppliesOneNumberedBelow: a database that has every migration
+// but one numbered below its newest (a release merged branches that picked
+// their numbers apart) gets the missing one on the next start instead of a
+// refusal. Upgrading from the release before 00096 landed hit this.
+func TestMigrateAppliesOneNumberedBelow(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.EmptyURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	all, err := store.Migrations(db.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const missing = "00096_broadcast_body_once.sql"
+	dialect := goose.DialectSQLite3
+	if db.Dialect == store.Postgres {
+		dialect = goose.DialectPostgres
+	}
+	older, err := goose.NewProvider(dialect, db.W, without{all, missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := older.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrating a database that lacks %s: %v", missing, err)
+	}
+	var n int
+	if err := db.W.QueryRowContext(ctx, `SELECT COUNT(*) FROM emails WHERE body_source = ''`).Scan(&n); err != nil {
+		t.Fatalf("%s was not applied: %v", missing, err)
+	}
+}
+
+// without is a migration directory with one file left out.
+type without struct {
+	fs.FS
+	name string
+}
+
+func (w without) ReadDir(name string) ([]fs.DirEntry, error) {
+	es, err := fs.ReadDir(w.FS, name)
+	return slices.DeleteFunc(es, func(e fs.DirEntry) bool { return e.Name() == w.name }), err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,7 +21,7 @@ type TextIndex struct {
 	Table   string   // the indexed table, aliased t in the query
 	Key     string   // its primary key column
 	Columns []string // the indexed columns, most important first
-	Excerpt string   // the column excerpts are cut from (one of Columns)
+	Excerpt string   // the column (or SQL over the row) excerpts are cut from
 }
 
 // Text search limits: a query's words beyond maxSearchWords are ignored,
@@ -50,9 +51,10 @@ func SearchWords(q string) []string {
 // TextSearch is a query, with its arguments, for at most limit rows of the
 // indexed table holding every word of q (SearchWords: whole words, case
 // folded, no stemming), best ranked first and, at equal rank, in the
-// order tie (SQL over t, e.g. "t.received_at DESC"). It selects cols (SQL
-// over t), then search_rank (higher is better) and search_excerpt, left
-// empty for TextExcerpts. where narrows the rows (SQL over t; empty for
+// order tie (terms over t, each an expression without a comma and an
+// optional direction, e.g. "t.received_at DESC, t.id DESC"). It selects
+// cols (SQL over t), then search_rank (higher is better) and
+// search_excerpt, left empty for TextExcerpts. where narrows the rows (SQL over t; empty for
 // all). ok is false when q holds no word, and then there is nothing to ask.
 //
 // Only the rankCandidates newest hits are ranked (SQLite: by rowid, the
@@ -92,11 +94,19 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 		}
 	}
 	bm25 := `bm25(` + fts + `, ` + strings.Join(weights, ", ") + `)`
+	// The tie's terms are read with each candidate's row, which the scope
+	// reads anyway, rather than looked up again to sort the window.
+	var keys, order []string
+	for i, term := range strings.Split(tie, ",") {
+		expr, dir, _ := strings.Cut(strings.TrimSpace(term), " ")
+		k := "k" + strconv.Itoa(i)
+		keys, order = append(keys, expr+" AS "+k), append(order, strings.TrimSpace(k+" "+dir))
+	}
 	// FTS5 hands the hits newest first and stops at the window; bm25 runs
 	// once per candidate (its per-word document counts once per query).
-	return Cat(`WITH cand AS (SELECT `+fts+`.rowid AS r, `+bm25+` AS rank FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
+	return Cat(`WITH cand AS (SELECT `+fts+`.rowid AS r, `+bm25+` AS rank, `+strings.Join(keys, ", ")+` FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
 			WHERE `+fts+` MATCH `, Val(ftsQuery(words)), ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT `, Val(rankCandidates), `),
-		hits AS (SELECT cand.r, cand.rank FROM cand CROSS JOIN `+ix.Table+` t ON t.rowid = cand.r ORDER BY cand.rank, `+tie+` LIMIT `, Val(limit), `)
+		hits AS (SELECT cand.r, cand.rank FROM cand ORDER BY cand.rank, `+strings.Join(order, ", ")+` LIMIT `, Val(limit), `)
 		SELECT `+cols+`, -hits.rank AS search_rank, '' AS search_excerpt
 		FROM hits CROSS JOIN `+ix.Table+` t ON t.rowid = hits.r
 		ORDER BY hits.rank, `+tie), true

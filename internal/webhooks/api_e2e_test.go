@@ -121,33 +121,34 @@ func TestSecretRotation(t *testing.T) {
 	n := startNode(t)
 	rc := newReceiver(t, n.clock)
 	wh := n.register(t, rc, nil)
-	id, oldSecret := wh["id"].(string), wh["secret"].(string)
-	r := n.Do("PATCH", "/v1/webhooks/"+id, map[string]any{"rotate_secret": true})
-	if r.Status != 200 {
-		t.Fatalf("rotate: %d %s", r.Status, r.Body)
-	}
-	newSecret := r.JSON()["secret"].(string)
-	until, _ := time.Parse(time.RFC3339, r.JSON()["previous_secret_valid_until"].(string))
-	if newSecret == oldSecret || !until.Equal(t0.Add(24*time.Hour)) {
-		t.Fatalf("rotate answered %s", r.Body)
-	}
-	if g := n.get(t, "/v1/webhooks/"+id); g["previous_secret_valid_until"] == nil || g["secret"] != nil {
-		t.Fatalf("get during grace: %v", g)
-	}
+	s := scenario.New(n.App)
+	s.Set("id", wh["id"].(string))
+	s.Set("old", wh["secret"].(string))
+	graceEnd := t0.Add(24 * time.Hour).Format(time.RFC3339)
+	s.Run(t, sc{Name: "rotate answers a new secret and the old one's end", Method: "PATCH", Path: "/v1/webhooks/{id}",
+		Body: map[string]any{"rotate_secret": true}, Status: 200, Save: map[string]string{"new": "secret"},
+		Shape: shape{"secret": scenario.All(scenario.Prefix("whsec_"), scenario.NotVar("old")), "previous_secret_valid_until": graceEnd}})
+	oldSecret, newSecret := s.Get("old"), s.Get("new")
 	rc.setSecrets(oldSecret, newSecret)
-	n.raise(t, n.WorkspaceID, events.EmailDelivered, 1)
-	h := rc.waitCount(1, 10*time.Second)[0]
-	if strings.Count(h.header.Get("X-Svc-Signature"), "v1=") != 2 || len(h.verified) != 2 {
-		t.Fatalf("during grace: %s verified by %d secrets", h.header.Get("X-Svc-Signature"), len(h.verified))
+
+	phases := []struct {
+		name       string
+		after      time.Duration // from the rotation
+		signedBy   []string
+		validUntil any // previous_secret_valid_until read back
+	}{
+		{"during the grace", 0, []string{oldSecret, newSecret}, graceEnd},
+		{"after the grace", 24*time.Hour + time.Second, []string{newSecret}, nil},
 	}
-	n.advance(24*time.Hour + time.Second)
-	n.raise(t, n.WorkspaceID, events.EmailDelivered, 1)
-	h = rc.waitCount(2, 10*time.Second)[1]
-	if strings.Count(h.header.Get("X-Svc-Signature"), "v1=") != 1 || !slices.Equal(h.verified, []string{newSecret}) {
-		t.Fatalf("after grace: %s verified by %v", h.header.Get("X-Svc-Signature"), h.verified)
-	}
-	if g := n.get(t, "/v1/webhooks/"+id); g["previous_secret_valid_until"] != nil {
-		t.Fatalf("get after grace: %v", g)
+	for i, ph := range phases {
+		n.advance(ph.after)
+		n.raise(t, n.WorkspaceID, events.EmailDelivered, 1)
+		h := rc.waitCount(i+1, 10*time.Second)[i]
+		if sig := h.header.Get("X-Svc-Signature"); strings.Count(sig, "v1=") != len(ph.signedBy) || !slices.Equal(h.verified, ph.signedBy) {
+			t.Fatalf("%s: %s verified by %d secrets, want %d", ph.name, sig, len(h.verified), len(ph.signedBy))
+		}
+		s.Do(t, sc{Name: "get " + ph.name, Method: "GET", Path: "/v1/webhooks/{id}", Status: 200,
+			Shape: shape{"secret": scenario.Absent, "previous_secret_valid_until": ph.validUntil}})
 	}
 }
 
@@ -159,8 +160,7 @@ func TestDeliveryLogTestAndReplay(t *testing.T) {
 	n := startNode(t)
 	rc := newReceiver(t, n.clock)
 	rc.setAnswer(func(_ int, w http.ResponseWriter) { w.WriteHeader(202); w.Write([]byte(`{"ok":true}`)) })
-	wh := n.register(t, rc, nil)
-	id := wh["id"].(string)
+	id := n.register(t, rc, nil)["id"].(string)
 	other := newReceiver(t, n.clock)
 	n.register(t, other, nil)
 	evs := n.raise(t, n.WorkspaceID, events.EmailDelivered, 3)
@@ -168,86 +168,77 @@ func TestDeliveryLogTestAndReplay(t *testing.T) {
 	other.waitCount(3, 10*time.Second)
 	n.waitDeliveries(t, id, 3)
 
-	// Pagination over this endpoint's 3 rows, 2 per page.
-	page1 := n.get(t, "/v1/webhooks/deliveries?limit=2&webhook_id="+id)
-	if len(page1["deliveries"].([]any)) != 2 || page1["has_more"] != true || page1["next_cursor"] == nil {
-		t.Fatalf("page 1: %v", page1)
-	}
-	page2 := n.get(t, "/v1/webhooks/deliveries?limit=2&webhook_id="+id+"&cursor="+page1["next_cursor"].(string))
-	if len(page2["deliveries"].([]any)) != 1 || page2["has_more"] != false || page2["next_cursor"] != nil {
-		t.Fatalf("page 2: %v", page2)
-	}
-	seen := map[string]bool{}
-	for _, p := range []map[string]any{page1, page2} {
-		for _, d := range p["deliveries"].([]any) {
-			m := d.(map[string]any)
-			if m["webhook_id"] != id || m["status_code"].(float64) != 202 || m["response_body"] != `{"ok":true}` || m["event"] != "email.delivered" {
-				t.Fatalf("row %v", m)
-			}
-			seen[m["event_id"].(string)] = true
+	_, otherKey := n.NewWorkspace("Other", "o@example.com")
+	s := scenario.New(n.App)
+	s.Set("id", id)
+	s.Set("other", otherKey)
+	var logged []string // event ids the two pages list
+	row := shape{"webhook_id": id, "status_code": 202, "response_body": `{"ok":true}`, "event": "email.delivered"}
+	listed := func(t testing.TB, r *testapp.Response) {
+		for _, d := range r.JSON()["deliveries"].([]any) {
+			logged = append(logged, d.(map[string]any)["event_id"].(string))
 		}
 	}
-	for _, e := range evs {
-		if !seen[e] {
-			t.Fatalf("event %s missing from the log", e)
-		}
-	}
-	if all := n.get(t, "/v1/webhooks/deliveries"); len(all["deliveries"].([]any)) != 6 {
-		t.Fatalf("unfiltered log has %d rows", len(all["deliveries"].([]any)))
-	}
-	if r := n.Do("GET", "/v1/webhooks/deliveries?limit=101", nil); r.Status != 422 {
-		t.Fatalf("limit 101: %d", r.Status)
+	// The log: this endpoint's 3 rows, 2 per page, and both endpoints' 6.
+	s.Run(t,
+		sc{Name: "page 1", Method: "GET", Path: "/v1/webhooks/deliveries?limit=2&webhook_id={id}", Status: 200,
+			Shape: shape{"deliveries": scenario.All(scenario.Len(2), scenario.Each(row)), "has_more": true, "next_cursor": scenario.Prefix("")},
+			Save:  map[string]string{"cursor": "next_cursor"}, Check: listed},
+		sc{Name: "page 2", Method: "GET", Path: "/v1/webhooks/deliveries?limit=2&webhook_id={id}&cursor={cursor}", Status: 200,
+			Shape: shape{"deliveries": scenario.All(scenario.Len(1), scenario.Each(row)), "has_more": false, "next_cursor": nil},
+			Save:  map[string]string{"row": "deliveries.0.id", "event": "deliveries.0.event_id"}, Check: listed},
+		sc{Name: "unfiltered", Method: "GET", Path: "/v1/webhooks/deliveries", Status: 200, Shape: shape{"deliveries": scenario.Len(6)}},
+		sc{Name: "limit over 100", Method: "GET", Path: "/v1/webhooks/deliveries?limit=101", Status: 422, Code: "invalid_limit"},
+	)
+	if slices.Sort(logged); !slices.Equal(logged, slices.Sorted(slices.Values(evs))) {
+		t.Fatalf("the pages list events %v, want %v", logged, evs)
 	}
 
 	// Replay: same event id, same body, fresh signature.
-	row := page2["deliveries"].([]any)[0].(map[string]any)
 	var orig hit
 	for _, h := range rc.all() {
-		if h.envelope.ID == row["event_id"] {
+		if h.envelope.ID == s.Get("event") {
 			orig = h
 		}
 	}
 	n.advance(time.Minute)
-	r := n.Do("POST", "/v1/webhooks/deliveries", map[string]any{"delivery_id": row["id"]})
-	if r.Status != 200 || r.JSON()["success"] != true || r.JSON()["status_code"].(float64) != 202 ||
-		r.JSON()["response_body"] != `{"ok":true}` || r.JSON()["event_id"] != row["event_id"] {
-		t.Fatalf("replay: %d %s", r.Status, r.Body)
-	}
-	h := rc.all()[3]
-	if h.envelope.ID != row["event_id"] || string(h.body) != string(orig.body) || len(h.verified) != 1 || h.ts != t0.Add(time.Minute).Unix() {
+	s.Run(t, sc{Name: "replay", Method: "POST", Path: "/v1/webhooks/deliveries", Body: map[string]any{"delivery_id": "{row}"}, Status: 200,
+		Shape: shape{"success": true, "status_code": 202, "response_body": `{"ok":true}`, "event_id": scenario.Var("event")}})
+	if h := rc.all()[3]; h.envelope.ID != orig.envelope.ID || string(h.body) != string(orig.body) || len(h.verified) != 1 || h.ts != t0.Add(time.Minute).Unix() {
 		t.Fatalf("replayed %s (ts %d)", h.body, h.ts)
 	}
 
-	// Test event: answers what the endpoint answered.
+	// A test event answers what the endpoint answered, and is replayable too.
 	rc.setAnswer(func(_ int, w http.ResponseWriter) { w.WriteHeader(418); w.Write([]byte("teapot")) })
-	r = n.Do("POST", "/v1/webhooks/deliveries", map[string]any{"webhook_id": id})
-	res := r.JSON()
-	if r.Status != 200 || res["success"] != false || res["status_code"].(float64) != 418 || res["response_body"] != "teapot" ||
-		!strings.Contains(res["error"].(string), "418") || !strings.HasPrefix(res["event_id"].(string), "whd_") {
-		t.Fatalf("test delivery: %d %s", r.Status, r.Body)
-	}
+	s.Run(t, sc{Name: "test event", Method: "POST", Path: "/v1/webhooks/deliveries", Body: map[string]any{"webhook_id": "{id}"}, Status: 200,
+		Shape: shape{"success": false, "status_code": 418, "response_body": "teapot", "event_id": scenario.Prefix("whd_")},
+		Save:  map[string]string{"test": "delivery_id", "testEvent": "event_id"},
+		Check: func(t testing.TB, r *testapp.Response) {
+			if e, _ := r.JSON()["error"].(string); !strings.Contains(e, "418") {
+				t.Fatalf("test delivery's error %q does not name the status", e)
+			}
+		}})
 	th := rc.all()[4]
-	if th.envelope.ID != res["event_id"] || th.envelope.Event != "email.delivered" || !strings.Contains(string(th.envelope.Data), `"test_mode":true`) {
+	if th.envelope.ID != s.Get("testEvent") || th.envelope.Event != "email.delivered" || !strings.Contains(string(th.envelope.Data), `"test_mode":true`) {
 		t.Fatalf("test event %s", th.body)
 	}
-	// A test event is replayable too.
 	rc.setAnswer(answerStatus(200))
-	r = n.Do("POST", "/v1/webhooks/deliveries", map[string]any{"delivery_id": res["delivery_id"]})
-	if r.Status != 200 || r.JSON()["success"] != true || string(rc.all()[5].body) != string(th.body) {
-		t.Fatalf("replay of test: %d %s", r.Status, r.Body)
-	}
-	for _, bad := range []map[string]any{{}, {"webhook_id": id, "delivery_id": row["id"]}} {
-		if r := n.Do("POST", "/v1/webhooks/deliveries", bad); r.Status != 400 {
-			t.Errorf("%v: %d", bad, r.Status)
-		}
-	}
-	_, otherKey := n.NewWorkspace("Other", "o@example.com")
-	if r := n.DoKey(otherKey, "POST", "/v1/webhooks/deliveries", map[string]any{"delivery_id": row["id"]}); r.Status != 404 {
-		t.Fatalf("other workspace replay: %d %s", r.Status, r.Body)
-	}
-	if r := n.DoKey(otherKey, "GET", "/v1/webhooks/deliveries", nil); r.Status != 200 || len(r.JSON()["deliveries"].([]any)) != 0 {
-		t.Fatalf("other workspace log: %d %s", r.Status, r.Body)
-	}
+	s.Run(t,
+		sc{Name: "replay of the test event", Method: "POST", Path: "/v1/webhooks/deliveries", Body: map[string]any{"delivery_id": "{test}"}, Status: 200,
+			Shape: shape{"success": true},
+			Check: func(t testing.TB, _ *testapp.Response) {
+				if got := rc.all()[5].body; string(got) != string(th.body) {
+					t.Fatalf("replayed %s, want %s", got, th.body)
+				}
+			}},
+		sc{Name: "neither id", Method: "POST", Path: "/v1/webhooks/deliveries", Body: map[string]any{}, Status: 400, Code: "invalid_request"},
+		sc{Name: "both ids", Method: "POST", Path: "/v1/webhooks/deliveries", Body: map[string]any{"webhook_id": "{id}", "delivery_id": "{row}"},
+			Status: 400, Code: "invalid_request"},
+		sc{Name: "another workspace replays it", Method: "POST", Path: "/v1/webhooks/deliveries", Key: "{other}",
+			Body: map[string]any{"delivery_id": "{row}"}, Status: 404, Code: "not_found"},
+		sc{Name: "another workspace's log is empty", Method: "GET", Path: "/v1/webhooks/deliveries", Key: "{other}", Status: 200,
+			Shape: shape{"deliveries": scenario.Len(0)}},
+	)
 }
 
 // TestPrivateAddressesRefused: without MAILROOM_WEBHOOK_ALLOW_PRIVATE, only

@@ -70,6 +70,14 @@ func New(a *testapp.App) *Runner {
 	return &Runner{App: a, vars: map[string]string{}}
 }
 
+// WithOther makes another workspace and names its key "other": the cases
+// that check another workspace's id answers 404 use Key: "{other}".
+func (s *Runner) WithOther() *Runner {
+	_, key := s.App.NewWorkspace("Other", "other@example.com")
+	s.Set("other", key)
+	return s
+}
+
 // Set names a value for later cases (e.g. an id made outside the API).
 func (s *Runner) Set(name, value string) { s.vars[name] = value }
 

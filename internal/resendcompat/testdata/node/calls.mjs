@@ -87,7 +87,7 @@ async function copied(dup, get) {
 const calls = [
   ["emails.send", () => resend.emails.send({ from, to, subject: "every call", text: "x" }), hasId, (d) => (s.email = d.id)],
   ["emails.create", () => resend.emails.create({ from, to, subject: "later", text: "x", scheduledAt: "in 1 hour" }), hasId, (d) => (s.scheduled = d.id)],
-  ["emails.get", () => resend.emails.get(s.email), (d) => d.id === s.email && d.object === "email"],
+  ["emails.get", () => resend.emails.get(s.email), (d) => d.id === s.email && d.object === "email" && d.text === "x" && d.html === null],
   ["emails.list", () => resend.emails.list(), isList],
   ["emails.update", () => resend.emails.update({ id: s.scheduled, scheduledAt: new Date(Date.now() + 7200e3).toISOString() }), hasId],
   ["emails.cancel", () => resend.emails.cancel(s.scheduled), hasId],

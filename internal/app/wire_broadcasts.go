@@ -47,5 +47,10 @@ func (b broadcastBodies) Body(ctx context.Context, ws, source string, at time.Ti
 	return b.a.services.Broadcasts.Body(ctx, ws, source, at)
 }
 
+// Bodies reads the rows of a delivery batch's bodies in one query.
+func (b broadcastBodies) Bodies(ctx context.Context, ws string, sources []string) (map[string]sending.RenderBody, error) {
+	return b.a.services.Broadcasts.Bodies(ctx, ws, sources)
+}
+
 // Broadcasts is the node's broadcasts service (tests run a fan-out directly).
 func (a *App) Broadcasts() *broadcasts.Service { return a.services.Broadcasts }

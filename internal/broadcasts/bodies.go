@@ -26,6 +26,33 @@ func (s *Service) Body(ctx context.Context, workspaceID, source string, at time.
 	if err != nil {
 		return sending.Body{}, err
 	}
+	return s.body(ctx, workspaceID, broadcastID, p, at)
+}
+
+// Bodies reads the recipient rows of sources (one workspace's emails, a
+// delivery batch) in one query and returns what renders each body as Body
+// does; a source without a row gets one that answers not found.
+func (s *Service) Bodies(ctx context.Context, workspaceID string, sources []string) (map[string]sending.RenderBody, error) {
+	rows, err := recipientRows(ctx, s.c.DB, workspaceID, sources)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]sending.RenderBody, len(sources))
+	for _, src := range sources {
+		out[src] = func(context.Context, time.Time) (sending.Body, error) {
+			return sending.Body{}, apierr.NotFound("broadcast recipient")
+		}
+	}
+	for _, r := range rows {
+		out[r.ID] = func(ctx context.Context, at time.Time) (sending.Body, error) {
+			return s.body(ctx, workspaceID, r.broadcastID, r.pendingRow, at)
+		}
+	}
+	return out, nil
+}
+
+// body renders recipient p of the broadcast as of at.
+func (s *Service) body(ctx context.Context, workspaceID, broadcastID string, p pendingRow, at time.Time) (sending.Body, error) {
 	b, r, err := s.sending.get(ctx, s, workspaceID, broadcastID)
 	if err != nil {
 		return sending.Body{}, err

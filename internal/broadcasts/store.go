@@ -99,6 +99,40 @@ func recipientRow(ctx context.Context, q store.Querier, workspaceID, id string) 
 	return r, broadcastID, err
 }
 
+// recipientRows reads the recipients ids of one workspace with one query
+// per broadcast (a delivery batch's: one); those not found are left out.
+func recipientRows(ctx context.Context, q store.Querier, workspaceID string, ids []string) ([]handedRow, error) {
+	contacts := map[string][]string{} // broadcast -> contacts
+	for _, id := range ids {
+		if b, c, ok := splitRecipientID(id); ok {
+			contacts[b] = append(contacts[b], c)
+		}
+	}
+	var out []handedRow
+	for b, cs := range contacts {
+		args, in := store.PaddedIn([]any{b, workspaceID}, cs)
+		rows, err := store.QueryAll(ctx, q, func(sc store.Scanner) (handedRow, error) {
+			r := handedRow{broadcastID: b}
+			var a, ma string
+			err := sc.Scan(&r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma)
+			r.ID, r.Attrs, r.MemberAttrs = recipientID(b, r.ContactID), decodeMap(a), decodeMap(ma)
+			return r, err
+		}, `SELECT contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
+			WHERE broadcast_id = ? AND workspace_id = ? AND contact_id IN (`+in+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// handedRow is a recipient row with its broadcast's id.
+type handedRow struct {
+	pendingRow
+	broadcastID string
+}
+
 // A recipient's id is its broadcast's id and its contact's, joined by an
 // underscore; the table keys the two and stores no id (00097).
 func recipientID(broadcastID, contactID string) string { return broadcastID + "_" + contactID }

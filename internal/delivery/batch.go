@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"mailroom/internal/jobs"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
 
@@ -53,7 +54,17 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 		errs    []error
 		wg      sync.WaitGroup
 	)
+	loaded, err := s.loadBatch(ctx, emails)
+	if err != nil {
+		return err
+	}
+	dispatched := make(map[string]bool, len(emails))
 	for _, ref := range emails {
+		if dispatched[ref.EmailID] {
+			continue // named twice
+		}
+		dispatched[ref.EmailID] = true
+		e, read := loaded[ref.EmailID]
 		select {
 		case l.slots <- struct{}{}:
 		case <-ctx.Done():
@@ -64,7 +75,13 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 		go func(ref jobs.EmailRef) {
 			defer wg.Done()
 			defer func() { <-l.slots }()
-			next, err := s.deliver(ctx, ref.WorkspaceID, ref.EmailID, l)
+			next, err := time.Duration(0), e.err
+			switch {
+			case !read: // gone, or too heavy for the batch's read
+				next, err = s.deliver(ctx, ref.WorkspaceID, ref.EmailID, l)
+			case err == nil && e.email.deliverable(ref.WorkspaceID):
+				next, err = s.deliverEmail(ctx, e.email, l)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -90,4 +107,64 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// batchBodyBytes bounds the body and attachments of an email read with its
+// batch: a heavier one is read at its turn, so that the batch jobs a node
+// runs at once never hold more than a few bodies of each.
+const batchBodyBytes = 256 << 10
+
+// loaded is an email of a batch as its one read found it, or why it could
+// not be decoded.
+type loaded struct {
+	email *email
+	err   error
+}
+
+// loadBatch reads the emails of a batch and the rows their bodies are
+// rendered from (a broadcast's recipients) with one query each, instead of
+// one of each per email. Suppressions are still read per email, as its
+// turn comes (TestRecipientStatusFollowsEmail: one suppressed while the
+// batch is under way is not sent to). An email not found, or heavier than
+// batchBodyBytes, is left out.
+func (s *Service) loadBatch(ctx context.Context, refs []jobs.EmailRef) (map[string]loaded, error) {
+	ids := make([]string, len(refs))
+	owner := make(map[string]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.EmailID
+		owner[r.EmailID] = r.WorkspaceID
+	}
+	rows, err := sending.LoadOutgoingMany(ctx, s.db, ids, batchBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]loaded, len(rows))
+	sources := map[string][]string{} // workspace -> body sources
+	for _, o := range rows {
+		e, err := decodeEmail(o)
+		if err != nil {
+			out[o.ID] = loaded{err: err}
+			continue
+		}
+		out[o.ID] = loaded{email: e}
+		if e.BodySource != "" && e.deliverable(owner[e.ID]) {
+			sources[e.WorkspaceID] = append(sources[e.WorkspaceID], e.BodySource)
+		}
+	}
+	bb, ok := s.bodies.(sending.BodyBatch)
+	if !ok {
+		return out, nil
+	}
+	for ws, srcs := range sources {
+		bodies, err := bb.Bodies(ctx, ws, srcs)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range out {
+			if e := l.email; e != nil && e.WorkspaceID == ws {
+				e.render = bodies[e.BodySource]
+			}
+		}
+	}
+	return out, nil
 }

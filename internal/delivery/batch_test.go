@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,33 @@ func TestBatchJobDeliversAndHandsDeferralsOn(t *testing.T) {
 	}
 	if !scheduledAt.IsZero() && time.Until(scheduledAt) < 30*time.Second {
 		t.Fatalf("retry scheduled at %v, want about a minute ahead", scheduledAt)
+	}
+}
+
+// TestBatchReadsHeavyEmailsAlone: a batch job reads its light emails in one
+// query and an email whose body is over the batch's bound at its turn;
+// both, and an email named twice, are delivered once.
+func TestBatchReadsHeavyEmailsAlone(t *testing.T) {
+	b := setup(t)
+	light := b.insert(t, send{From: "News <news@example.com>", To: []string{"ann@example.net"}, Subject: "light", Text: "hi", SkipDelivery: true})
+	heavy := b.insert(t, send{From: "News <news@example.com>", To: []string{"bob@example.net"}, Subject: "heavy",
+		Text: strings.Repeat("a line of the heavy body\n", 400<<10/25), SkipDelivery: true})
+	err := b.a.DB.InTx(context.Background(), func(tx *store.Tx) error {
+		tx.AddJob(jobs.DeliverBatchArgs{Emails: []jobs.EmailRef{
+			{EmailID: light, WorkspaceID: b.a.WorkspaceID},
+			{EmailID: heavy, WorkspaceID: b.a.WorkspaceID},
+			{EmailID: light, WorkspaceID: b.a.WorkspaceID},
+		}})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.waitStatus(t, light, "delivered")
+	b.waitStatus(t, heavy, "delivered")
+	for _, id := range []string{light, heavy} {
+		if r := b.row(t, id); r.Recipients[0].Attempts != 1 {
+			t.Fatalf("email %s: %+v, want one attempt", id, r)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/mail"
 	"strings"
 	"time"
@@ -97,6 +96,13 @@ type email struct {
 	TopicID              string // a topic send: each recipient gets its own message (personal.go)
 	Track                int    // tracking.TrackOpens | TrackClicks
 	CreatedAt            time.Time
+
+	// render renders the body with no read (its row was read with its
+	// batch); nil: withBody reads it.
+	render sending.RenderBody
+	// mayKeep: an earlier attempt may have kept the signed message
+	// (outbound_messages), which the final outcome then drops.
+	mayKeep bool
 }
 
 // loadEmail reads an email by id from the sending area (the id is the
@@ -286,7 +292,13 @@ func (s *Service) withBody(ctx context.Context, e *email) error {
 	if s.bodies == nil {
 		return permanentError{fmt.Errorf("email %s: no renderer for its body", e.ID)}
 	}
-	b, err := s.bodies.Body(ctx, e.WorkspaceID, e.BodySource, e.CreatedAt)
+	var b sending.Body
+	var err error
+	if e.render != nil {
+		b, err = e.render(ctx, e.CreatedAt)
+	} else {
+		b, err = s.bodies.Body(ctx, e.WorkspaceID, e.BodySource, e.CreatedAt)
+	}
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		return permanentError{fmt.Errorf("could not render: %s", ae.Message)}
@@ -295,11 +307,6 @@ func (s *Service) withBody(ctx context.Context, e *email) error {
 		return err
 	}
 	e.HTML, e.Text = b.HTML, b.Text
-	if len(b.Headers) > 0 {
-		h := make(map[string]string, len(e.Headers)+len(b.Headers))
-		maps.Copy(h, e.Headers)
-		maps.Copy(h, b.Headers)
-		e.Headers = h
-	}
+	e.Headers = sending.WithHeaders(e.Headers, b.Headers)
 	return nil
 }

@@ -112,7 +112,7 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 		if final == sending.StatusSending && keep != nil {
 			return keepSigned(ctx, tx, e.ID, e.WorkspaceID, keep, now)
 		}
-		if final != sending.StatusSending {
+		if final != sending.StatusSending && e.mayKeep {
 			return dropSigned(ctx, tx, e.ID)
 		}
 		return nil

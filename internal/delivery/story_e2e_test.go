@@ -57,17 +57,21 @@ func TestEmailStory(t *testing.T) {
 	story := func() map[string]any { return a.Do("GET", "/v1/emails/"+id+"/attempts", nil).JSON() }
 	testapp.Eventually(t, 15*time.Second, func() bool { return len(story()["data"].([]any)) == 1 }, "no first attempt")
 
-	// The retry is a minute away: run it now.
+	// The retry is a minute away: run it now. Its job is queued once the
+	// batch that made the attempt ends, after the attempt's commit.
 	ctx := context.Background()
-	jobs, err := a.Queue.Client.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateScheduled, rivertype.JobStateRetryable).First(20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, j := range jobs.Jobs {
-		if _, err := a.Queue.Client.JobRetry(ctx, j.ID); err != nil {
+	testapp.Eventually(t, 15*time.Second, func() bool {
+		jobs, err := a.Queue.Client.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateScheduled, rivertype.JobStateRetryable).First(20))
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
+		for _, j := range jobs.Jobs {
+			if _, err := a.Queue.Client.JobRetry(ctx, j.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(jobs.Jobs) > 0
+	}, "no retry queued")
 	testapp.Eventually(t, 15*time.Second, func() bool { return story()["status"] == "delivered" && hooks.Load() >= 2 }, "never delivered with its webhooks")
 	testapp.Eventually(t, 10*time.Second, func() bool { return len(story()["webhook_deliveries"].([]any)) >= 2 }, "webhook deliveries missing from the story")
 

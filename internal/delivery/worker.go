@@ -62,15 +62,30 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	if e == nil {
 		return 0, err
 	}
+	return s.deliverEmail(ctx, e, l)
+}
+
+// deliverEmail makes the attempt at e, owed as read (deliver, or a batch's
+// one read: loadBatch).
+func (s *Service) deliverEmail(ctx context.Context, e *email, l lane) (time.Duration, error) {
 	rcpts := e.recipients()
+	e.mayKeep = slices.ContainsFunc(rcpts, func(r Recipient) bool { return r.Attempts > 0 }) // a retry
 	now := s.clock.Now()
 	jobStart := time.Now()
 	ctx, span := tracing.Start(tracing.InEmail(ctx, e.ID), "email.deliver", attribute.String("mailroom.email_id", e.ID))
 	defer span.End()
 
-	changed, send, holdWait, err := s.sendable(ctx, e, rcpts, now)
+	if s.live != nil && s.live().Err() != nil {
+		// The node lost its heartbeat: the others may be taking its work
+		// over, so it starts no transaction until it beats again.
+		return 0, errFenced
+	}
+	changed, send, holdWait, claimed, err := s.claim(ctx, e, rcpts, now)
 	if err != nil {
 		return 0, err
+	}
+	if len(send) > 0 && !claimed {
+		return 0, nil // no longer to be sent
 	}
 	if len(send) == 0 {
 		if len(changed) > 0 {
@@ -80,7 +95,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 		}
 		return holdWait, nil
 	}
-	retry := slices.ContainsFunc(rcpts, func(r Recipient) bool { return r.Attempts > 0 })
+	retry := e.mayKeep
 	// A topic send's recipients each get their own message (personal
 	// links), built as it is sent; any other email is built once.
 	personal := s.personal(e)
@@ -97,12 +112,7 @@ func (s *Service) deliver(ctx context.Context, workspaceID, emailID string, l la
 	}
 
 	if s.live != nil && s.live().Err() != nil {
-		// The node lost its heartbeat: the others may be taking its work
-		// over, so it starts no transaction until it beats again.
-		return 0, errFenced
-	}
-	if claimed, err := s.claim(ctx, e, now); !claimed {
-		return 0, err
+		return 0, errFenced // lost while the message was built
 	}
 
 	env, err := s.envelope(ctx, e, send)
@@ -162,10 +172,17 @@ func (s *Service) owed(ctx context.Context, workspaceID, emailID string) (*email
 	if err != nil {
 		return nil, err
 	}
-	if e.WorkspaceID != workspaceID || (e.Status != sending.StatusQueued && e.Status != sending.StatusSending) || e.TestMode {
+	if !e.deliverable(workspaceID) {
 		return nil, nil
 	}
 	return e, nil
+}
+
+// deliverable says whether e, as read, is owed an attempt for the job of
+// workspaceID: not another workspace's, not past sending, not a test send
+// (simulated by the sending area, never reaching a transport).
+func (e *email) deliverable(workspaceID string) bool {
+	return e.WorkspaceID == workspaceID && (e.Status == sending.StatusQueued || e.Status == sending.StatusSending) && !e.TestMode
 }
 
 // buildOnce builds the message every recipient gets, on one of lane l's
@@ -200,7 +217,7 @@ func (s *Service) envelope(ctx context.Context, e *email, send []string) (outbou
 // added them) are changed at once; those at a receiving domain held back
 // wait, no attempt counted, until the hold ends (holdWait, see backoff);
 // the rest are sent to now.
-func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
+func (s *Service) sendable(ctx context.Context, q store.Querier, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
 	var owed []int
 	var addrs []string
 	for i, r := range rcpts {
@@ -209,7 +226,7 @@ func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now
 			addrs = append(addrs, r.Email)
 		}
 	}
-	sup, err := suppressions.Suppressed(ctx, s.db, e.WorkspaceID, addrs)
+	sup, err := suppressions.Suppressed(ctx, q, e.WorkspaceID, addrs)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -231,24 +248,32 @@ func (s *Service) sendable(ctx context.Context, e *email, rcpts []Recipient, now
 	return changed, send, holdWait, nil
 }
 
-// claim moves the email to sending under this attempt's fencing token;
-// false (and no error) when it is no longer to be sent.
-func (s *Service) claim(ctx context.Context, e *email, now time.Time) (bool, error) {
-	e.claim = ids.Secret(8)
-	err := s.writes.Do(ctx, func(tx *store.Tx) error {
-		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), e.claim, now)
-		if err != nil {
+// claim splits the owed recipients (sendable) and, when any is to be sent,
+// moves the email to sending under this attempt's fencing token, in one
+// write: the suppressions are read inside it, with no read transaction of
+// their own. claimed is false (and err nil) when the email is no longer
+// to be sent.
+func (s *Service) claim(ctx context.Context, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, claimed bool, err error) {
+	token := ids.Secret(8)
+	var split []Recipient
+	err = s.writes.Do(ctx, func(tx *store.Tx) error {
+		// Run again alone if the shared commit fails: every result is set afresh.
+		claimed, split = false, slices.Clone(rcpts)
+		if changed, send, holdWait, err = s.sendable(ctx, tx, e, split, now); err != nil || len(send) == 0 {
 			return err
 		}
-		if !ok {
-			return errGone
-		}
-		return nil
+		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), token, now)
+		claimed = ok
+		return err
 	})
-	if errors.Is(err, errGone) {
-		return false, nil
+	if err != nil {
+		return nil, nil, 0, false, err
 	}
-	return err == nil, err
+	copy(rcpts, split)
+	if claimed {
+		e.claim = token
+	}
+	return changed, send, holdWait, claimed, nil
 }
 
 // transmit hands the message to the transport: one transaction, or for a

@@ -2,6 +2,7 @@ package sending
 
 import (
 	"context"
+	"maps"
 	"time"
 )
 
@@ -23,6 +24,17 @@ type BodySource interface {
 	Body(ctx context.Context, workspaceID, source string, at time.Time) (Body, error)
 }
 
+// BodyBatch is a BodySource that reads the rows behind many bodies of one
+// workspace in one query (a delivery batch's) and renders each later, when
+// its message is built.
+type BodyBatch interface {
+	BodySource
+	Bodies(ctx context.Context, workspaceID string, sources []string) (map[string]RenderBody, error)
+}
+
+// RenderBody renders one body as of at (the email's creation).
+type RenderBody func(ctx context.Context, at time.Time) (Body, error)
+
 // SetBodySource installs what renders the emails stored without a body
 // (the broadcasts area; the app wires it).
 func (s *Service) SetBodySource(b BodySource) { s.bodies = b }
@@ -38,21 +50,18 @@ func (s *Service) withBody(ctx context.Context, e *emailRow) error {
 		return err
 	}
 	e.HTML, e.Text = b.HTML, b.Text
-	e.Headers = withHeaders(e.Headers, b.Headers)
+	e.Headers = WithHeaders(e.Headers, b.Headers)
 	return nil
 }
 
-// withHeaders adds a rendered body's headers to those stored.
-func withHeaders(stored, rendered map[string]string) map[string]string {
+// WithHeaders is the stored headers with a rendered body's added (the
+// body's win): the one merge of both, for reads and for delivery.
+func WithHeaders(stored, rendered map[string]string) map[string]string {
 	if len(rendered) == 0 {
 		return stored
 	}
 	out := make(map[string]string, len(stored)+len(rendered))
-	for k, v := range stored {
-		out[k] = v
-	}
-	for k, v := range rendered {
-		out[k] = v
-	}
+	maps.Copy(out, stored)
+	maps.Copy(out, rendered)
 	return out
 }

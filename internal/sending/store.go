@@ -638,23 +638,43 @@ type Outgoing struct {
 	Files []StoredAttachment
 }
 
-// LoadOutgoing reads the email id (random, so it names one workspace's row)
-// or store.ErrNotFound.
-func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, error) {
+// outgoingColumns are the columns scanOutgoing reads, from emails e and
+// its bodies (bodyJoin).
+const outgoingColumns = `e.id, e.workspace_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to, e.subject,
+		` + bodySQL + `, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, e.body_source, ` + tracking.FlagsColumn + `, e.created_at`
+
+func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 	var o Outgoing
 	var html, text sql.NullString
 	var testMode int
 	var created int64
-	err := q.QueryRow(ctx, `SELECT e.id, e.workspace_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to, e.subject,
-		`+bodySQL+`, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, e.body_source, `+tracking.FlagsColumn+`, e.created_at
-		FROM emails e`+bodyJoin+` WHERE e.id = ?`, id).
-		Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
-			&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.TopicID, &o.BodySource, &o.Track, &created)
+	err := sc.Scan(&o.ID, &o.WorkspaceID, &o.Status, &o.From, &o.To, &o.Cc, &o.Bcc, &o.ReplyTo, &o.Subject,
+		&html, &text, &o.Attachments, &o.Headers, &o.Tags, &testMode, &o.MessageID, &o.Recipients, &o.TemplateID, &o.TopicID, &o.BodySource, &o.Track, &created)
 	if err != nil {
 		return nil, err
 	}
 	o.HTML, o.Text, o.TestMode, o.CreatedAt = html.String, text.String, testMode != 0, store.FromMillis(created)
 	return &o, nil
+}
+
+// LoadOutgoing reads the email id (random, so it names one workspace's row)
+// or store.ErrNotFound.
+func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, error) {
+	return scanOutgoing(q.QueryRow(ctx, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id = ?`, id))
+}
+
+// LoadOutgoingMany reads the emails ids in one query (a delivery batch's),
+// those whose html, text and attachments take at most maxBody bytes: the
+// others, and those not found, are left out (a heavy one is read alone,
+// when its turn comes, so that a batch never holds many large bodies).
+func LoadOutgoingMany(ctx context.Context, q store.Querier, ids []string, maxBody int) ([]*Outgoing, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args, in := store.PaddedIn(nil, ids)
+	return store.QueryAll(ctx, q, scanOutgoing, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id IN (`+in+`)
+		AND COALESCE(octet_length(COALESCE(b.html, e.html)), 0) + COALESCE(octet_length(COALESCE(b.text_body, e.text_body)), 0)
+			+ COALESCE(octet_length(COALESCE(b.attachments, e.attachments)), 0) <= ?`, append(args, maxBody)...)
 }
 
 // AddEngagement adds human opens and clicks to an email's counters (the

@@ -42,6 +42,9 @@ func measureRequestLog(ctx context.Context, o options, name string, fresh func()
 			env["MAILROOM_RETAIN_REQUEST_LOGS"] = "0"
 			label = name + " log off"
 		}
+		if err := o.realEnv(env); err != nil {
+			return "", err
+		}
 		n, err := benchnode.Start(ctx, benchnode.Options{Env: env, LogLevel: benchnode.Errors})
 		if err != nil {
 			return "", err

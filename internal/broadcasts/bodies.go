@@ -2,14 +2,12 @@ package broadcasts
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"mailroom/internal/apierr"
 	"mailroom/internal/render"
 	"mailroom/internal/sending"
-	"mailroom/internal/store"
 )
 
 // Body renders a recipient's message (source is its broadcast_recipients
@@ -19,14 +17,11 @@ import (
 // calls it to build the message and the sending area to answer a read, so
 // the body is stored once per broadcast, not once per recipient.
 func (s *Service) Body(ctx context.Context, workspaceID, source string, at time.Time) (sending.Body, error) {
-	p, broadcastID, err := recipientRow(ctx, s.c.DB, workspaceID, source)
-	if errors.Is(err, store.ErrNotFound) {
-		return sending.Body{}, apierr.NotFound("broadcast recipient")
-	}
+	one, err := s.Bodies(ctx, workspaceID, []string{source})
 	if err != nil {
 		return sending.Body{}, err
 	}
-	return s.body(ctx, workspaceID, broadcastID, p, at)
+	return one[source](ctx, at)
 }
 
 // Bodies reads the recipient rows of sources (one workspace's emails, a

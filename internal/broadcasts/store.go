@@ -84,21 +84,6 @@ func pinnedFallbacks(ctx context.Context, q store.Querier, workspaceID, id strin
 	return m, json.Unmarshal([]byte(fb.String), &m)
 }
 
-// recipientRow reads a recipient handed over (Body renders its message),
-// with its broadcast's id.
-func recipientRow(ctx context.Context, q store.Querier, workspaceID, id string) (pendingRow, string, error) {
-	broadcastID, contactID, ok := splitRecipientID(id)
-	if !ok {
-		return pendingRow{}, "", store.ErrNotFound
-	}
-	r := pendingRow{ID: id, ContactID: contactID}
-	var a, ma string
-	err := q.QueryRow(ctx, `SELECT email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
-		WHERE broadcast_id = ? AND contact_id = ? AND workspace_id = ?`, broadcastID, contactID, workspaceID).Scan(&r.Email, &r.First, &r.Last, &a, &ma)
-	r.Attrs, r.MemberAttrs = decodeMap(a), decodeMap(ma)
-	return r, broadcastID, err
-}
-
 // recipientRows reads the recipients ids of one workspace with one query
 // per broadcast (a delivery batch's: one); those not found are left out.
 func recipientRows(ctx context.Context, q store.Querier, workspaceID string, ids []string) ([]handedRow, error) {

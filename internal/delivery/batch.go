@@ -151,12 +151,11 @@ func (s *Service) loadBatch(ctx context.Context, refs []jobs.EmailRef) (map[stri
 			sources[e.WorkspaceID] = append(sources[e.WorkspaceID], e.BodySource)
 		}
 	}
-	bb, ok := s.bodies.(sending.BodyBatch)
-	if !ok {
+	if s.bodies == nil {
 		return out, nil
 	}
 	for ws, srcs := range sources {
-		bodies, err := bb.Bodies(ctx, ws, srcs)
+		bodies, err := s.bodies.Bodies(ctx, ws, srcs)
 		if err != nil {
 			return nil, err
 		}

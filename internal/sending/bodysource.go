@@ -20,15 +20,10 @@ type Body struct {
 // not 1.5 GB of html. source is what the area that accepted the email wrote
 // there; at is the email's creation, so that every render of it (delivery,
 // a retry, a read months later) is the same to the byte.
+// Bodies reads the rows behind many bodies of one workspace in one query (a
+// delivery batch's) and renders each later, when its message is built.
 type BodySource interface {
 	Body(ctx context.Context, workspaceID, source string, at time.Time) (Body, error)
-}
-
-// BodyBatch is a BodySource that reads the rows behind many bodies of one
-// workspace in one query (a delivery batch's) and renders each later, when
-// its message is built.
-type BodyBatch interface {
-	BodySource
 	Bodies(ctx context.Context, workspaceID string, sources []string) (map[string]RenderBody, error)
 }
 

@@ -18,6 +18,7 @@ func TestIfTopicReadsTheContactsChoice(t *testing.T) {
 		{"name": "News", "key": "news"},
 		{"name": "Digest", "key": "digest", "default_opt_in": false},
 		{"name": "Legal", "key": "legal", "required": true},
+		{"name": "Old", "key": "old"},
 	} {
 		must(t, a.Do("POST", "/v1/topics", tp), 201)
 	}
@@ -37,6 +38,8 @@ func TestIfTopicReadsTheContactsChoice(t *testing.T) {
 		{"opt-in topic, no choice, not_subscribed", "digest", "not_subscribed", nil, "then"},
 		{"opt-in topic, switched on", "digest", "subscribed", &on, "then"},
 		{"required topic, switched off everything", "legal", "subscribed", &off, "then"},
+		// archived after the choice: opts nobody out, as the segment rule reads it (TestPeopleQueryOptions)
+		{"archived topic, switched off before", "old", "not_subscribed", &off, "else"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,6 +57,9 @@ steps:
 					delete(pref, "topic") // a required topic cannot be switched off: "every topic" leaves it on
 				}
 				must(t, a.Do("POST", "/v1/topics/preferences", pref), 200)
+			}
+			if c.topic == "old" {
+				must(t, a.Do("PATCH", "/v1/topics/old", map[string]any{"archived": true}), 200)
 			}
 			r := must(t, a.Do("POST", "/v1/automations/"+aut+"/trigger", map[string]any{"email": email, "idempotency_key": email}), 202)
 			run := waitRun(t, a, aut, r["run_id"].(string), "completed", "failed", "stopped")

@@ -26,6 +26,7 @@ type peopleBundle struct {
 	svc            *contacts.Service
 	ws, audience   string
 	news, optional topics.Topic // news is on by default, optional off
+	old            topics.Topic // archived after dan switched it off
 	ids            map[string]string
 }
 
@@ -87,6 +88,13 @@ func newPeopleBundle(t *testing.T) peopleBundle {
 	must(err)
 	_, err = tp.SetPreference(ctx, b.ws, "fay@x.test", b.optional.ID, true, "")
 	must(err)
+	b.old, err = tp.Create(ctx, b.ws, topics.NewTopic{Name: "Old"})
+	must(err)
+	_, err = tp.SetPreference(ctx, b.ws, "dan@x.test", b.old.ID, false, "")
+	must(err)
+	yes := true
+	_, err = tp.Update(ctx, b.ws, b.old.ID, topics.Patch{Archived: &yes})
+	must(err)
 
 	all, err := b.svc.People(b.ws).List(ctx)
 	must(err)
@@ -141,6 +149,8 @@ func TestPeopleQueryOptions(t *testing.T) {
 		{"rules: suppressed", b.svc.People(b.ws).WithRules(ruleSet(t, false, rules.Rule{Field: "suppressed", Op: "eq", Value: []byte("true")})), []string{"bob", "eve"}},
 		{"rules: topic by key", b.svc.People(b.ws).WithRules(ruleSet(t, false, rules.Rule{Field: "topic", Op: "not_subscribed", Value: raw(b.news.Key)})), []string{"dan"}},
 		{"rules: topic off by default", b.svc.People(b.ws).WithRules(ruleSet(t, false, rules.Rule{Field: "topic", Op: "subscribed", Value: raw(b.optional.ID)})), []string{"fay"}},
+		// as topics.OptedOut (an automation's if step) reads it: an archived topic opts nobody out
+		{"rules: an archived topic", b.svc.People(b.ws).WithRules(ruleSet(t, false, rules.Rule{Field: "topic", Op: "not_subscribed", Value: raw(b.old.Key)})), []string{}},
 		{"an address", in.WithEmail("cat@x.test"), []string{"cat"}},
 		{"an address that is not mailable", in.WithEmail("cat@x.test").WithReach(contacts.Mailable), []string{}},
 		{"another workspace's people", b.svc.People("ws_other"), []string{"ann"}},

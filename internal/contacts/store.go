@@ -604,10 +604,11 @@ func topicOptedOut(t TopicOptIn, workspaceID string) store.Expr {
 
 // topicRefOptedOut is the segment rule `topic`: as topicOptedOut, for the
 // topic of the contact's workspace named ref (key or id), read in the
-// same statement. A ref that names no topic opts nobody out.
+// same statement. A ref that names no live topic opts nobody out: an
+// archived one neither, as topics.OptedOut reads it for an automation.
 func topicRefOptedOut(ref string) store.Expr {
 	return store.Cat(`EXISTS (SELECT 1 FROM topics t WHERE t.workspace_id = c.workspace_id AND (t.id = `, store.Val(ref),
-		` OR t.topic_key = `, store.Val(ref), `) AND t.required = 0 AND CASE WHEN t.default_opt_in = 1
+		` OR t.topic_key = `, store.Val(ref), `) AND t.required = 0 AND t.archived_at IS NULL AND CASE WHEN t.default_opt_in = 1
 		THEN EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = c.email AND tp.subscribed = 0)
 		ELSE NOT EXISTS (SELECT 1 FROM topic_preferences tp WHERE tp.topic_id = t.id AND tp.email = c.email AND tp.subscribed = 1) END)`)
 }

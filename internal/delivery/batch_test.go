@@ -11,6 +11,22 @@ import (
 	"mailroom/internal/testkit/wait"
 )
 
+// queueBatch commits one batch job naming the emails, in order.
+func (b *bundle) queueBatch(t *testing.T, ids ...string) {
+	t.Helper()
+	args := jobs.DeliverBatchArgs{}
+	for _, id := range ids {
+		args.Emails = append(args.Emails, jobs.EmailRef{EmailID: id, WorkspaceID: b.a.WorkspaceID})
+	}
+	err := b.a.DB.InTx(context.Background(), func(tx *store.Tx) error {
+		tx.AddJob(args)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBatchJobDeliversAndHandsDeferralsOn: one batch job carries three
 // emails; the accepted one is delivered, the refused one bounces, and the
 // deferred one gets its own deliver job at its retry time.
@@ -20,61 +36,31 @@ func TestBatchJobDeliversAndHandsDeferralsOn(t *testing.T) {
 		return b.insert(t, send{From: "News <news@example.com>", To: []string{to}, Subject: "batch", Text: "hi", SkipDelivery: true})
 	}
 	ok, rejected, deferred := mk("ann@example.net"), mk("reject-bob@example.net"), mk("defer-cy@example.org")
-	err := b.a.DB.InTx(context.Background(), func(tx *store.Tx) error {
-		tx.AddJob(jobs.DeliverBatchArgs{Emails: []jobs.EmailRef{
-			{EmailID: ok, WorkspaceID: b.a.WorkspaceID},
-			{EmailID: rejected, WorkspaceID: b.a.WorkspaceID},
-			{EmailID: deferred, WorkspaceID: b.a.WorkspaceID},
-		}})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b.queueBatch(t, ok, rejected, deferred)
 	b.waitStatus(t, ok, "delivered")
 	b.waitStatus(t, rejected, "bounced")
-	var scheduledAt time.Time
-	var n int
+	// the deferral's own job, due at its retry time
+	var due []time.Time
 	wait.Until(15*time.Second, func() bool {
-		rows, err := b.a.DB.Query(context.Background(), `SELECT scheduled_at FROM river_job WHERE kind = 'deliver' AND CAST(args AS TEXT) LIKE ?`, "%"+deferred+"%")
+		var err error
+		due, err = store.QueryAll(context.Background(), b.a.DB, func(sc store.Scanner) (time.Time, error) {
+			var at any // time.Time on PostgreSQL, text on SQLite
+			err := sc.Scan(&at)
+			return riverTime(at), err
+		}, `SELECT scheduled_at FROM river_job WHERE kind = 'deliver' AND CAST(args AS TEXT) LIKE ?`, "%"+deferred+"%")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var v any
-			if err := rows.Scan(&v); err != nil {
-				t.Fatal(err)
-			}
-			n++
-			switch x := v.(type) {
-			case time.Time:
-				scheduledAt = x
-			case string:
-				scheduledAt, _ = time.Parse("2006-01-02 15:04:05.999999999-07:00", x)
-				if scheduledAt.IsZero() {
-					scheduledAt, _ = time.Parse(time.RFC3339Nano, x)
-				}
-			}
-		}
-		rows.Close()
-		return n > 0
+		return len(due) > 0
 	})
-	if n != 1 {
-		rows, _ := b.a.DB.Query(context.Background(), `SELECT kind, state, CAST(args AS TEXT) FROM river_job`)
-		for rows.Next() {
-			var k, st, a string
-			rows.Scan(&k, &st, &a)
-			t.Logf("job %s %s %s", k, st, a)
-		}
-		rows.Close()
-		t.Logf("row %+v", b.row(t, deferred))
-		t.Fatalf("deferred email has %d deliver jobs, want 1", n)
+	if len(due) != 1 {
+		t.Fatalf("deferred email has %d deliver jobs, want 1", len(due))
 	}
 	if r := b.row(t, deferred); r.Status != "sending" || r.Recipients[0].Status != "deferred" {
 		t.Fatalf("deferred email: %+v", r)
 	}
-	if !scheduledAt.IsZero() && time.Until(scheduledAt) < 30*time.Second {
-		t.Fatalf("retry scheduled at %v, want about a minute ahead", scheduledAt)
+	if time.Until(due[0]) < 30*time.Second {
+		t.Fatalf("retry scheduled at %v, want about a minute ahead", due[0])
 	}
 }
 
@@ -86,17 +72,7 @@ func TestBatchReadsHeavyEmailsAlone(t *testing.T) {
 	light := b.insert(t, send{From: "News <news@example.com>", To: []string{"ann@example.net"}, Subject: "light", Text: "hi", SkipDelivery: true})
 	heavy := b.insert(t, send{From: "News <news@example.com>", To: []string{"bob@example.net"}, Subject: "heavy",
 		Text: strings.Repeat("a line of the heavy body\n", 400<<10/25), SkipDelivery: true})
-	err := b.a.DB.InTx(context.Background(), func(tx *store.Tx) error {
-		tx.AddJob(jobs.DeliverBatchArgs{Emails: []jobs.EmailRef{
-			{EmailID: light, WorkspaceID: b.a.WorkspaceID},
-			{EmailID: heavy, WorkspaceID: b.a.WorkspaceID},
-			{EmailID: light, WorkspaceID: b.a.WorkspaceID},
-		}})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b.queueBatch(t, light, heavy, light)
 	b.waitStatus(t, light, "delivered")
 	b.waitStatus(t, heavy, "delivered")
 	for _, id := range []string{light, heavy} {
@@ -104,4 +80,19 @@ func TestBatchReadsHeavyEmailsAlone(t *testing.T) {
 			t.Fatalf("email %s: %+v, want one attempt", id, r)
 		}
 	}
+}
+
+// riverTime reads a river_job timestamp as either database's driver gives it.
+func riverTime(v any) time.Time {
+	switch x := v.(type) {
+	case time.Time:
+		return x
+	case string:
+		for _, layout := range []string{"2006-01-02 15:04:05.999999999-07:00", time.RFC3339Nano} {
+			if at, err := time.Parse(layout, x); err == nil {
+				return at
+			}
+		}
+	}
+	return time.Time{}
 }

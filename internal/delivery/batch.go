@@ -154,15 +154,15 @@ func (s *Service) loadBatch(ctx context.Context, refs []jobs.EmailRef) (map[stri
 	if s.bodies == nil {
 		return out, nil
 	}
+	bodies := make(map[string]map[string]sending.RenderBody, len(sources)) // workspace -> source -> body
 	for ws, srcs := range sources {
-		bodies, err := s.bodies.Bodies(ctx, ws, srcs)
-		if err != nil {
+		if bodies[ws], err = s.bodies.Bodies(ctx, ws, srcs); err != nil {
 			return nil, err
 		}
-		for _, l := range out {
-			if e := l.email; e != nil && e.WorkspaceID == ws {
-				e.render = bodies[e.BodySource]
-			}
+	}
+	for _, l := range out {
+		if e := l.email; e != nil && e.BodySource != "" {
+			e.render = bodies[e.WorkspaceID][e.BodySource]
 		}
 	}
 	return out, nil

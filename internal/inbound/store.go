@@ -420,9 +420,12 @@ var messageIndex = store.TextIndex{Table: "messages", Key: "id", Columns: []stri
 // mailbox when mailboxID is set) holding every word of q, best first.
 func searchMessages(ctx context.Context, db *store.DB, workspaceID, mailboxID, q string, limit int) ([]Hit, error) {
 	where, args := scope("t", workspaceID, mailboxID)
-	e, ok := db.TextSearch(messageIndex, `t.id, t.thread_id, COALESCE((SELECT b.address FROM mailboxes b WHERE b.id = t.mailbox_id), ''),
+	e, ok, err := db.TextSearch(ctx, messageIndex, `t.id, t.thread_id, COALESCE((SELECT b.address FROM mailboxes b WHERE b.id = t.mailbox_id), ''),
 		t.direction, t.from_addr, COALESCE(t.from_name, ''), t.subject, t.unread, t.archived, t.received_at`,
 		store.Expr{SQL: where, Args: args}, q, "t.received_at DESC, t.id DESC", limit)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return []Hit{}, nil
 	}

@@ -13,3 +13,6 @@ func (db *DB) DirectRuns() uint64 { return db.direct.Load() }
 
 // IsPQArrayPlan reports whether pgx encodes through unwrapPQArray's plan.
 func IsPQArrayPlan(plan any) bool { _, ok := plan.(*pqArrayPlan); return ok }
+
+// CommonHits is how many rows make a word common to TextSearch.
+const CommonHits = commonHits

@@ -60,12 +60,12 @@ func SearchWords(q string) []string {
 // Only the rankCandidates newest hits are ranked (SQLite: by rowid, the
 // order rows were written; PostgreSQL: in the order tie), in one pass
 // over them, and cols are read for the page alone. SQLite ranks with bm25
-// (column weights 10, 4, 1, 1), PostgreSQL with ts_rank over the weighted
-// vector.
-func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, limit int) (Expr, bool) {
+// (column weights 10, 4, 1, 1) over the query's rare words (commonWords),
+// PostgreSQL with ts_rank over the weighted vector and every word.
+func (db *DB) TextSearch(ctx context.Context, ix TextIndex, cols string, where Expr, q, tie string, limit int) (e Expr, ok bool, err error) {
 	words := SearchWords(q)
 	if len(words) == 0 {
-		return Expr{}, false
+		return Expr{}, false, nil
 	}
 	if where.SQL == "" {
 		where = Expr{SQL: "1=1"}
@@ -84,7 +84,11 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 				FROM cand JOIN `+ix.Table+` t ON t.`+ix.Key+` = cand.key ORDER BY rank DESC, `+tie+` LIMIT `, Val(limit), `)
 			SELECT `+cols+`, hits.rank AS search_rank, '' AS search_excerpt
 			FROM hits JOIN `+ix.Table+` t ON t.`+ix.Key+` = hits.key
-			ORDER BY hits.rank DESC, `+tie), true
+			ORDER BY hits.rank DESC, `+tie), true, nil
+	}
+	rare, err := db.rareWords(ctx, fts, words)
+	if err != nil {
+		return Expr{}, false, err
 	}
 	weights := make([]string, len(ix.Columns))
 	for i := range ix.Columns {
@@ -93,7 +97,6 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 			weights[i] = []string{"10.0", "4.0"}[i]
 		}
 	}
-	bm25 := `bm25(` + fts + `, ` + strings.Join(weights, ", ") + `)`
 	// The tie's terms are read with each candidate's row, which the scope
 	// reads anyway, rather than looked up again to sort the window.
 	var keys, order []string
@@ -102,14 +105,63 @@ func (db *DB) TextSearch(ix TextIndex, cols string, where Expr, q, tie string, l
 		k := "k" + strconv.Itoa(i)
 		keys, order = append(keys, expr+" AS "+k), append(order, strings.TrimSpace(k+" "+dir))
 	}
-	// FTS5 hands the hits newest first and stops at the window; bm25 runs
-	// once per candidate (its per-word document counts once per query).
-	return Cat(`WITH cand AS (SELECT `+fts+`.rowid AS r, `+bm25+` AS rank, `+strings.Join(keys, ", ")+` FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
-			WHERE `+fts+` MATCH `, Val(ftsQuery(words)), ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT `, Val(rankCandidates), `),
-		hits AS (SELECT cand.r, cand.rank FROM cand ORDER BY cand.rank, `+strings.Join(order, ", ")+` LIMIT `, Val(limit), `)
-		SELECT `+cols+`, -hits.rank AS search_rank, '' AS search_excerpt
-		FROM hits CROSS JOIN `+ix.Table+` t ON t.rowid = hits.r
-		ORDER BY hits.rank, `+tie), true
+	// FTS5 hands the hits newest first and stops at the window.
+	cand := func(rank string) Expr {
+		return Cat(`cand AS (SELECT `+fts+`.rowid AS r, `+rank+` AS rank, `+strings.Join(keys, ", ")+` FROM `+fts+` CROSS JOIN `+ix.Table+` t ON t.rowid = `+fts+`.rowid
+			WHERE `+fts+` MATCH `, Val(ftsQuery(words)), ` AND (`, where, `) ORDER BY `+fts+`.rowid DESC LIMIT `, Val(rankCandidates), `)`)
+	}
+	page := `SELECT ` + cols + `, 0.0 - hits.rank AS search_rank, '' AS search_excerpt
+		FROM hits CROSS JOIN ` + ix.Table + ` t ON t.rowid = hits.r
+		ORDER BY hits.rank, ` + tie
+	bm25 := `bm25(` + fts + `, ` + strings.Join(weights, ", ") + `)`
+	switch {
+	case len(rare) == len(words):
+		// bm25 runs once per candidate (its per-word document counts once
+		// per query, over the few rows that hold a rare word).
+		return Cat(`WITH `, cand(bm25), `,
+			hits AS (SELECT cand.r, cand.rank FROM cand ORDER BY cand.rank, `+strings.Join(order, ", ")+` LIMIT `, Val(limit), `)
+			`+page), true, nil
+	case len(rare) == 0:
+		// Every word is common: nothing ranks one hit above another, and
+		// they come newest first (the tie), each with rank 0.
+		return Cat(`WITH `, cand("0.0"), `,
+			hits AS (SELECT cand.r, cand.rank FROM cand ORDER BY `+strings.Join(order, ", ")+` LIMIT `, Val(limit), `)
+			`+page), true, nil
+	}
+	// bm25 over the rare words alone, read by a second FTS5 cursor over the
+	// window's rowids (materialized: a cursor per candidate would count
+	// the words' documents again for each).
+	return Cat(`WITH `, cand("0.0"), `,
+		scored AS MATERIALIZED (SELECT rowid AS r, `+bm25+` AS rank FROM `+fts+`
+			WHERE `+fts+` MATCH `, Val(ftsQuery(rare)), ` AND rowid >= (SELECT MIN(r) FROM cand) AND rowid <= (SELECT MAX(r) FROM cand)),
+		hits AS (SELECT cand.r, scored.rank FROM cand JOIN scored ON scored.r = cand.r ORDER BY scored.rank, `+strings.Join(order, ", ")+` LIMIT `, Val(limit), `)
+		`+page), true, nil
+}
+
+// commonHits is how many rows make a word common. bm25 weighs a word by
+// how few rows hold it, and counting them walks every one (11 ms for a
+// word in each of 100,000 messages, under load). A common word's weight
+// is small (FTS5's floor, 1e-6, once over half the rows hold it), so it is
+// left out of the rank: it still selects the hits, the query's rare words
+// rank them, and when every word is common the hits come newest first.
+// Telling a word common walks at most this many of its rows (0.3 ms).
+const commonHits = 5_000
+
+// rareWords is the words (of a query) that fewer than commonHits rows of
+// the FTS5 table fts hold; counting stops at commonHits.
+func (db *DB) rareWords(ctx context.Context, fts string, words []string) ([]string, error) {
+	var rare []string
+	for _, w := range words {
+		var n int
+		if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM `+fts+` WHERE `+fts+` MATCH ? LIMIT ?)`,
+			ftsQuery([]string{w}), commonHits).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n < commonHits {
+			rare = append(rare, w)
+		}
+	}
+	return rare, nil
 }
 
 // TextQuery runs a TextSearch query on the reader pool. On PostgreSQL it

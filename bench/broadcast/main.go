@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -194,6 +195,7 @@ func run() error {
 // issue's ceiling is 5% more with them.
 func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, rounds int) error {
 	var cpu [2]time.Duration // [0] without, [1] with
+	var alloc [2]allocs      // what each arm allocated: a count the machine's load does not change
 	var ratios []float64     // each round's with / without
 	for r := range rounds {
 		var pair [2]time.Duration
@@ -204,7 +206,7 @@ func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, 
 			if err != nil {
 				return err
 			}
-			target, c0 := s.Others.Load()+int64(n), benchload.ProcessCPU()
+			target, c0, a0 := s.Others.Load()+int64(n), benchload.ProcessCPU(), readAllocs()
 			if _, err := node.Call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 				return err
 			}
@@ -212,9 +214,11 @@ func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, 
 				time.Sleep(10 * time.Millisecond)
 			}
 			settle() // the round's tail (statuses, events) is its own, not the next one's
-			d := benchload.ProcessCPU() - c0
-			cpu[map[bool]int{false: 0, true: 1}[on]] += d
-			pair[map[bool]int{false: 0, true: 1}[on]] = d
+			d, a := benchload.ProcessCPU()-c0, readAllocs().minus(a0)
+			arm := map[bool]int{false: 0, true: 1}[on]
+			cpu[arm] += d
+			pair[arm] = d
+			alloc[arm] = alloc[arm].plus(a)
 			fmt.Printf("round %d, personal links %-5v: %.3f ms CPU per recipient\n", r+1, on, float64(d.Microseconds())/1000/float64(n))
 		}
 		ratios = append(ratios, float64(pair[1])/float64(pair[0]))
@@ -222,9 +226,30 @@ func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, 
 	slices.Sort(ratios)
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n*rounds) }
 	fmt.Printf("without personal links %.3f ms, with %.3f ms CPU per recipient\n", per(cpu[0]), per(cpu[1]))
+	pa := func(a allocs) string {
+		k := float64(n * rounds)
+		return fmt.Sprintf("%.1f KB in %.0f objects, %.3f GC cycles", float64(a.bytes)/1024/k, float64(a.objects)/k, float64(a.cycles)/k)
+	}
+	fmt.Printf("allocated per recipient: without %s; with %s\n", pa(alloc[0]), pa(alloc[1]))
 	fmt.Printf("footer and personal links: %+.1f%% CPU per recipient (%d rounds of %d, interleaved; ceiling +5%%; median of the rounds' ratios %+.1f%%)\n",
 		100*(per(cpu[1])/per(cpu[0])-1), rounds, n, 100*(ratios[len(ratios)/2]-1))
 	return nil
+}
+
+// allocs are the heap's cumulative allocations and collections.
+type allocs struct{ bytes, objects, cycles uint64 }
+
+func readAllocs() allocs {
+	m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(m)
+	return allocs{m[0].Value.Uint64(), m[1].Value.Uint64(), m[2].Value.Uint64()}
+}
+
+func (a allocs) minus(b allocs) allocs {
+	return allocs{a.bytes - b.bytes, a.objects - b.objects, a.cycles - b.cycles}
+}
+func (a allocs) plus(b allocs) allocs {
+	return allocs{a.bytes + b.bytes, a.objects + b.objects, a.cycles + b.cycles}
 }
 
 // settle waits until the process is idle (under 5 ms CPU in 100 ms) and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/mail"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,29 @@ func TestSubjectShowsOwnLink(t *testing.T) {
 			t.Fatalf("subject %q does not carry its own link %q", msg.Header.Get("Subject"), link)
 		}
 		seen[link] = true
+	}
+}
+
+// TestFooterBytes pins what a recipient of a body without its own
+// unsubscribe link receives (#40): the footer, with its own links, right
+// before the html's </body> and at the end of the text, byte for byte.
+func TestFooterBytes(t *testing.T) {
+	sink := smtpsink.Start(t)
+	a := start(t, sink)
+	aud := audience(t, a, 1)
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Hi",
+		"html": "<html><body><p>Hi {{ first_name }}</p></body></html>", "text": "Hi {{ first_name }}"}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	h, html, text := smtpsink.Parts(t, sink.WaitFor(1, 30*time.Second)[0].Data)
+	unsub := strings.TrimPrefix(strings.SplitN(h.Get("List-Unsubscribe"), ">", 2)[0], "<")
+	prefs := regexp.MustCompile(`https?://[^"]*/preferences/[^"]+`).FindString(html)
+	if !strings.Contains(unsub, "/unsubscribe/") || prefs == "" {
+		t.Fatalf("links missing: List-Unsubscribe %q, html %s", h.Get("List-Unsubscribe"), html)
+	}
+	wantHTML := `<html><body><p>Hi Name0</p><div class="mailroom-unsubscribe-footer" style="margin-top:24px;font-size:12px;color:#666">` +
+		`You receive this because you subscribed. <a href="` + unsub + `">Unsubscribe</a> | <a href="` + prefs + `">Email preferences</a></div></body></html>`
+	wantText := "Hi Name0\r\n\r\n--\r\nUnsubscribe: " + unsub + "\r\nEmail preferences: " + prefs + "\r\n"
+	if html != wantHTML || text != wantText {
+		t.Fatalf("html %q\nwant %q\ntext %q\nwant %q", html, wantHTML, text, wantText)
 	}
 }

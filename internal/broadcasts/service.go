@@ -730,15 +730,24 @@ func (s *Service) rendererWith(ctx context.Context, b Broadcast, fb map[string]s
 }
 
 func (r *renderer) render(v map[string]any) (render.Output, error) {
+	return r.renderWith(v, render.Footer{})
+}
+
+// renderWith renders with footer f: a broadcast's own body writes it as it
+// renders (no second copy of each recipient's body), a template's is added.
+func (r *renderer) renderWith(v map[string]any, f render.Footer) (render.Output, error) {
 	r.fill(v)
 	switch {
 	case r.tpl != nil:
-		return r.tpl.RenderForSend(v)
+		return r.tpl.RenderForSendWith(v, f)
 	case r.pubErr != nil:
 		return render.Output{}, r.pubErr
 	}
 	out, err := r.pub.Render(v)
-	return out.Output, err
+	if err != nil {
+		return out.Output, err
+	}
+	return f.AddTo(out.Output), nil
 }
 
 // fill gives v the fallbacks of the fields it lacks.
@@ -784,17 +793,20 @@ func (r *renderer) subjectShowsLinks() bool {
 // recipient's: each message has one recipient.
 func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string, at time.Time) (render.Output, map[string]string, error) {
 	l := s.links(b, v, email, at)
-	out, err := r.render(v)
+	var f render.Footer
+	scan := false
+	if b.Footer && l.Unsubscribe != "" {
+		r.footer.Do(r.footerParts)
+		if scan = r.footerScan; !scan {
+			f = render.FooterOf(l, r.footerHTML, r.footerText)
+		}
+	}
+	out, err := r.renderWith(v, f)
 	if err != nil || l.Unsubscribe == "" {
 		return out, nil, err
 	}
-	if b.Footer {
-		r.footer.Do(r.footerParts)
-		if r.footerScan {
-			out = render.AddFooter(out, l)
-		} else {
-			out = render.AddFooterTo(out, l, r.footerHTML, r.footerText)
-		}
+	if scan {
+		out = render.AddFooter(out, l)
 	}
 	return out, l.Headers(), nil
 }

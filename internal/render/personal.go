@@ -38,27 +38,56 @@ func AddFooter(out Output, l Links) Output {
 // link already there: for a caller that knows, from the template, that no
 // part it names shows one (a broadcast's fan-out, once per broadcast).
 func AddFooterTo(out Output, l Links, toHTML, toText bool) Output {
-	if toHTML && out.HTML != "" {
-		f := `<div class="` + FooterMark + `" style="margin-top:24px;font-size:12px;color:#666">` +
-			`You receive this because you subscribed. <a href="` + html.EscapeString(l.Unsubscribe) + `">Unsubscribe</a>`
+	return FooterOf(l, toHTML, toText).AddTo(out)
+}
+
+// Footer is one recipient's footer, each part's ("" for a part that gets
+// none): Template.RenderForSendWith writes it as it renders, AddTo adds it
+// to a body already rendered; both put it where AddFooterTo does.
+type Footer struct{ HTML, Text string }
+
+// FooterOf is the footer with l's links for the parts named.
+func FooterOf(l Links, toHTML, toText bool) Footer {
+	var f Footer
+	if toHTML {
+		prefs := ""
 		if l.Preferences != "" {
-			f += ` | <a href="` + html.EscapeString(l.Preferences) + `">Email preferences</a>`
+			prefs = ` | <a href="` + html.EscapeString(l.Preferences) + `">Email preferences</a>`
 		}
-		f += `</div>` // ASCII only: a body that was 7bit stays 7bit, not quoted-printable
-		if i := lastBodyClose(out.HTML); i >= 0 {
-			out.HTML = out.HTML[:i] + f + out.HTML[i:]
-		} else {
-			out.HTML += f
-		}
+		// ASCII only: a body that was 7bit stays 7bit, not quoted-printable.
+		f.HTML = `<div class="` + FooterMark + `" style="margin-top:24px;font-size:12px;color:#666">` +
+			`You receive this because you subscribed. <a href="` + html.EscapeString(l.Unsubscribe) + `">Unsubscribe</a>` + prefs + `</div>`
 	}
-	if toText && out.Text != "" {
-		t := "\n\n--\nUnsubscribe: " + l.Unsubscribe
+	if toText {
+		prefs := ""
 		if l.Preferences != "" {
-			t += "\nEmail preferences: " + l.Preferences
+			prefs = "\nEmail preferences: " + l.Preferences
 		}
-		out.Text += t + "\n"
+		f.Text = "\n\n--\nUnsubscribe: " + l.Unsubscribe + prefs + "\n"
+	}
+	return f
+}
+
+// AddTo adds the footer to a rendered body's non-empty parts: html before
+// its last </body> when there is one, else at the end; text at the end.
+func (f Footer) AddTo(out Output) Output {
+	out.HTML = withHTMLFooter(out.HTML, f.HTML)
+	if f.Text != "" && out.Text != "" {
+		out.Text += f.Text
 	}
 	return out
+}
+
+// withHTMLFooter is doc with footer before its last </body>, else at its
+// end; an empty doc stays empty.
+func withHTMLFooter(doc, footer string) string {
+	if footer == "" || doc == "" {
+		return doc
+	}
+	if i := lastBodyClose(doc); i >= 0 {
+		return doc[:i] + footer + doc[i:]
+	}
+	return doc + footer
 }
 
 // lastBodyClose is the index of the last "</body>" in any case, or -1,

@@ -46,6 +46,9 @@ type Template struct {
 	tags                []mustache.Tag // every part's top-level tags
 	defaulted           map[string]int // the uses of each name with | default
 	htmlLen, textLen    int            // source sizes: the output is about as long
+	// htmlTail is the html source from its last </body> on: a render that
+	// ends with it has its footer written right before it (RenderForSendWith).
+	htmlTail string
 }
 
 // Parse compiles the three parts; an empty part stays empty. The error
@@ -85,6 +88,11 @@ func Parse(subject, htmlSrc, text string) (*Template, error) {
 			return nil, fmt.Errorf("%s nests sections %d deep; at most %d are allowed", p.name, d, MaxDepth)
 		}
 		*p.out = m
+		if p.out == &t.html {
+			if i := lastBodyClose(src); i >= 0 {
+				t.htmlTail = src[i:]
+			}
+		}
 		t.tags = append(t.tags, m.Tags()...)
 	}
 	t.htmlLen, t.textLen = len(htmlSrc), len(text)
@@ -137,14 +145,21 @@ type Output struct {
 // only ({{{ }}} writes them raw); the subject and preheader lose control
 // characters (CR/LF never reach a header). preheader is itself mustache.
 func (t *Template) Render(vars map[string]any, preheader string) (Output, error) {
-	return t.render(vars, preheader, true)
+	return t.render(vars, preheader, true, Footer{})
 }
 
 // RenderForSend is Render without deriving a text part from the html when
 // the template has none: the delivery engine derives it when it builds the
 // message (outbound.Build, the same converter), so acceptance skips the work.
 func (t *Template) RenderForSend(vars map[string]any) (Output, error) {
-	return t.render(vars, "", false)
+	return t.render(vars, "", false, Footer{})
+}
+
+// RenderForSendWith is RenderForSend with footer f added as f.AddTo adds
+// it, but written into each part as it renders: a broadcast's recipient
+// costs no second copy of its body.
+func (t *Template) RenderForSendWith(vars map[string]any, f Footer) (Output, error) {
+	return t.render(vars, "", false, f)
 }
 
 // Subject renders the subject alone, with the checks Render makes before
@@ -161,14 +176,14 @@ func (t *Template) subjectBy(vars map[string]any, deadline time.Time) (string, e
 	if steps := t.steps(maxListLen(vars, 0)); steps > MaxSteps {
 		return "", fmt.Errorf("%w: the template's sections over the given lists need %d steps; at most %d are allowed", ErrTooMuchWork, steps, MaxSteps)
 	}
-	s, err := run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4, 0)
+	s, err := run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4, 0, nil)
 	if err != nil {
 		return "", fmt.Errorf("subject: %w", err)
 	}
 	return oneLine(s), nil
 }
 
-func (t *Template) render(vars map[string]any, preheader string, deriveText bool) (Output, error) {
+func (t *Template) render(vars map[string]any, preheader string, deriveText bool, f Footer) (Output, error) {
 	if vars == nil {
 		vars = map[string]any{}
 	}
@@ -178,10 +193,10 @@ func (t *Template) render(vars map[string]any, preheader string, deriveText bool
 	if out.Subject, err = t.subjectBy(vars, deadline); err != nil {
 		return Output{}, err
 	}
-	if out.HTML, err = run(t.html, vars, deadline, MaxOutputBytes, t.htmlLen); err != nil {
+	if out.HTML, err = run(t.html, vars, deadline, MaxOutputBytes, t.htmlLen, htmlFooter(f.HTML, t.htmlTail)); err != nil {
 		return Output{}, fmt.Errorf("html: %w", err)
 	}
-	if out.Text, err = run(t.text, vars, deadline, MaxOutputBytes, t.textLen); err != nil {
+	if out.Text, err = run(t.text, vars, deadline, MaxOutputBytes, t.textLen, textFooter(f.Text)); err != nil {
 		return Output{}, fmt.Errorf("text: %w", err)
 	}
 	if deriveText && t.text == nil && t.html != nil {
@@ -198,7 +213,7 @@ func (t *Template) render(vars map[string]any, preheader string, deriveText bool
 		if _, ok := findPartial(p.Tags()); ok {
 			return Output{}, fmt.Errorf("preheader uses a partial; partials are not supported")
 		}
-		if out.Preheader, err = run(p, vars, deadline, MaxSubjectTemplateBytes*4, 0); err != nil {
+		if out.Preheader, err = run(p, vars, deadline, MaxSubjectTemplateBytes*4, 0, nil); err != nil {
 			return Output{}, fmt.Errorf("preheader: %w", err)
 		}
 		out.Preheader = oneLine(out.Preheader)
@@ -209,36 +224,91 @@ func (t *Template) render(vars map[string]any, preheader string, deriveText bool
 	return out, nil
 }
 
-func run(m *mustache.Template, vars map[string]any, deadline time.Time, limit, size int) (string, error) {
+// run renders m into one buffer of about size bytes; end, when not nil,
+// adds the footer to a non-empty output in that buffer.
+func run(m *mustache.Template, vars map[string]any, deadline time.Time, limit, size int, end *footerEnd) (string, error) {
 	if m == nil {
 		return "", nil
 	}
 	w := &capped{limit: limit, deadline: deadline}
-	w.b.Grow(min(size+size/8+64, limit))
+	if end != nil {
+		w.tail = end.tail
+	}
+	w.b.Grow(min(size+size/8+64, limit) + len(end.text()))
 	if err := m.FRender(w, vars); err != nil {
 		return "", err
 	}
 	if w.err != nil { // the library drops some write errors
 		return "", w.err
 	}
+	switch {
+	case end == nil:
+	case w.held:
+		// The output ends with the tail, which begins with the last
+		// </body>: the footer goes right before it.
+		w.b.WriteString(end.footer)
+		w.b.WriteString(w.tail)
+	case end.html:
+		return withHTMLFooter(w.b.String(), end.footer), nil // a copy, as AddTo makes
+	case w.b.Len() > 0:
+		w.b.WriteString(end.footer)
+	}
 	return w.b.String(), nil
 }
 
+// footerEnd says where run adds a footer: before the output's last
+// </body> (html), else at its end. tail is the html template's source from
+// its last </body>: a render that ends with it has its last </body> there,
+// so the footer is written before it without searching or copying.
+type footerEnd struct {
+	footer, tail string
+	html         bool
+}
+
+func htmlFooter(footer, tail string) *footerEnd {
+	if footer == "" {
+		return nil
+	}
+	return &footerEnd{footer: footer, tail: tail, html: true}
+}
+
+func textFooter(footer string) *footerEnd {
+	if footer == "" {
+		return nil
+	}
+	return &footerEnd{footer: footer}
+}
+
+func (e *footerEnd) text() string {
+	if e == nil {
+		return ""
+	}
+	return e.footer
+}
+
 // capped is the render's writer: it refuses to grow past limit or to keep
-// writing past the deadline, which stops the render with that error.
+// writing past the deadline, which stops the render with that error. A
+// write that ends with tail has the tail held back (held) until the next
+// write: once the render is done, run writes the footer before it.
 type capped struct {
 	b        strings.Builder
 	limit    int
 	deadline time.Time
 	writes   int
 	err      error // sticky: once refused, every later write is too
+	tail     string
+	held     bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	if c.b.Len()+len(p) > c.limit {
+	held := 0
+	if c.held {
+		held = len(c.tail)
+	}
+	if c.b.Len()+held+len(p) > c.limit {
 		c.err = fmt.Errorf("%w: the output is over %d bytes", ErrTooMuchWork, c.limit)
 		return 0, c.err
 	}
@@ -246,6 +316,15 @@ func (c *capped) Write(p []byte) (int, error) {
 	if c.writes%256 == 0 && time.Now().After(c.deadline) {
 		c.err = fmt.Errorf("%w: rendering took over %s", ErrTooMuchWork, MaxRenderTime)
 		return 0, c.err
+	}
+	if c.held {
+		c.b.WriteString(c.tail)
+		c.held = false
+	}
+	if t := len(c.tail); t > 0 && len(p) >= t && string(p[len(p)-t:]) == c.tail {
+		c.b.Write(p[:len(p)-t])
+		c.held = true
+		return len(p), nil
 	}
 	return c.b.Write(p)
 }

@@ -33,5 +33,13 @@ func FuzzRender(f *testing.F) {
 		if len(out.HTML) > MaxOutputBytes+4096 || len(out.Text) > MaxOutputBytes {
 			t.Fatalf("output over the cap: html %d, text %d", len(out.HTML), len(out.Text))
 		}
+		// The footer written as the body renders lands where adding it to
+		// the rendered body puts it.
+		f := FooterOf(Links{Unsubscribe: "https://u.example/" + vars, Preferences: "https://p.example/"}, true, true)
+		plain, err1 := tpl.RenderForSend(m)
+		with, err2 := tpl.RenderForSendWith(m, f)
+		if (err1 == nil) != (err2 == nil) || (err1 == nil && with != f.AddTo(plain)) {
+			t.Fatalf("footer written while rendering: %q (%v), added after: %q (%v)", with, err2, f.AddTo(plain), err1)
+		}
 	})
 }

@@ -11,11 +11,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"mailroom/internal/libcrypto"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"mailroom/internal/libcrypto"
 )
 
 // overSigned are the fields a signature covers once more than the message

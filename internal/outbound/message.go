@@ -140,23 +140,7 @@ func Build(m *Message) ([]byte, error) {
 		return buf.Bytes(), nil
 	}
 	if len(m.Attachments) == 0 {
-		if m.HTML == "" {
-			w, err := mail.CreateSingleInlineWriter(&buf, withTextType(h, text))
-			if err != nil {
-				return nil, err
-			}
-			if err := writeClose(w, text); err != nil {
-				return nil, err
-			}
-			return buf.Bytes(), nil
-		}
-		iw, err := mail.CreateInlineWriter(&buf, h)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeAlternatives(iw, text, m.HTML); err != nil {
-			return nil, err
-		}
+		writeInline(&buf, h, text, m.HTML)
 		return buf.Bytes(), nil
 	}
 
@@ -294,13 +278,6 @@ func validHeaderName(k string) bool {
 		}
 	}
 	return true
-}
-
-// withTextType is h for a message that is one text/plain part, body.
-func withTextType(h mail.Header, body string) mail.Header {
-	h = h.Copy()
-	setText(&h.Header, "text/plain", body)
-	return h
 }
 
 // setText makes h the header of a text part of type typ holding body.

@@ -173,3 +173,27 @@ func referenceWithTextType(h mail.Header, body string) mail.Header {
 	setText(&h.Header, "text/plain", body)
 	return h
 }
+
+// TestAppendBuildReusesBuffer: AppendBuild writes into dst's room (no
+// new buffer) after what dst holds, the same bytes as Build.
+func TestAppendBuildReusesBuffer(t *testing.T) {
+	mimeBoundary = func() string { return "b" }
+	t.Cleanup(func() { mimeBoundary = randomBoundary })
+	m := sampleMessage()
+	m.HTML, m.Attachments = benchHTML(), nil // go-message's own boundaries are random
+	want, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := append(make([]byte, 0, 128<<10), "prefix"...)
+	got, err := AppendBuild(buf, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &got[0] != &buf[0] {
+		t.Error("AppendBuild allocated a new buffer though dst had room")
+	}
+	if string(got) != "prefix"+string(want) {
+		t.Errorf("AppendBuild = %.200q, want prefix then %.200q", got, want)
+	}
+}

@@ -21,11 +21,16 @@ import (
 func writeInline(buf *bytes.Buffer, h mail.Header, text, html string) {
 	if html == "" {
 		// mail.CreateSingleInlineWriter
-		cte := transferEncoding(text)
 		h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
-		h.Set("Content-Transfer-Encoding", cte)
+		mark := buf.Len()
+		h.Set("Content-Transfer-Encoding", "7bit")
 		_ = textproto.WriteHeader(buf, h.Header.Header)
-		writeBody(buf, text, cte)
+		if !writeSevenBit(buf, text) {
+			buf.Truncate(mark)
+			h.Set("Content-Transfer-Encoding", "quoted-printable")
+			_ = textproto.WriteHeader(buf, h.Header.Header)
+			writeQuotedPrintable(buf, text)
+		}
 		return
 	}
 	// mail.CreateInlineWriter, then message.CreateWriter's multipart case.
@@ -45,37 +50,50 @@ func writeInline(buf *bytes.Buffer, h mail.Header, text, html string) {
 		buf.WriteString("--")
 		buf.WriteString(boundary)
 		buf.WriteString("\r\n")
-		cte := transferEncoding(p.body)
-		buf.WriteString(textPartHeaders[b2i(p.html)][b2i(cte == "quoted-printable")])
-		writeBody(buf, p.body, cte)
+		mark := buf.Len()
+		buf.WriteString(textPartHeaders[b2i(p.html)][0])
+		if !writeSevenBit(buf, p.body) {
+			buf.Truncate(mark)
+			buf.WriteString(textPartHeaders[b2i(p.html)][1])
+			writeQuotedPrintable(buf, p.body)
+		}
 	}
 	buf.WriteString("\r\n--")
 	buf.WriteString(boundary)
 	buf.WriteString("--\r\n")
 }
 
-// writeBody writes body in cte as go-message's encoding writers do: a
-// 7bit body (which transferEncoding found free of lines over 998 octets
-// and of CRs but in CRLF, so its line wrapper only made each bare LF a
-// CRLF) with CRLF line ends, any other quoted-printable.
-func writeBody(buf *bytes.Buffer, body, cte string) {
-	if cte == "7bit" {
-		buf.Grow(len(body) + strings.Count(body, "\n"))
-		for {
-			i := strings.IndexByte(body, '\n')
-			if i < 0 {
-				buf.WriteString(body)
-				return
-			}
-			if i > 0 && body[i-1] == '\r' {
-				buf.WriteString(body[:i+1])
-			} else {
-				buf.WriteString(body[:i])
-				buf.WriteString("\r\n")
-			}
-			body = body[i+1:]
+// writeSevenBit writes body as go-message's 7bit writer does, with CRLF
+// line ends (its line wrapper only made each bare LF a CRLF), when
+// transferEncoding would find it 7bit: it checks each line as it copies
+// it, rather than reading the body once more before. It reports false,
+// having written part of it, for a body that needs quoted-printable.
+func writeSevenBit(buf *bytes.Buffer, body string) bool {
+	buf.Grow(len(body) + len(body)/32)
+	for len(body) > 0 {
+		line, rest := body, ""
+		if i := strings.IndexByte(body, '\n'); i >= 0 {
+			line, rest = body[:i], body[i+1:]
 		}
+		content := strings.TrimSuffix(line, "\r")
+		if rest == "" && len(line) == len(body) {
+			content = line // the last line, without a line end: a CR is its own
+		}
+		if len(content) > 998 || !sevenBit(content) {
+			return false
+		}
+		buf.WriteString(content)
+		if len(line) < len(body) { // a line end followed
+			buf.WriteString("\r\n")
+		}
+		body = rest
 	}
+	return true
+}
+
+// writeQuotedPrintable writes body as go-message's quoted-printable
+// writer does.
+func writeQuotedPrintable(buf *bytes.Buffer, body string) {
 	w := quotedprintable.NewWriter(buf)
 	_, _ = w.Write([]byte(body))
 	_ = w.Close()

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -153,7 +154,8 @@ type Service struct {
 	retry          []time.Duration
 	writes         *groupCommit
 	signers        signerCache
-	backoff        *backoff // receiving domains held back (per-destination shaping)
+	buildBufs      sync.Pool // *[]byte: the buffers messages are built in before Sign copies them
+	backoff        *backoff  // receiving domains held back (per-destination shaping)
 	holds          *prometheus.CounterVec
 	live           func() context.Context
 	// unsaved is the duplicate window: from a receiving server's last

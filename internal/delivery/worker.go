@@ -426,22 +426,40 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 			return nil, err
 		}
 	}
-	raw, err := outbound.Build(m)
+	// Built in a reused buffer: Sign copies the message, and a new buffer
+	// the size of the body per message was a tenth of the allocation
+	// volume of a broadcast (profiled).
+	buf, _ := s.buildBufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	raw, err := outbound.AppendBuild((*buf)[:0], m)
 	if err != nil {
+		s.buildBufs.Put(buf)
 		return nil, permanentError{err}
 	}
 	signer, err := s.signer(ctx, e)
 	if err != nil {
+		s.buildBufs.Put(buf)
 		return nil, err
 	}
 	build.End()
 	if signer == nil {
-		return raw, nil
+		return raw, nil // the caller keeps raw: its buffer is not reused
 	}
 	_, sign := tracing.Start(ctx, "sign")
 	defer sign.End()
-	return signer.Sign(raw)
+	signed, err := signer.Sign(raw)
+	if cap(raw) <= maxBuildBuf {
+		*buf = raw[:0]
+		s.buildBufs.Put(buf)
+	}
+	return signed, err
 }
+
+// maxBuildBuf bounds the build buffers kept for reuse: one message with
+// large attachments should not pin its buffer.
+const maxBuildBuf = 1 << 20
 
 // noteAttempt writes the attempt's log line for one recipient (the
 // operator's mail log: no body, no address but the recipient's domain) and

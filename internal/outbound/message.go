@@ -119,7 +119,13 @@ func NewMessageID(domain string) string {
 // HTML when Text is empty), in multipart/related with the inline images
 // when there are any (RFC 2387), wrapped in multipart/mixed when there are
 // attachments.
-func Build(m *Message) ([]byte, error) {
+func Build(m *Message) ([]byte, error) { return AppendBuild(nil, m) }
+
+// AppendBuild is Build appending the message to dst and returning the
+// extended slice: a caller that signs each message (Sign copies it) and
+// then drops it can build them all in one buffer, rather than allocate
+// and clear one the size of the body per message.
+func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 	if err := validate(m); err != nil {
 		return nil, err
 	}
@@ -131,36 +137,20 @@ func Build(m *Message) ([]byte, error) {
 	if text == "" && m.HTML != "" {
 		text = HTMLToText(m.HTML)
 	}
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(dst)
 	buf.Grow(len(m.HTML) + 2*len(text) + 1024 + attachmentsSize(m.Attachments))
 	if inline, files := splitInline(m); len(inline) > 0 {
-		if err := buildRelated(&buf, h, text, m.HTML, inline, files); err != nil {
+		if err := buildRelated(buf, h, text, m.HTML, inline, files); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil
 	}
 	if len(m.Attachments) == 0 {
-		if m.HTML == "" {
-			w, err := mail.CreateSingleInlineWriter(&buf, withTextType(h, text))
-			if err != nil {
-				return nil, err
-			}
-			if err := writeClose(w, text); err != nil {
-				return nil, err
-			}
-			return buf.Bytes(), nil
-		}
-		iw, err := mail.CreateInlineWriter(&buf, h)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeAlternatives(iw, text, m.HTML); err != nil {
-			return nil, err
-		}
+		writeInline(buf, h, text, m.HTML)
 		return buf.Bytes(), nil
 	}
 
-	mw, err := mail.CreateWriter(&buf, h)
+	mw, err := mail.CreateWriter(buf, h)
 	if err != nil {
 		return nil, err
 	}
@@ -294,13 +284,6 @@ func validHeaderName(k string) bool {
 		}
 	}
 	return true
-}
-
-// withTextType is h for a message that is one text/plain part, body.
-func withTextType(h mail.Header, body string) mail.Header {
-	h = h.Copy()
-	setText(&h.Header, "text/plain", body)
-	return h
 }
 
 // setText makes h the header of a text part of type typ holding body.

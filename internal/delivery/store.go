@@ -55,7 +55,7 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 	if len(rows) == 0 {
 		return nil
 	}
-	const cols = 20
+	const cols = 19
 	args := make([]any, 0, len(rows)*cols)
 	values := make([]string, 0, len(rows))
 	for _, a := range rows {
@@ -65,12 +65,12 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 		if err != nil {
 			return err
 		}
-		args = append(args, e.ID, a.Recipient, a.Attempt, e.WorkspaceID, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
+		args = append(args, e.ID, a.Recipient, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
 			r.Stage, r.Code, r.Enhanced, reply, r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
 			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
 		values = append(values, "("+store.Placeholders(cols)+")")
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO email_attempts (email_id, recipient, attempt, workspace_id, created_at, duration_ms, outcome,
+	_, err := tx.Exec(ctx, `INSERT INTO email_attempts (email_id, recipient, attempt, created_at, duration_ms, outcome,
 		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)
 		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`, args...)
 	return err
@@ -100,7 +100,7 @@ type Attempt struct {
 
 // Attempts reads an email's attempts, oldest first. The caller has already
 // read the email under its grant (sending.Get), so the workspace is the
-// only check left here.
+// only check left here: an attempt's is its email's (00120 stores none).
 func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]Attempt, error) {
 	return store.QueryAll(ctx, s.db, func(sc store.Scanner) (Attempt, error) {
 		var a Attempt
@@ -117,7 +117,8 @@ func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]
 		return a, err
 	}, `SELECT recipient, attempt, created_at, duration_ms, outcome, stage, code, enhanced, reply, mx, remote_ip, source_ip,
 		tls_version, tls_cipher, tls_verified, mta_sts, reused, steps
-		FROM email_attempts WHERE email_id = ? AND workspace_id = ? ORDER BY created_at, recipient, attempt`, emailID, workspaceID)
+		FROM email_attempts a WHERE email_id = ? AND EXISTS (SELECT 1 FROM emails e WHERE e.id = a.email_id AND e.workspace_id = ?)
+		ORDER BY created_at, recipient, attempt`, emailID, workspaceID)
 }
 
 // PurgeAttempts removes up to limit attempts older than before (retention,

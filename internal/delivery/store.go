@@ -7,6 +7,7 @@ import (
 
 	"mailroom/internal/ids"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
 
@@ -102,6 +103,13 @@ type Attempt struct {
 // read the email under its grant (sending.Get), so the workspace is the
 // only check left here: an attempt's is its email's (00120 stores none).
 func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]Attempt, error) {
+	owner, err := sending.Senders(ctx, s.db, []string{emailID})
+	if err != nil {
+		return nil, err
+	}
+	if owner[emailID].WorkspaceID != workspaceID {
+		return nil, nil
+	}
 	return store.QueryAll(ctx, s.db, func(sc store.Scanner) (Attempt, error) {
 		var a Attempt
 		var at int64
@@ -117,8 +125,7 @@ func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]
 		return a, err
 	}, `SELECT recipient, attempt, created_at, duration_ms, outcome, stage, code, enhanced, reply, mx, remote_ip, source_ip,
 		tls_version, tls_cipher, tls_verified, mta_sts, reused, steps
-		FROM email_attempts a WHERE email_id = ? AND EXISTS (SELECT 1 FROM emails e WHERE e.id = a.email_id AND e.workspace_id = ?)
-		ORDER BY created_at, recipient, attempt`, emailID, workspaceID)
+		FROM email_attempts WHERE email_id = ? ORDER BY created_at, recipient, attempt`, emailID)
 }
 
 // PurgeAttempts removes up to limit attempts older than before (retention,

@@ -9,7 +9,7 @@
 // table; on PostgreSQL tuples inserted and updated, commits, WAL). The
 // last line is the headline.
 //
-//	go run ./bench/broadcast [-n 100000] [-pg postgres://...]
+//	go run ./bench/broadcast [-n 100000] [-pg postgres://...] [-dir DIR]
 package main
 
 import (
@@ -52,6 +52,7 @@ func run() error {
 	conc := flag.Int("concurrency", 0, "MAILROOM_DELIVERY_CONCURRENCY (0: the default; the marketing lane gets as many slots)")
 	libc := flag.String("libcrypto", "auto", "MAILROOM_LIBCRYPTO: auto (RSA signatures by libcrypto where it loads) or off (crypto/rsa)")
 	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
+	dir := flag.String("dir", "", "SQLite: keep the node's data directory here (default: a temporary one, removed), to inspect the database after the run")
 	footerRounds := flag.Int("footer-cost", 0, "instead: this many rounds of two broadcasts to the n members, personal links and footer on and off in turn, and their CPU per recipient compared")
 	flag.Parse()
 	ctx := context.Background()
@@ -77,7 +78,7 @@ func run() error {
 	if *conc > 0 {
 		env["MAILROOM_DELIVERY_CONCURRENCY"] = strconv.Itoa(*conc)
 	}
-	node, err := benchnode.Start(ctx, benchnode.Options{PG: *pg, Env: env, LogLevel: benchnode.Errors})
+	node, err := benchnode.Start(ctx, benchnode.Options{PG: *pg, Dir: *dir, Env: env, LogLevel: benchnode.Errors})
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,8 @@ func recipientRows(ctx context.Context, q store.Querier, workspaceID string, ids
 			r.ID, r.Attrs, r.MemberAttrs = recipientID(b, r.ContactID), decodeMap(a), decodeMap(ma)
 			return r, err
 		}, `SELECT contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
-			WHERE broadcast_id = ? AND workspace_id = ? AND contact_id IN (`+in+`)`, args...)
+			WHERE broadcast_id = ? AND EXISTS (SELECT 1 FROM broadcasts b WHERE b.id = broadcast_recipients.broadcast_id AND b.workspace_id = ?)
+			AND contact_id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -160,14 +161,15 @@ func deleteDraft(ctx context.Context, q store.Querier, workspaceID, id string) e
 
 // snapshot copies the selection into the broadcast's recipients: people
 // mail may reach as pending, the others as skipped with the reason; one
-// row per address.
+// row per address (a contact's address is unique in its workspace, so one
+// per contact is one per address).
 func snapshot(ctx context.Context, tx *store.Tx, b Broadcast, sel contacts.PeopleQuery, now time.Time) error {
-	q := store.Cat(`INSERT INTO broadcast_recipients (broadcast_id, workspace_id, contact_id, email, first_name, last_name, attributes, member_attributes,
+	q := store.Cat(`INSERT INTO broadcast_recipients (broadcast_id, contact_id, email, first_name, last_name, attributes, member_attributes,
 		status, reason, email_id, created_at, updated_at)
-		SELECT `, store.Val(b.ID), `, `, store.Val(b.WorkspaceID), `, p.contact_id, p.email,
+		SELECT `, store.Val(b.ID), `, p.contact_id, p.email,
 		p.first_name, p.last_name, p.attributes, p.member_attributes,
 		CASE WHEN p.reason = '' THEN 'pending' ELSE 'skipped' END, p.reason, '', `, store.Val(store.Millis(now)), `, `, store.Val(store.Millis(now)), `
-		FROM (`, sel.Snapshot(), `) p WHERE 1=1 ON CONFLICT (broadcast_id, email) DO NOTHING`)
+		FROM (`, sel.Snapshot(), `) p WHERE 1=1 ON CONFLICT (broadcast_id, contact_id) DO NOTHING`)
 	_, err := tx.Exec(ctx, q.SQL, q.Args...)
 	return err
 }

@@ -142,6 +142,9 @@ func (s *Service) loadBatch(ctx context.Context, refs []jobs.EmailRef) (map[stri
 	sources := map[string][]string{} // workspace -> body sources
 	for _, o := range rows {
 		e, err := decodeEmail(o)
+		if err == nil {
+			err = e.resolveRecipients(ctx, s.db)
+		}
 		if err != nil {
 			out[o.ID] = loaded{err: err}
 			continue

@@ -31,7 +31,7 @@ func TestStaleAttemptCommitsNothing(t *testing.T) {
 	claim := func(token string) {
 		t.Helper()
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			_, err := sending.MarkSending(ctx, tx, id, "<m@mailroom.test>", token, now)
+			_, err := sending.MarkSending(ctx, tx, id, token, now)
 			return err
 		}); err != nil {
 			t.Fatal(err)

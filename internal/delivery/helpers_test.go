@@ -188,11 +188,18 @@ func (b *bundle) row(t *testing.T, id string) row {
 	t.Helper()
 	var r row
 	var rc string
-	if err := b.a.DB.QueryRow(context.Background(), `SELECT status, message_id, last_error, recipients FROM emails WHERE id = ?`, id).
-		Scan(&r.Status, &r.MessageID, &r.LastError, &rc); err != nil {
+	if err := b.a.DB.QueryRow(context.Background(), `SELECT status, last_error, recipients FROM emails WHERE id = ?`, id).
+		Scan(&r.Status, &r.LastError, &rc); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(rc), &r.Recipients); err != nil {
+	// The Message-ID as read (a derivable one is not stored).
+	o, err := sending.LoadOutgoing(context.Background(), b.a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.MessageID = o.MessageID
+	// The outcomes as read (a delivered list is rebuilt from the attempts).
+	if r.Recipients, err = delivery.DecodeRecipients(context.Background(), b.a.DB, id, rc); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -103,7 +103,7 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 		if final == "" {
 			final = sending.StatusSending
 		}
-		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, lastError, now); err != nil {
+		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, tried, lastError, now); err != nil {
 			return err
 		}
 		if err := writeAttempts(ctx, tx, e, tried); err != nil {
@@ -185,11 +185,9 @@ func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailS
 		// its outcome is the one that counts.
 		return "", nil, errGone
 	}
-	var rcpts []Recipient
-	if raw != "" {
-		if err := json.Unmarshal([]byte(raw), &rcpts); err != nil {
-			return "", nil, err
-		}
+	rcpts, err := decodeRecipients(ctx, tx, e.ID, raw)
+	if err != nil {
+		return "", nil, err
 	}
 	if len(rcpts) == 0 {
 		fresh := &email{To: e.To, Cc: e.Cc, Bcc: e.Bcc}
@@ -198,7 +196,13 @@ func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailS
 	return status, rcpts, nil
 }
 
-func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sending.EmailStatus, rcpts []Recipient, lastError string, now time.Time) error {
+// writeRecipients stores the email's status and its recipients' outcomes,
+// compacted (compactRecipients) when the attempts tried in this
+// transaction rebuild them.
+func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sending.EmailStatus, rcpts []Recipient, tried []attemptRow, lastError string, now time.Time) error {
+	if c, ok := compactRecipients(rcpts, tried); ok {
+		return sending.WriteOutcome(ctx, tx, id, status, c, lastError, now)
+	}
 	b, err := json.Marshal(rcpts)
 	if err != nil {
 		return err

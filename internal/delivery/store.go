@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"mailroom/internal/ids"
 	"mailroom/internal/outbound"
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
 
@@ -54,7 +56,7 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 	if len(rows) == 0 {
 		return nil
 	}
-	const cols = 20
+	const cols = 19
 	args := make([]any, 0, len(rows)*cols)
 	values := make([]string, 0, len(rows))
 	for _, a := range rows {
@@ -64,12 +66,12 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 		if err != nil {
 			return err
 		}
-		args = append(args, e.ID, a.Recipient, a.Attempt, e.WorkspaceID, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
+		args = append(args, e.ID, a.Recipient, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
 			r.Stage, r.Code, r.Enhanced, reply, r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
 			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
 		values = append(values, "("+store.Placeholders(cols)+")")
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO email_attempts (email_id, recipient, attempt, workspace_id, created_at, duration_ms, outcome,
+	_, err := tx.Exec(ctx, `INSERT INTO email_attempts (email_id, recipient, attempt, created_at, duration_ms, outcome,
 		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)
 		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`, args...)
 	return err
@@ -99,8 +101,15 @@ type Attempt struct {
 
 // Attempts reads an email's attempts, oldest first. The caller has already
 // read the email under its grant (sending.Get), so the workspace is the
-// only check left here.
+// only check left here: an attempt's is its email's (00120 stores none).
 func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]Attempt, error) {
+	owner, err := sending.Senders(ctx, s.db, []string{emailID})
+	if err != nil {
+		return nil, err
+	}
+	if owner[emailID].WorkspaceID != workspaceID {
+		return nil, nil
+	}
 	return store.QueryAll(ctx, s.db, func(sc store.Scanner) (Attempt, error) {
 		var a Attempt
 		var at int64
@@ -116,14 +125,20 @@ func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]
 		return a, err
 	}, `SELECT recipient, attempt, created_at, duration_ms, outcome, stage, code, enhanced, reply, mx, remote_ip, source_ip,
 		tls_version, tls_cipher, tls_verified, mta_sts, reused, steps
-		FROM email_attempts WHERE email_id = ? AND workspace_id = ? ORDER BY created_at, recipient, attempt`, emailID, workspaceID)
+		FROM email_attempts WHERE email_id = ? ORDER BY created_at, recipient, attempt`, emailID)
 }
 
 // PurgeAttempts removes up to limit attempts older than before (retention,
-// with the events they tell the same story as).
+// with the events they tell the same story as). An attempt is never older
+// than its email, whose id begins with its creation time: the email ids
+// below ids.Floor("em", before) bound the range of the key that is read,
+// so no index on created_at is kept for this (00120). An attempt made after
+// before, of an email created earlier (a scheduled send), waits for a later
+// pass.
 func PurgeAttempts(ctx context.Context, db *store.DB, before time.Time, limit int) (int64, error) {
 	res, err := db.Exec(ctx, `DELETE FROM email_attempts WHERE (email_id, recipient, attempt) IN
-		(SELECT email_id, recipient, attempt FROM email_attempts WHERE created_at < ? ORDER BY created_at LIMIT ?)`, store.Millis(before), limit)
+		(SELECT email_id, recipient, attempt FROM email_attempts WHERE email_id < ? AND created_at < ? ORDER BY email_id LIMIT ?)`,
+		ids.Floor("em", before), store.Millis(before), limit)
 	if err != nil {
 		return 0, err
 	}

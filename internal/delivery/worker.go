@@ -262,7 +262,7 @@ func (s *Service) claim(ctx context.Context, e *email, rcpts []Recipient, now ti
 		if changed, send, holdWait, err = s.sendable(ctx, tx, e, split, now); err != nil || len(send) == 0 {
 			return err
 		}
-		ok, err := sending.MarkSending(ctx, tx, e.ID, e.messageID(), token, now)
+		ok, err := sending.MarkSending(ctx, tx, e.ID, token, now)
 		claimed = ok
 		return err
 	})

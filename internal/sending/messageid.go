@@ -2,7 +2,40 @@ package sending
 
 import (
 	"strings"
+
+	"mailroom/internal/outbound"
 )
+
+// derivedMessageID is the Message-ID Mailroom gives an email of id sent
+// from from (as stored: "Name <address>" or the bare address):
+// outbound.MessageIDFor with the From's domain, as accepting writes it.
+func derivedMessageID(id, from string) string {
+	addr := from
+	if a, err := ParseAddress(from); err == nil {
+		addr = a.Email
+	}
+	return outbound.MessageIDFor(id, domainOf(addr))
+}
+
+// storedMessageID is what emails.message_id keeps of an email's Message-ID:
+// "" when it is the one derived from the row's id and From (every email but
+// a submission that kept its client's own), which readMessageID rebuilds.
+// 52 bytes less per email, and the column is not written again when the
+// email goes out (issue #47).
+func storedMessageID(id, from, messageID string) string {
+	if messageID == derivedMessageID(id, from) {
+		return ""
+	}
+	return messageID
+}
+
+// readMessageID is an email's Message-ID from its stored column.
+func readMessageID(id, from, stored string) string {
+	if stored == "" {
+		return derivedMessageID(id, from)
+	}
+	return stored
+}
 
 // maxMessageID bounds a client's Message-ID (RFC 5322 sets no limit; this
 // keeps the header on one line).

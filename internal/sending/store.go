@@ -121,7 +121,7 @@ func (e *emailRow) insertArgs(class string) (row, body []any) {
 	}
 	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
 		e.Subject, html, text, jsonText(e.Headers, "{}"), atts, jsonText(e.Tags, "{}"),
-		store.BoolInt(e.TestMode), e.MessageID, sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
+		store.BoolInt(e.TestMode), storedMessageID(e.ID, e.From, e.MessageID), sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
 		e.TemplateID, e.TemplateVersion, e.TopicID, e.BodySource, class}, body
 }
 
@@ -172,6 +172,7 @@ func scanSummary(sc scanner) (*emailRow, error) {
 		}
 	}
 	e.TestMode = testMode == 1
+	e.MessageID = readMessageID(e.ID, e.From, e.MessageID)
 	e.ScheduledAt = store.NullMillis(sched)
 	e.CreatedAt = store.FromMillis(created)
 	e.UpdatedAt = store.FromMillis(updated)
@@ -277,6 +278,7 @@ func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*email
 	}
 	e.HTML, e.Text = html.String, text.String
 	e.TestMode = testMode == 1
+	e.MessageID = readMessageID(e.ID, e.From, e.MessageID)
 	e.ScheduledAt = store.NullMillis(sched)
 	e.CreatedAt = store.FromMillis(created)
 	e.UpdatedAt = store.FromMillis(updated)
@@ -307,7 +309,10 @@ func outboundMessage(from Address, to, cc, bcc, replyTo []Address, subject, html
 
 // addressList is the envelope stored in emails.recipients. The sending area
 // books it as bare addresses; once the delivery engine has tried, each entry
-// becomes an outcome object {email, status, ...}. Both read back as addresses.
+// becomes an outcome object {email, status, ...}, or, when every recipient
+// was delivered, the array is "=" and the bare addresses (the delivery
+// engine rebuilds their outcomes from its attempts). All read back as
+// addresses.
 type addressList []string
 
 func (l *addressList) UnmarshalJSON(b []byte) error {
@@ -319,7 +324,9 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 	for _, r := range raw {
 		var s string
 		if err := json.Unmarshal(r, &s); err == nil {
-			out = append(out, s)
+			if s != "=" { // the delivery engine's mark of a delivered list
+				out = append(out, s)
+			}
 			continue
 		}
 		var o struct {
@@ -338,12 +345,13 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 // functions below: sending is the only writer of the emails table.
 
 // MarkSending moves an email that is queued (or sending, on a retry) to
-// sending with the Message-ID it goes out with, under the attempt's fencing
-// token claim (LockOutcome reads it back). It reports false when the email
-// has left those statuses (cancelled, or finished by another run).
-func MarkSending(ctx context.Context, tx *store.Tx, id, messageID, claim string, now time.Time) (bool, error) {
-	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'sending', message_id = ?, claim = ?, updated_at = ?
-		WHERE id = ? AND status IN ('queued', 'sending')`, messageID, claim, store.Millis(now), id))
+// sending under the attempt's fencing token claim (LockOutcome reads it
+// back). It reports false when the email has left those statuses
+// (cancelled, or finished by another run). The Message-ID it goes out with
+// was fixed when it was accepted (storedMessageID).
+func MarkSending(ctx context.Context, tx *store.Tx, id, claim string, now time.Time) (bool, error) {
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = 'sending', claim = ?, updated_at = ?
+		WHERE id = ? AND status IN ('queued', 'sending')`, claim, store.Millis(now), id))
 }
 
 // FailUnsent ends an email still queued or sending as failed, with reason
@@ -654,6 +662,7 @@ func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 		return nil, err
 	}
 	o.HTML, o.Text, o.TestMode, o.CreatedAt = html.String, text.String, testMode != 0, store.FromMillis(created)
+	o.MessageID = readMessageID(o.ID, o.From, o.MessageID)
 	return &o, nil
 }
 

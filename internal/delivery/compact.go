@@ -65,41 +65,6 @@ func deliveredAddresses(raw string) []string {
 	return l[1:]
 }
 
-// outcomesOf rebuilds the outcomes of email id's delivered addresses from
-// their last attempt rows. An address whose attempts retention has purged
-// (MAILROOM_RETAIN_EVENTS, with the email's timeline) is known only as
-// delivered.
-func outcomesOf(ctx context.Context, q store.Querier, id string, addrs []string) ([]Recipient, error) {
-	last := map[string]Recipient{}
-	rows, err := q.Query(ctx, `SELECT recipient, attempt, outcome, stage, code, enhanced, reply FROM email_attempts WHERE email_id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var rcpt, outcome, stage, enhanced, reply string
-		var attempt, code int
-		if err := rows.Scan(&rcpt, &attempt, &outcome, &stage, &code, &enhanced, &reply); err != nil {
-			return nil, err
-		}
-		if r, ok := last[rcpt]; !ok || attempt > r.Attempts {
-			last[rcpt] = outcomeOf(rcpt, attempt, outcome, stage, code, enhanced, reply)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]Recipient, len(addrs))
-	for i, a := range addrs {
-		r, ok := last[a]
-		if !ok {
-			r = Recipient{Email: a, Status: RcptDelivered}
-		}
-		out[i] = r
-	}
-	return out, nil
-}
-
 // decodeRecipients decodes a stored recipients array, rebuilding a
 // compacted one through q.
 func decodeRecipients(ctx context.Context, q store.Querier, id, raw string) ([]Recipient, error) {

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,7 @@ type options struct {
 	n, clients, seed, searchConns int
 	searchDur                     time.Duration
 	pg, profile, searchProfile    string
+	memProfile                    string
 	bdat, keep                    bool
 }
 
@@ -80,10 +82,14 @@ func run(ctx context.Context) error {
 	flag.DurationVar(&o.searchDur, "sd", 3*time.Second, "how long each search term is timed")
 	flag.StringVar(&o.pg, "pg", "", "PostgreSQL URL (an empty database) instead of a temporary SQLite file")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the end-to-end phase to this file")
+	flag.StringVar(&o.memProfile, "memprofile", "", "write an allocation profile of the end-to-end phase to this file (every 4 KB sampled)")
 	flag.StringVar(&o.searchProfile, "searchprofile", "", "write a CPU profile of the timed searches to this file")
 	flag.BoolVar(&o.bdat, "bdat", false, "send with BDAT (RFC 3030 CHUNKING) instead of DATA")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (the SQLite database) for a look afterwards")
 	flag.Parse()
+	if o.memProfile != "" {
+		runtime.MemProfileRate = 4 << 10
+	}
 
 	dir, err := os.MkdirTemp("", "mailroom-bench-inbound-")
 	if err != nil {
@@ -157,12 +163,22 @@ func run(ctx context.Context) error {
 		return err
 	}
 	stopProfile := benchload.StartCPUProfile(o.profile)
+	stopMem := startMemProfile(o.memProfile)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	e2e, err := deliver(a.SMTPAddr(), gen, o.n, o.clients, 0, o.bdat)
+	runtime.ReadMemStats(&ms1)
+	stopMem()
 	stopProfile()
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
 	fmt.Println(commitStats(a))
+	// Allocations do not depend on the machine's load as time does
+	// (River's polling and the webhook deliveries that fall in the run
+	// are counted too).
+	fmt.Printf("end to end allocations: %.0f per message, %.0f KB per message (the process: clients, node, dispatch)\n",
+		float64(ms1.Mallocs-ms0.Mallocs)/float64(o.n), float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(o.n)/1024)
 	// Every 250 came after the commit of the message and its event; the
 	// webhook deliveries follow on their own.
 	announced := hooks.wait(o.n, 2*time.Minute)
@@ -524,6 +540,25 @@ func (discardSession) Data(r io.Reader) error {
 }
 func (discardSession) Reset()        {}
 func (discardSession) Logout() error { return nil }
+
+// startMemProfile writes the allocations so far to path+".base" and, when
+// stopped, all of them to path: go tool pprof -base path.base path shows
+// the phase between ("" does nothing). run sampled every 4 KB from its
+// start.
+func startMemProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	write := func(p string) {
+		runtime.GC()
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	write(path + ".base")
+	return func() { write(path) }
+}
 
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")

@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -177,7 +178,18 @@ func (w *walker) walk(e *message.Entity, depth int, readErr error) {
 		filename = params["name"]
 	}
 	attachment := strings.EqualFold(disp, "attachment") || filename != ""
-	body, err := io.ReadAll(io.LimitReader(e.Body, 64<<20))
+	var body []byte
+	var err error
+	if w.data {
+		body, err = io.ReadAll(io.LimitReader(e.Body, 64<<20))
+	} else {
+		// Receiving copies what it keeps (the text as a string): the
+		// bytes are read into a buffer used again.
+		buf := getBuffer()
+		defer putBuffer(buf)
+		_, err = buf.ReadFrom(io.LimitReader(e.Body, 64<<20))
+		body = buf.Bytes()
+	}
 	if err != nil && len(body) == 0 {
 		return // an encoding that broke at once: nothing to keep
 	}
@@ -229,7 +241,10 @@ func (w *walker) part(p *textproto.Part, depth int) {
 		}
 		attachment := strings.EqualFold(disp, "attachment") || filename != ""
 		if !strings.HasPrefix(mt, "multipart/") && (attachment || !strings.HasPrefix(ct, "text/")) {
-			raw, err := io.ReadAll(io.LimitReader(p, maxEncoded))
+			buf := getBuffer()
+			defer putBuffer(buf)
+			_, err := buf.ReadFrom(io.LimitReader(p, maxEncoded))
+			raw := buf.Bytes()
 			if err != nil && len(raw) == 0 {
 				w.count++
 				return
@@ -246,6 +261,20 @@ func (w *walker) part(p *textproto.Part, depth int) {
 	}
 	e, err := message.New(h, p)
 	w.walk(e, depth, err)
+}
+
+// buffers hold the bytes of a part while receiving measures or copies
+// them: a 100 KB attachment read by io.ReadAll allocated twice its size.
+// A buffer past 1 MB is left to the collector.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		b.Reset()
+		buffers.Put(b)
+	}
 }
 
 // maxEncoded is past what a part's 64 MB read decodes from (base64 in
@@ -265,6 +294,15 @@ var b64 = func() (t [256]byte) {
 	return t
 }()
 
+// b64w weighs bytes for base64Size's sum: 1 the alphabet, 0 whitespace,
+// 1<<32 anything else.
+var b64w = func() (t [256]uint64) {
+	for c, k := range b64 {
+		t[c] = [3]uint64{1 << 32, 1, 0}[k]
+	}
+	return t
+}()
+
 // base64Size is the decoded size of well-formed base64 (whitespace
 // anywhere, padding only at the end, whole quanta); ok is false for
 // anything else, which is then decoded to learn what it gives.
@@ -277,14 +315,22 @@ func base64Size(b []byte) (n int, ok bool) {
 		}
 		end--
 	}
-	chars := 0
-	for _, c := range b[:end] {
-		k := b64[c]
-		if k == 0 {
-			return 0, false
-		}
-		chars += int(k & 1)
+	// Summed without a branch per byte: the alphabet counts 1, whitespace
+	// 0, anything else 1<<32.
+	var sum uint64
+	rest := b[:end]
+	for len(rest) >= 8 {
+		sum += b64w[rest[0]] + b64w[rest[1]] + b64w[rest[2]] + b64w[rest[3]] +
+			b64w[rest[4]] + b64w[rest[5]] + b64w[rest[6]] + b64w[rest[7]]
+		rest = rest[8:]
 	}
+	for _, c := range rest {
+		sum += b64w[c]
+	}
+	if sum>>32 != 0 {
+		return 0, false
+	}
+	chars := int(sum)
 	switch {
 	case pad == 0 && chars%4 == 0, pad == 1 && chars%4 == 3, pad == 2 && chars%4 == 2:
 		return chars/4*3 + max(0, chars%4-1), true

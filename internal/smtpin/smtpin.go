@@ -39,7 +39,9 @@ import (
 // Handler receives the reports. verpID is the email id from a bounce
 // address whose tag verified, "" for the feedback address; from is the
 // client, for the handler's SPF check. A returned error is answered with
-// a temporary failure so the sender tries again.
+// a temporary failure so the sender tries again. raw is the listener's
+// buffer, used again for the next message once the call returns: a
+// handler copies what it keeps.
 type Handler interface {
 	HandleReport(ctx context.Context, verpID string, from mailauth.Sender, raw []byte) error
 }
@@ -59,7 +61,9 @@ type Envelope struct {
 
 // Recipient takes the messages for one accepted RCPT address. Deliver
 // returns once the message is stored durably; an error is answered with a
-// temporary failure (451) so the sender tries again.
+// temporary failure (451) so the sender tries again. raw is the
+// listener's buffer, used again for the next message once Deliver
+// returns: a recipient copies what it keeps (stored rows are copies).
 type Recipient interface {
 	Deliver(ctx context.Context, env Envelope, raw []byte) error
 	// Key names where the copy goes: RCPTs with one key get one copy
@@ -301,8 +305,12 @@ func recipient(verp *outbound.VERP, to string) (verpID string, ok bool) {
 // answered only when all of them have stored it.
 func (ss *session) Data(r io.Reader) error {
 	// Sized by SIZE= when the client declared it (most MTAs do), else grown
-	// by doubling from 64 KiB: each step copies and clears the message again.
-	var b bytes.Buffer
+	// by doubling from 64 KiB: each step copies and clears the message
+	// again. The buffer is the last message's when one is free: every
+	// recipient has stored the message (or copied what it keeps) when Data
+	// returns.
+	b := dataBuffers.Get().(*bytes.Buffer)
+	defer putDataBuffer(b)
 	b.Grow(int(max(64<<10, ss.size+bytes.MinRead)))
 	if _, err := b.ReadFrom(r); err != nil {
 		return err
@@ -335,6 +343,22 @@ func (ss *session) Data(r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// dataBuffers hold messages while Data hands them over: a 160 KB message
+// read into a new buffer cost 160 KB allocated and cleared per message
+// (issue #47). A buffer past maxPooledData is left to the collector, so
+// one huge message does not stay in memory.
+var dataBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledData = 4 << 20
+
+func putDataBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledData {
+		return
+	}
+	b.Reset()
+	dataBuffers.Put(b)
 }
 
 // Refusal is the SMTP reply to a msglimit error (nil for another error),

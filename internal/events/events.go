@@ -364,11 +364,11 @@ func Timeline(ctx context.Context, db *store.DB, workspaceID, emailID string) ([
 }
 
 // scanTimeline reads timeline rows, each the columns dest points at, then
-// created_at and data, and closes rows; an event stored without its data
-// (DataIsEmail) gets it from its email row.
+// created_at and data, and closes rows; the data stored without (an email
+// row's, a reference) is filled by complete, as on every read of the log.
 func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*Event) []any) ([]Event, error) {
 	var out []Event
-	var datas []string
+	var stored []Stored
 	for rows.Next() {
 		var ev Event
 		var at int64
@@ -378,27 +378,17 @@ func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*
 			return nil, err
 		}
 		ev.CreatedAt = store.FromMillis(at)
-		out, datas = append(out, ev), append(datas, data)
+		out, stored = append(out, ev), append(stored, Stored{Type: ev.Type, EmailID: ev.EmailID, Data: []byte(data)})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var derived []string
-	for i, d := range datas {
-		if d == "" {
-			derived = append(derived, out[i].EmailID)
-		}
-	}
-	byEmail, err := emailDataOf(ctx, db, derived)
-	if err != nil {
+	if err := complete(ctx, db, stored); err != nil {
 		return nil, err
 	}
-	for i, d := range datas {
-		if d == "" {
-			d = string(byEmail[out[i].EmailID])
-		}
-		_ = json.Unmarshal([]byte(d), &out[i].Data)
+	for i := range out {
+		_ = json.Unmarshal(stored[i].Data, &out[i].Data)
 	}
 	return out, nil
 }

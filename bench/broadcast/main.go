@@ -339,9 +339,10 @@ func (p *peak) sample() {
 		return
 	}
 	p.last = time.Now()
-	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(m)
-	p.anon, p.file, p.goTotal, p.goHeap = st["RssAnon"], st["RssFile"], int(m[0].Value.Uint64()/1024), int(m[1].Value.Uint64()/1024)
+	p.anon, p.file = st["RssAnon"], st["RssFile"]
+	p.goTotal, p.goHeap = int((m[0].Value.Uint64()-m[1].Value.Uint64())/1024), int(m[2].Value.Uint64()/1024) // released pages are not resident
 	p.dbMaps = p.dbMaps[:0]
 	b, _ := os.ReadFile("/proc/self/smaps")
 	db := false

@@ -16,9 +16,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"mailroom/bench/internal/benchkeys"
@@ -129,12 +132,17 @@ func run() error {
 	if *footerRounds > 0 {
 		return footerCost(node, s, audID, html, *n, *footerRounds)
 	}
-	cost := dbcost.New(a.DB, filepath.Join(node.Dir, "mailroom.db"))
+	cost, closeCost, err := costProbe(a.DB, *pg, filepath.Join(node.Dir, "mailroom.db"))
+	if err != nil {
+		return err
+	}
+	defer closeCost()
 	before, err := cost.Baseline(ctx)
 	if err != nil {
 		return err
 	}
-	start, cpu0 := time.Now(), benchload.ProcessCPU()
+	start, cpu0, os0 := time.Now(), benchload.ProcessCPU(), readOSCounts()
+	var pk peak
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
 	}
@@ -154,12 +162,14 @@ func run() error {
 				float64(got-lastN)/now.Sub(lastAt).Seconds(), 100*float64(c-lastCPU)/float64(now.Sub(lastAt)), st["RssAnon"]/1024, st["RssFile"]/1024)
 			lastAt, lastN, lastCPU = now, got, c
 		}
+		pk.sample()
 		if time.Since(start) > 30*time.Minute {
 			return fmt.Errorf("only %d of %d after 30 minutes", s.Others.Load(), *n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	elapsed, cpu := time.Since(start), benchload.ProcessCPU()-cpu0
+	elapsed, cpu, osc := time.Since(start), benchload.ProcessCPU()-cpu0, readOSCounts().minus(os0)
+	hwm := procStatus()["VmHWM"]
 	sent, p99, err := probe.Stop()
 	if err != nil {
 		return err
@@ -183,8 +193,11 @@ func run() error {
 	// sends, all in this process) says what a quiet machine could do.
 	fmt.Printf("CPU %v: %.2f ms per recipient\n", cpu.Round(time.Millisecond), float64(cpu.Microseconds())/1000/float64(*n))
 	st := procStatus()
-	fmt.Printf("peak RSS %d MB (ceiling 300 MB); at the end %d MB anonymous, %d MB of mapped files (SQLite's readers map the database)\n",
-		st["VmHWM"]/1024, st["RssAnon"]/1024, st["RssFile"]/1024)
+	fmt.Printf("peak RSS %d MB (ceiling 300 MB; %d MB when the last recipient arrived); at the end %d MB anonymous, %d MB of mapped files (SQLite's readers map the database)\n",
+		st["VmHWM"]/1024, hwm/1024, st["RssAnon"]/1024, st["RssFile"]/1024)
+	pk.report(os.Stdout)
+	fmt.Printf("per recipient: %.1f minor page faults, %.1f read syscalls (%.1f KB read), %.1f write syscalls (load-independent counts)\n",
+		float64(osc.minflt)/float64(*n), float64(osc.syscr)/float64(*n), float64(osc.rchar)/1024/float64(*n), float64(osc.syscw)/float64(*n))
 	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", sent, p99.Round(time.Millisecond))
 	fmt.Printf("broadcast of %d: %d recipients at the sink in %v: %.0f recipients/s (target 1100/s)\n", *n, *n, elapsed.Round(time.Millisecond), rate)
 	return nil
@@ -264,6 +277,96 @@ func settle() {
 			return
 		}
 	}
+}
+
+// costProbe is the database cost probe. On SQLite it reads through its own
+// connection, which does not map the file: its count(*) and dbstat read
+// every page, and through the node's readers, which map the file, the whole
+// database would become resident in the node's address space, a peak of
+// the measurement's own making, not the broadcast's.
+func costProbe(db *store.DB, pg, file string) (*dbcost.Probe, func(), error) {
+	if pg != "" {
+		return dbcost.New(db, ""), func() {}, nil
+	}
+	r, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	if err != nil {
+		return nil, nil, err
+	}
+	r.SetMaxOpenConns(1)
+	return dbcost.New(&store.DB{W: db.W, R: r, Dialect: db.Dialect}, file), func() { r.Close() }, nil
+}
+
+// osCounts are the process's load-independent kernel counters: minor page
+// faults (getrusage) and read and write syscalls (/proc/self/io).
+type osCounts struct{ minflt, syscr, syscw, rchar int64 }
+
+func readOSCounts() osCounts {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	c := osCounts{minflt: ru.Minflt}
+	b, _ := os.ReadFile("/proc/self/io")
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			c.syscr = n
+		case "syscw":
+			c.syscw = n
+		case "rchar":
+			c.rchar = n
+		}
+	}
+	return c
+}
+
+func (a osCounts) minus(b osCounts) osCounts {
+	return osCounts{a.minflt - b.minflt, a.syscr - b.syscr, a.syscw - b.syscw, a.rchar - b.rchar}
+}
+
+// peak is the resident set at its largest sample during the broadcast,
+// split into anonymous memory (of which the Go runtime's share) and mapped
+// files, and the database's mappings then (one per connection that maps).
+type peak struct {
+	anon, file, goTotal, goHeap int
+	dbMaps                      []int // resident kB of each mapping of the database file
+	last                        time.Time
+}
+
+func (p *peak) sample() {
+	st := procStatus()
+	if st["RssAnon"]+st["RssFile"] <= p.anon+p.file || time.Since(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(m)
+	p.anon, p.file = st["RssAnon"], st["RssFile"]
+	p.goTotal, p.goHeap = int((m[0].Value.Uint64()-m[1].Value.Uint64())/1024), int(m[2].Value.Uint64()/1024) // released pages are not resident
+	p.dbMaps = p.dbMaps[:0]
+	b, _ := os.ReadFile("/proc/self/smaps")
+	db := false
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 6 && strings.Contains(f[0], "-"):
+			db = strings.HasSuffix(f[5], "mailroom.db")
+		case db && len(f) >= 2 && f[0] == "Rss:":
+			v, _ := strconv.Atoi(f[1])
+			p.dbMaps = append(p.dbMaps, v)
+		}
+	}
+}
+
+func (p *peak) report(w io.Writer) {
+	var maps []int
+	for _, v := range p.dbMaps {
+		if v >= 1024 {
+			maps = append(maps, v/1024)
+		}
+	}
+	fmt.Fprintf(w, "at the largest sample: %d MB anonymous (Go runtime %d MB, of it live heap %d MB; the rest SQLite's and libcrypto's), %d MB mapped files (the database in %d mapped regions, MB each where 1 MB or more: %v)\n",
+		p.anon/1024, p.goTotal/1024, p.goHeap/1024, p.file/1024, len(p.dbMaps), maps)
 }
 
 // procStatus is /proc/self/status's sizes in kB, by field name.

@@ -71,15 +71,21 @@ type Links = render.Links
 
 // Service serves broadcasts and runs their fan-out.
 type Service struct {
-	c       Config
-	noLinks atomic.Bool // SetPersonalLinks(false): bench/broadcast's baseline
-	sending renderers   // the renderers of broadcasts being delivered (Body)
+	c           Config
+	noLinks     atomic.Bool // SetPersonalLinks(false): bench/broadcast's baseline
+	headersOnly atomic.Bool // SetHeadersOnly(true): links in the headers alone
+	sending     renderers   // the renderers of broadcasts being delivered (Body)
 }
 
 // SetPersonalLinks turns personal links (and with them the footer and the
 // one-click headers) on or off for broadcasts rendered from now on;
 // bench/broadcast -footer-cost measures what they cost per recipient.
 func (s *Service) SetPersonalLinks(on bool) { s.noLinks.Store(!on) }
+
+// SetHeadersOnly keeps the personal links to the one-click headers (as
+// before a body could show them: no merge tags, no footer), so that
+// bench/broadcast -footer-cost can tell the body's share from the headers'.
+func (s *Service) SetHeadersOnly(on bool) { s.headersOnly.Store(on) }
 
 // New builds the service.
 func New(c Config) *Service {
@@ -795,7 +801,7 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 	l := s.links(b, v, email, at)
 	var f render.Footer
 	scan := false
-	if b.Footer && l.Unsubscribe != "" {
+	if b.Footer && l.Unsubscribe != "" && !s.headersOnly.Load() {
 		r.footer.Do(r.footerParts)
 		if scan = r.footerScan; !scan {
 			f = render.FooterOf(l, r.footerHTML, r.footerText)
@@ -816,7 +822,9 @@ func (s *Service) links(b Broadcast, v map[string]any, email string, at time.Tim
 	var l Links
 	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
 		l = s.c.Links(b.WorkspaceID, b.TopicID, email, at)
-		l.Put(v)
+		if !s.headersOnly.Load() {
+			l.Put(v)
+		}
 	}
 	return l
 }

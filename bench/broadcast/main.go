@@ -37,6 +37,7 @@ import (
 	"mailroom/bench/internal/benchsink"
 	"mailroom/bench/internal/dbcost"
 	benchload "mailroom/bench/internal/load"
+	"mailroom/internal/broadcasts"
 	"mailroom/internal/store"
 )
 
@@ -220,8 +221,7 @@ func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, 
 		var round [3]time.Duration
 		for k := range 3 {
 			arm := (r + k) % 3
-			node.App.Broadcasts().SetPersonalLinks(arm > 0)
-			node.App.Broadcasts().SetHeadersOnly(arm == 1)
+			node.App.Broadcasts().SetLinks([3]broadcasts.LinkMode{broadcasts.LinksNone, broadcasts.LinksHeadersOnly, broadcasts.LinksEverywhere}[arm])
 			bc, err := node.Call("POST", "/v1/broadcasts", map[string]any{"from": "News <onboarding@mailroom.localhost>", "audience_id": audID,
 				"subject": "News for {{ first_name }}", "html": html})
 			if err != nil {
@@ -244,7 +244,7 @@ func footerCost(node *benchnode.Node, s *benchsink.Sink, audID, html string, n, 
 		ratios = append(ratios, float64(round[2])/float64(round[0]))
 		bodyRatios = append(bodyRatios, float64(round[2])/float64(round[1]))
 	}
-	node.App.Broadcasts().SetHeadersOnly(false)
+	node.App.Broadcasts().SetLinks(broadcasts.LinksEverywhere)
 	slices.Sort(ratios)
 	slices.Sort(bodyRatios)
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n*rounds) }

@@ -180,7 +180,7 @@ func (s *Service) handOver(ctx context.Context, b Broadcast, r *renderer, batch 
 	for _, p := range batch {
 		v := p.vars()
 		if subjectLinks {
-			s.links(b, v, p.Email, now)
+			s.personalLinks(b, v, p.Email, now)
 		}
 		subject, err := r.subject(v)
 		if err != nil {

@@ -71,21 +71,23 @@ type Links = render.Links
 
 // Service serves broadcasts and runs their fan-out.
 type Service struct {
-	c           Config
-	noLinks     atomic.Bool // SetPersonalLinks(false): bench/broadcast's baseline
-	headersOnly atomic.Bool // SetHeadersOnly(true): links in the headers alone
-	sending     renderers   // the renderers of broadcasts being delivered (Body)
+	c       Config
+	links   atomic.Int32 // a LinkMode: SetLinks, for bench/broadcast's baselines
+	sending renderers    // the renderers of broadcasts being delivered (Body)
 }
 
-// SetPersonalLinks turns personal links (and with them the footer and the
-// one-click headers) on or off for broadcasts rendered from now on;
-// bench/broadcast -footer-cost measures what they cost per recipient.
-func (s *Service) SetPersonalLinks(on bool) { s.noLinks.Store(!on) }
+// LinkMode says where broadcasts rendered from now on carry personal
+// links: bench/broadcast -footer-cost measures what each costs.
+type LinkMode int32
 
-// SetHeadersOnly keeps the personal links to the one-click headers (as
-// before a body could show them: no merge tags, no footer), so that
-// bench/broadcast -footer-cost can tell the body's share from the headers'.
-func (s *Service) SetHeadersOnly(on bool) { s.headersOnly.Store(on) }
+const (
+	LinksEverywhere  LinkMode = iota // headers, merge tags and the footer (always, outside the bench)
+	LinksHeadersOnly                 // the one-click headers alone, as before a body could show them
+	LinksNone                        // none: no headers, no merge tags, no footer
+)
+
+// SetLinks sets where personal links go.
+func (s *Service) SetLinks(m LinkMode) { s.links.Store(int32(m)) }
 
 // New builds the service.
 func New(c Config) *Service {
@@ -798,10 +800,10 @@ func (r *renderer) subjectShowsLinks() bool {
 // unsubscribe link of its own (render.AddFooter). Links are only ever this
 // recipient's: each message has one recipient.
 func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email string, at time.Time) (render.Output, map[string]string, error) {
-	l := s.links(b, v, email, at)
+	l := s.personalLinks(b, v, email, at)
 	var f render.Footer
 	scan := false
-	if b.Footer && l.Unsubscribe != "" && !s.headersOnly.Load() {
+	if b.Footer && l.Unsubscribe != "" && LinkMode(s.links.Load()) == LinksEverywhere {
 		r.footer.Do(r.footerParts)
 		if scan = r.footerScan; !scan {
 			f = render.FooterOf(l, r.footerHTML, r.footerText)
@@ -817,12 +819,13 @@ func (s *Service) personal(b Broadcast, r *renderer, v map[string]any, email str
 	return out, l.Headers(), nil
 }
 
-// links makes the recipient's links as of at and puts them in v.
-func (s *Service) links(b Broadcast, v map[string]any, email string, at time.Time) Links {
+// personalLinks makes the recipient's links as of at and puts them in v.
+func (s *Service) personalLinks(b Broadcast, v map[string]any, email string, at time.Time) Links {
 	var l Links
-	if s.c.Links != nil && email != "" && !s.noLinks.Load() {
+	mode := LinkMode(s.links.Load())
+	if s.c.Links != nil && email != "" && mode != LinksNone {
 		l = s.c.Links(b.WorkspaceID, b.TopicID, email, at)
-		if !s.headersOnly.Load() {
+		if mode == LinksEverywhere {
 			l.Put(v)
 		}
 	}

@@ -91,14 +91,14 @@ type email struct {
 	TestMode             bool
 	MessageID            string
 	Recipients           []Recipient
-	// deliveredTo is a compacted recipients array's addresses
-	// (deliveredMark), whose outcomes resolveRecipients reads.
-	deliveredTo []string
-	TemplateID  string // for analytics
-	BodySource  string // the body is rendered when the message is built (withBody)
-	TopicID     string // a topic send: each recipient gets its own message (personal.go)
-	Track       int    // tracking.TrackOpens | TrackClicks
-	CreatedAt   time.Time
+	// recipientsRaw is the stored recipients array, which
+	// resolveRecipients decodes (compacted: rebuilt from the attempts).
+	recipientsRaw string
+	TemplateID    string // for analytics
+	BodySource    string // the body is rendered when the message is built (withBody)
+	TopicID       string // a topic send: each recipient gets its own message (personal.go)
+	Track         int    // tracking.TrackOpens | TrackClicks
+	CreatedAt     time.Time
 
 	// render renders the body with no read (its row was read with its
 	// batch); nil: withBody reads it.
@@ -122,17 +122,14 @@ func loadEmail(ctx context.Context, q store.Querier, id string) (*email, error) 
 	return e, e.resolveRecipients(ctx, q)
 }
 
-// resolveRecipients reads the outcomes of a compacted recipients array
-// (every recipient delivered) from the attempts.
+// resolveRecipients decodes the stored recipients array (decodeRecipients:
+// a compacted one's outcomes are read from the attempts through q).
 func (e *email) resolveRecipients(ctx context.Context, q store.Querier) error {
-	if e.deliveredTo == nil {
-		return nil
-	}
-	rcpts, err := outcomesOf(ctx, q, e.ID, e.deliveredTo)
+	rcpts, err := decodeRecipients(ctx, q, e.ID, e.recipientsRaw)
 	if err != nil {
 		return err
 	}
-	e.Recipients, e.deliveredTo = rcpts, nil
+	e.Recipients, e.recipientsRaw = rcpts, ""
 	return nil
 }
 
@@ -143,12 +140,12 @@ func decodeEmail(o *sending.Outgoing) (*email, error) {
 	e := email{ID: o.ID, WorkspaceID: o.WorkspaceID, Status: o.Status, From: o.From, Subject: o.Subject,
 		HTML: o.HTML, Text: o.Text, TestMode: o.TestMode, MessageID: o.MessageID,
 		TemplateID: o.TemplateID, TopicID: o.TopicID, Track: o.Track, CreatedAt: o.CreatedAt, BodySource: o.BodySource,
-		deliveredTo: deliveredAddresses(o.Recipients)}
+		recipientsRaw: o.Recipients}
 	for _, f := range []struct {
 		src string
 		dst any
-	}{{o.To, &e.To}, {o.Cc, &e.Cc}, {o.Bcc, &e.Bcc}, {o.ReplyTo, &e.ReplyTo}, {o.Headers, &e.Headers}, {o.Attachments, &e.Attachments}, {o.Tags, &e.Tags}, {o.Recipients, &e.Recipients}} {
-		if f.src == "" || f.dst == &e.Recipients && e.deliveredTo != nil {
+	}{{o.To, &e.To}, {o.Cc, &e.Cc}, {o.Bcc, &e.Bcc}, {o.ReplyTo, &e.ReplyTo}, {o.Headers, &e.Headers}, {o.Attachments, &e.Attachments}, {o.Tags, &e.Tags}} {
+		if f.src == "" {
 			continue
 		}
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {

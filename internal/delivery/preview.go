@@ -16,6 +16,9 @@ import (
 // cannot be built or signed answers 422 message_unbuildable.
 func (s *Service) Preview(ctx context.Context, o *sending.Outgoing, now time.Time) ([]byte, error) {
 	e, err := decodeEmail(o)
+	if err == nil {
+		err = e.resolveRecipients(ctx, s.db) // never compacted: nothing read
+	}
 	if err != nil {
 		return nil, err
 	}

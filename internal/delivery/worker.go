@@ -109,6 +109,7 @@ func (s *Service) deliverEmail(ctx context.Context, e *email, l lane) (time.Dura
 		} else if err != nil {
 			return 0, err
 		}
+		defer s.recycle(raw) // sent and, when kept for a retry, written by then
 	}
 
 	if s.live != nil && s.live().Err() != nil {
@@ -404,7 +405,8 @@ func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
 
 // message returns the signed bytes: those kept from an earlier attempt, or
-// freshly built and signed once.
+// freshly built and signed once. The caller owns them and may give them to
+// recycle once nothing reads them (after the attempt's outcome is recorded).
 func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bool) ([]byte, error) {
 	if retry {
 		raw, err := keptSigned(ctx, s.db, e.ID)
@@ -426,35 +428,49 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 			return nil, err
 		}
 	}
-	// Built in a reused buffer: Sign copies the message, and a new buffer
-	// the size of the body per message was a tenth of the allocation
-	// volume of a broadcast (profiled).
-	buf, _ := s.buildBufs.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
-	raw, err := outbound.AppendBuild((*buf)[:0], m)
+	// Built and signed in reused buffers: a new buffer the size of the
+	// message per message was a tenth of the allocation volume of a
+	// broadcast, and past 32 KB a large allocation (profiled).
+	raw, err := outbound.AppendBuild(s.buffer(), m)
 	if err != nil {
-		s.buildBufs.Put(buf)
+		s.recycle(raw)
 		return nil, permanentError{err}
 	}
 	signer, err := s.signer(ctx, e)
 	if err != nil {
-		s.buildBufs.Put(buf)
+		s.recycle(raw)
 		return nil, err
 	}
 	build.End()
 	if signer == nil {
-		return raw, nil // the caller keeps raw: its buffer is not reused
+		return raw, nil
 	}
 	_, sign := tracing.Start(ctx, "sign")
 	defer sign.End()
-	signed, err := signer.Sign(raw)
-	if cap(raw) <= maxBuildBuf {
-		*buf = raw[:0]
-		s.buildBufs.Put(buf)
+	signed, err := signer.AppendSign(s.buffer(), raw)
+	s.recycle(raw)
+	if err != nil {
+		s.recycle(signed)
+		return nil, err
 	}
-	return signed, err
+	return signed, nil
+}
+
+// buffer is an empty message buffer, reused when one was recycled.
+func (s *Service) buffer() []byte {
+	if b, ok := s.buildBufs.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// recycle keeps b's memory for the next message. Nothing may read b after:
+// the transports do not keep a message past Send.
+func (s *Service) recycle(b []byte) {
+	if cap(b) > 0 && cap(b) <= maxBuildBuf {
+		b = b[:0]
+		s.buildBufs.Put(&b)
+	}
 }
 
 // maxBuildBuf bounds the build buffers kept for reuse: one message with

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,7 +64,13 @@ func NewSigner(domain, selector string, key crypto.Signer) *Signer {
 // checks ours in the tests. The header fields are read in place and
 // canonicalized into one scratch buffer, without a map or a string per
 // field.
-func (s *Signer) Sign(raw []byte) ([]byte, error) {
+func (s *Signer) Sign(raw []byte) ([]byte, error) { return s.AppendSign(nil, raw) }
+
+// AppendSign appends the signed message (the DKIM-Signature field, then
+// raw) to dst: a caller signing many messages passes a reused buffer, as a
+// new one per message the size of the message was a large allocation (over
+// 32 KB) for a 15 KB html broadcast (profiled: bench/broadcast).
+func (s *Signer) AppendSign(dst, raw []byte) ([]byte, error) {
 	algo := "rsa-sha256"
 	opts := crypto.SignerOpts(crypto.SHA256)
 	switch s.key.Public().(type) {
@@ -103,9 +110,9 @@ func (s *Signer) Sign(raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("outbound: dkim: %w", err)
 	}
 	b := base64.StdEncoding.EncodeToString(sig)
-	out := make([]byte, 0, 256+len(tags.h)+len(b)*80/75+len(raw))
-	out = tags.appendField(out, b)
-	return append(out, raw...), nil
+	dst = slices.Grow(dst, 256+len(tags.h)+len(b)*80/75+len(raw))
+	dst = tags.appendField(dst, b)
+	return append(dst, raw...), nil
 }
 
 // dkimNow is the signature's time (t=); tests may fix it.

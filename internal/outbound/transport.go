@@ -119,6 +119,7 @@ type Result struct {
 // recipient got an answer (connection refused, dropped, timed out, no
 // usable MX); Result is then still filled, one RcptResult per recipient.
 type Transport interface {
+	// Send keeps no reference to data after it returns: the caller reuses it.
 	Send(ctx context.Context, env Envelope, data []byte) (*Result, error)
 }
 

@@ -2,32 +2,45 @@ package outbound
 
 import (
 	"bytes"
+	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// scanHTML is HTMLToText in one pass over src: it finds the tokens where
+// scanHTML is HTMLToText in one pass over src, into c: it finds the tokens where
 // x/net/html's tokenizer (v0.62, token.go) does, following its functions
 // step by step (the names below are its), but jumps to the next '<' with
 // IndexByte and reads only what the conversion uses: the tag names, an
 // A's href, text. ok is false for what it leaves to the tokenizer: NUL
 // bytes, script and plaintext content (their end is found by other
-// rules), a lone "</" at the end.
-func scanHTML(src string) (text string, ok bool) {
+// rules), a lone "</" at the end; c then holds part of the text.
+func scanHTML(c *htmlConverter, src string) (ok bool) {
 	if strings.IndexByte(src, 0) >= 0 {
-		return "", false
+		return false
 	}
-	c := htmlConverter{hrefs: make([]string, 0, 4), t: textWriter{linkText: make([]byte, 0, 64)}}
-	c.t.b.Grow(len(src))
-	s := htmlScanner{b: []byte(src), keys: make([][2]int, 0, 8)}
+	c.hrefs, c.t.linkText = make([]string, 0, 4), make([]byte, 0, 64)
+	c.t.b = slices.Grow(c.t.b, len(src))
+	// Read from a reused copy: tag names and keys are lowered in place.
+	p, _ := scanBufs.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	s := htmlScanner{b: append((*p)[:0], src...), keys: make([][2]int, 0, 8)}
+	defer func() {
+		if cap(s.b) <= maxScanBuf {
+			*p = s.b[:0]
+			scanBufs.Put(p)
+		}
+	}()
 	b := s.b
 	i := 0
 	for {
 		if s.rawTag != "" { // readRawOrRCDATA
 			if s.rawTag == "script" || s.rawTag == "plaintext" {
-				return "", false
+				return false
 			}
 			j := rawTextEnd(b, i, s.rawTag)
 			if j > i && c.skip == 0 {
@@ -41,14 +54,14 @@ func scanHTML(src string) (text string, ok bool) {
 			c.text(tokenText(b[i:j], true))
 		}
 		if j >= len(b) {
-			return c.result(), true
+			return true
 		}
 		// b[j] is '<' and b[j+1] a letter, '/', '!' or '?'.
 		switch ch := b[j+1]; {
 		case isASCIILetter(ch):
 			tag, ok := s.readTag(j+1, true)
 			if !ok {
-				return c.result(), true // the tokenizer's ErrorToken
+				return true // the tokenizer's ErrorToken
 			}
 			tt := html.StartTagToken
 			// readStartTag: "/>" is self-closing unless the slash ends an
@@ -66,7 +79,7 @@ func scanHTML(src string) (text string, ok bool) {
 			i = tag.end
 		case ch == '/':
 			if j+2 >= len(b) {
-				return "", false // "</" at the end is a text token
+				return false // "</" at the end is a text token
 			}
 			switch c2 := b[j+2]; {
 			case c2 == '>': // "</>" is no token
@@ -74,7 +87,7 @@ func scanHTML(src string) (text string, ok bool) {
 			case isASCIILetter(c2):
 				tag, ok := s.readTag(j+2, false)
 				if !ok {
-					return c.result(), true
+					return true
 				}
 				c.tag(html.EndTagToken, atom.Lookup(tag.name), "")
 				i = tag.end
@@ -93,10 +106,16 @@ func scanHTML(src string) (text string, ok bool) {
 			i = closeAngle(b, j+1)
 		}
 		if i >= len(b) {
-			return c.result(), true
+			return true
 		}
 	}
 }
+
+// scanBufs are scanHTML's copies of its input, reused; maxScanBuf bounds
+// the ones kept.
+var scanBufs sync.Pool
+
+const maxScanBuf = 1 << 20
 
 // htmlScanner holds scanHTML's input and the reused state of its tags.
 type htmlScanner struct {

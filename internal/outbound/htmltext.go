@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -21,22 +22,34 @@ import (
 // markup it does not model (script, plaintext, NUL bytes) goes through
 // the tokenizer itself, and a fuzz test holds the two to the same output.
 func HTMLToText(src string) string {
-	if s, ok := scanHTML(src); ok {
-		return s
-	}
-	return tokenizeHTML(src)
+	// The text is shorter than its source: one allocation, never written
+	// again once made a string (as strings.Builder does).
+	text, _ := htmlText(make([]byte, 0, len(src)), src)
+	return unsafe.String(unsafe.SliceData(text), len(text))
 }
 
-// tokenizeHTML is HTMLToText over x/net/html's tokenizer.
-func tokenizeHTML(src string) string {
+// htmlText writes HTMLToText(src) into scratch (emptied, grown as needed):
+// text is the result, within buf, the grown scratch to reuse. A message
+// build derives its text part into a reused buffer this way: a new one per
+// message was a large share of a broadcast's allocations (profiled).
+func htmlText(scratch []byte, src string) (text, buf []byte) {
 	var c htmlConverter
-	c.t.b.Grow(len(src)) // the text is shorter than its source: one allocation
+	c.t.b = scratch[:0]
+	if !scanHTML(&c, src) {
+		c = htmlConverter{t: textWriter{b: c.t.b[:0]}}
+		tokenizeHTML(&c, src)
+	}
+	return bytes.TrimSpace(c.t.b), c.t.b
+}
+
+// tokenizeHTML is HTMLToText over x/net/html's tokenizer, into c.
+func tokenizeHTML(c *htmlConverter, src string) {
 	z := html.NewTokenizer(strings.NewReader(src))
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			return c.result()
+			return
 		case html.TextToken:
 			c.text(z.Text())
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
@@ -65,8 +78,6 @@ type htmlConverter struct {
 	hrefs []string // the open links' targets
 	link  []byte   // "<href>" as written after a link's text
 }
-
-func (c *htmlConverter) result() string { return strings.TrimSpace(c.t.b.String()) }
 
 // text takes a text token's (unescaped) bytes.
 func (c *htmlConverter) text(s []byte) {
@@ -127,7 +138,7 @@ func (c *htmlConverter) tag(tt html.TokenType, a atom.Atom, href string) {
 // textWriter collapses whitespace the way a browser does and tracks just
 // enough state to keep the conversion linear in the input size.
 type textWriter struct {
-	b            strings.Builder
+	b            []byte
 	trailingNL   int  // newlines at the end of b
 	pendingSpace bool // a space separates the next word from the previous
 	linkText     []byte
@@ -208,10 +219,10 @@ func (t *textWriter) word(w []byte, inLink bool) {
 		r, _ := utf8.DecodeRune(w)
 		t.pendingSpace = t.pendingSpace || unicode.IsLetter(r) || unicode.IsDigit(r)
 	}
-	if t.pendingSpace && t.b.Len() > 0 && t.trailingNL == 0 {
-		t.b.WriteByte(' ')
+	if t.pendingSpace && len(t.b) > 0 && t.trailingNL == 0 {
+		t.b = append(t.b, ' ')
 	}
-	t.b.Write(w)
+	t.b = append(t.b, w...)
 	if inLink { // only a link's own text is compared with its target
 		t.linkText = append(t.linkText, w...)
 	}
@@ -220,11 +231,11 @@ func (t *textWriter) word(w []byte, inLink bool) {
 }
 
 func (t *textWriter) newlines(n int) {
-	if t.b.Len() == 0 {
+	if len(t.b) == 0 {
 		return
 	}
 	for ; t.trailingNL < n; t.trailingNL++ {
-		t.b.WriteByte('\n')
+		t.b = append(t.b, '\n')
 	}
 	t.pendingSpace = false
 }

@@ -65,13 +65,11 @@ func FuzzTextRuns(f *testing.F) {
 		f.Add([]byte(s), "", false, true)
 	}
 	f.Fuzz(func(t *testing.T, s []byte, prior string, pending, inLink bool) {
-		got, want := textWriter{pendingSpace: pending}, textWriter{pendingSpace: pending}
-		got.b.WriteString(prior)
-		want.b.WriteString(prior)
+		got, want := textWriter{pendingSpace: pending, b: []byte(prior)}, textWriter{pendingSpace: pending, b: []byte(prior)}
 		got.text(s, inLink)
 		want.wordByWordText(s, inLink)
-		if got.b.String() != want.b.String() || got.pendingSpace != want.pendingSpace || string(got.linkText) != string(want.linkText) || got.trailingNL != want.trailingNL {
-			t.Fatalf("text(%q) after %q: got %q (pending %v), want %q (pending %v)", s, prior, got.b.String(), got.pendingSpace, want.b.String(), want.pendingSpace)
+		if string(got.b) != string(want.b) || got.pendingSpace != want.pendingSpace || string(got.linkText) != string(want.linkText) || got.trailingNL != want.trailingNL {
+			t.Fatalf("text(%q) after %q: got %q (pending %v), want %q (pending %v)", s, prior, got.b, got.pendingSpace, want.b, want.pendingSpace)
 		}
 	})
 }

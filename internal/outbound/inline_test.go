@@ -3,6 +3,7 @@ package outbound
 import (
 	"bytes"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +196,33 @@ func TestAppendBuildReusesBuffer(t *testing.T) {
 	}
 	if string(got) != "prefix"+string(want) {
 		t.Errorf("AppendBuild = %.200q, want prefix then %.200q", got, want)
+	}
+}
+
+// TestAppendBuildReusesItsScratch: a message whose text part is derived
+// from its html, built into a reused buffer, allocates less than the html's
+// size (the scanner's copy of the html and the text are reused buffers; a
+// new one each was a large share of a broadcast's allocations), and is the
+// same message each time.
+func TestAppendBuildReusesItsScratch(t *testing.T) {
+	mimeBoundary = func() string { return "b" }
+	t.Cleanup(func() { mimeBoundary = randomBoundary })
+	m := sampleMessage()
+	m.HTML, m.Text, m.Attachments, m.MessageID = benchHTML(), "", nil, "<fixed@x.test>"
+	want, err := Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 50 {
+		if buf, err = AppendBuild(buf[:0], m); err != nil || !bytes.Equal(buf, want) {
+			t.Fatalf("AppendBuild into a reused buffer: %v, %.200q, want %.200q", err, buf, want)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 50; per > uint64(len(m.HTML)) {
+		t.Fatalf("AppendBuild allocated %d bytes per message of %d bytes of html", per, len(m.HTML))
 	}
 }

@@ -12,8 +12,10 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"mailroom/internal/mailauth"
 
@@ -135,7 +137,19 @@ func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 	}
 	text := m.Text
 	if text == "" && m.HTML != "" {
-		text = HTMLToText(m.HTML)
+		p, _ := textBufs.Get().(*[]byte)
+		if p == nil {
+			p = new([]byte)
+		}
+		t, buf := htmlText(*p, m.HTML)
+		defer func() {
+			if cap(buf) <= maxScanBuf {
+				*p = buf[:0]
+				textBufs.Put(p)
+			}
+		}()
+		// Read only while the message is written, before buf is reused.
+		text = unsafe.String(unsafe.SliceData(t), len(t))
 	}
 	buf := bytes.NewBuffer(dst)
 	buf.Grow(len(m.HTML) + 2*len(text) + 1024 + attachmentsSize(m.Attachments))
@@ -181,6 +195,9 @@ func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// textBufs hold text parts derived from html while their message is built.
+var textBufs sync.Pool
 
 func header(m *Message) (mail.Header, error) {
 	var h mail.Header

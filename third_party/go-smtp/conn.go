@@ -998,6 +998,9 @@ func (c *Conn) handleData(arg string) {
 	c.writeResponse(code, enhancedCode, msg)
 }
 
+// bdatBufs are the buffers BDAT chunks are copied through.
+var bdatBufs = sync.Pool{New: func() interface{} { b := make([]byte, 32<<10); return &b }}
+
 func (c *Conn) handleBdat(arg string) {
 	args := strings.Fields(arg)
 	if len(args) == 0 {
@@ -1088,7 +1091,12 @@ func (c *Conn) handleBdat(arg string) {
 	}()
 
 	chunk := io.LimitReader(c.text.R, int64(size))
-	_, err = io.Copy(c.bdatPipe, chunk)
+	// Mailroom: through a reused buffer; io.Copy allocated 32 KB per chunk
+	// (neither side has ReadFrom/WriteTo), a fifth of a broadcast's
+	// allocations at an in-process sink (profiled).
+	buf := bdatBufs.Get().(*[]byte)
+	_, err = io.CopyBuffer(c.bdatPipe, chunk, *buf)
+	bdatBufs.Put(buf)
 	if err != nil {
 		// Backend might return an error early using CloseWithError without consuming
 		// the whole chunk.

@@ -17,7 +17,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"hash"
 	"strings"
 	"sync"
 )
@@ -39,7 +38,7 @@ var ErrInvalid = errors.New("secretbox: value is malformed, tampered with, or se
 type Box struct {
 	aead   cipher.AEAD
 	master []byte   // HKDF pseudorandom key, the input for per-purpose MAC keys
-	keys   sync.Map // purpose → *macKey: deriving one per MAC was half a tracking token's check
+	keys   sync.Map // purpose → its MAC key: deriving one per MAC was half a tracking token's check
 }
 
 // New derives the box's keys from the operator's secret key string.
@@ -102,37 +101,22 @@ func (b *Box) Open(s string) ([]byte, error) {
 // MAC returns HMAC-SHA256 of data under a key derived for purpose, so a MAC
 // made for one use (say "unsubscribe") is never valid for another ("cursor").
 func (b *Box) MAC(purpose string, data []byte) []byte {
-	k := b.macKey(purpose)
-	m, _ := k.macs.Get().(hash.Hash)
-	if m == nil {
-		m = hmac.New(sha256.New, k.key)
-	}
+	m := hmac.New(sha256.New, b.macKey(purpose))
 	m.Write(data)
-	sum := m.Sum(nil)
-	m.Reset() // back to the keyed state, for the next MAC of the purpose
-	k.macs.Put(m)
-	return sum
+	return m.Sum(nil)
 }
 
-// macKey is one purpose's MAC key and its HMACs for reuse: a new HMAC per
-// MAC hashed the key twice and allocated its state each time, for every
-// signed link of every message (profiled: bench/broadcast).
-type macKey struct {
-	key  []byte
-	macs sync.Pool // hash.Hash, keyed and reset
-}
-
-func (b *Box) macKey(purpose string) *macKey {
+func (b *Box) macKey(purpose string) []byte {
 	if k, ok := b.keys.Load(purpose); ok {
-		return k.(*macKey)
+		return k.([]byte)
 	}
 	key, err := hkdf.Expand(sha256.New, b.master, "mac v1 "+purpose, sha256.Size)
 	if err != nil {
 		// Expand fails only when asked for more than 255*32 bytes.
 		panic("secretbox: " + err.Error())
 	}
-	k, _ := b.keys.LoadOrStore(purpose, &macKey{key: key})
-	return k.(*macKey)
+	b.keys.Store(purpose, key)
+	return key
 }
 
 // Verify reports, in constant time, whether mac is MAC(purpose, data).

@@ -1,5 +1,0 @@
-//go:build !race
-
-package secretbox
-
-const raceOn = false

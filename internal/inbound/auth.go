@@ -3,7 +3,6 @@ package inbound
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 
 	"blitiri.com.ar/go/spf"
@@ -39,10 +38,7 @@ type authOutcome struct {
 func (s *Service) authenticate(ctx context.Context, env smtpin.Envelope, raw []byte, p *Parsed) authOutcome {
 	ctx, cancel := context.WithTimeout(ctx, mailauth.Timeout)
 	defer cancel()
-	r := s.cfg.Resolver
-	if r == nil {
-		r = net.DefaultResolver
-	}
+	r := s.resolver
 	lookupTXT := func(name string) ([]string, error) { return r.LookupTXT(ctx, name) }
 
 	out := authOutcome{Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone}}

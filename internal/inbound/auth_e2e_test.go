@@ -5,11 +5,18 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-msgauth/dkim"
+	mdns "github.com/miekg/dns"
 
+	"mailroom/internal/clock"
+	"mailroom/internal/inbound"
+	"mailroom/internal/smtpin"
 	"mailroom/internal/testkit/dnstest"
 	"mailroom/internal/testkit/testapp"
 )
@@ -117,5 +124,56 @@ func TestAuthenticationResults(t *testing.T) {
 				t.Errorf("%s: Authentication-Results %q lacks %q", c.name, full.Headers["authentication-results"], s)
 			}
 		}
+	}
+}
+
+// TestAuthLookupsCached: the TXT answers of the checks (SPF policy, DKIM
+// key, DMARC record) are reused for a minute (issue 47), so a run of mail
+// from one sender asks DNS once; after the minute a changed record counts.
+// Here the key is withdrawn after the first message: the second, within the
+// minute, still passes on the remembered key; the third, after it, fails.
+func TestAuthLookupsCached(t *testing.T) {
+	dns := dnstest.Start(t)
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dns.AddTXT("sender.example", "v=spf1 ip4:127.0.0.1 -all")
+	dns.AddTXT("sel._domainkey.sender.example", "v=DKIM1; k=ed25519; p="+base64.StdEncoding.EncodeToString(pub))
+	dns.AddTXT("_dmarc.sender.example", "v=DMARC1; p=reject")
+	c := clock.NewFake(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
+	a := testapp.Start(t, testapp.WithEnv("MAILROOM_DNS_RESOLVER", dns.Addr()), testapp.WithClock(c))
+	mbs, err := a.Inbound().Mailboxes(t.Context(), a.WorkspaceID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mbs[0]
+	env := smtpin.Envelope{RemoteIP: net.ParseIP("127.0.0.1"), Helo: "mx.sender.example", MailFrom: "ann@sender.example", Rcpt: m.Address}
+	receive := func(i int) *inbound.Message {
+		t.Helper()
+		raw := dkimSign(t, "From: Ann <ann@sender.example>\r\nTo: "+m.Address+"\r\nSubject: cached "+strconv.Itoa(i)+
+			"\r\nDate: Tue, 24 Nov 2026 10:00:00 +0000\r\nMessage-ID: <cached-"+strconv.Itoa(i)+"@sender.example>\r\n\r\nHello.\r\n",
+			"sender.example", "sel", key)
+		r, err := a.Inbound().Receive(t.Context(), m, env, []byte(raw))
+		if err != nil || r.MessageID == "" {
+			t.Fatalf("Receive: %+v, %v", r, err)
+		}
+		got, err := a.Inbound().Message(t.Context(), inbound.Reader{WorkspaceID: a.WorkspaceID}, r.MessageID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := receive(1); got.Auth.DKIM != "pass" || got.Auth.DMARC != "pass" {
+		t.Fatalf("first message: auth %+v", got.Auth)
+	}
+	dns.Remove("sel._domainkey.sender.example", mdns.TypeTXT)
+	c.Advance(50 * time.Second)
+	if got := receive(2); got.Auth.DKIM != "pass" || got.Auth.DMARC != "pass" || got.SpamVerdict != inbound.VerdictPass {
+		t.Fatalf("within the minute: auth %+v, verdict %s; want the remembered key to pass", got.Auth, got.SpamVerdict)
+	}
+	c.Advance(11 * time.Second)
+	if got := receive(3); got.Auth.DKIM != "fail" {
+		t.Fatalf("after the minute: auth %+v; want the withdrawn key to fail", got.Auth)
 	}
 }

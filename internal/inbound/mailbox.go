@@ -24,6 +24,7 @@ import (
 	"mailroom/internal/domains"
 	"mailroom/internal/groupcommit"
 	"mailroom/internal/ids"
+	"mailroom/internal/mailauth"
 	"mailroom/internal/sending"
 	"mailroom/internal/store"
 	"mailroom/internal/workspaces"
@@ -83,6 +84,7 @@ type Service struct {
 	sender      Sender
 	renderer    *bodyRenderer
 	commits     *groupcommit.Committer[struct{}]
+	resolver    *txtCache // the checks' lookups (cfg.Resolver), TXT answers cached
 }
 
 // New builds the service.
@@ -96,6 +98,11 @@ func New(cfg Config) *Service {
 	cfg.ServiceDomain = strings.ToLower(cfg.ServiceDomain)
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Service{db: cfg.DB, clock: cfg.Clock, log: cfg.Log, cfg: cfg, renderer: newBodyRenderer()}
+	var r mailauth.Resolver = net.DefaultResolver
+	if cfg.Resolver != nil {
+		r = cfg.Resolver
+	}
+	s.resolver = newTXTCache(r, cfg.Clock)
 	// Received messages share commits (one fsync on SQLite for many), each
 	// in its own savepoint so that one failing write fails alone.
 	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "inbound", DB: cfg.DB, Log: cfg.Log,

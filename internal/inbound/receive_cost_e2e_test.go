@@ -44,10 +44,12 @@ func benchShaped(t *testing.T, to string, i int, key ed25519.PrivateKey) []byte 
 }
 
 // TestReceiveAllocations: receiving a 161 KB message (DNS checks, DKIM,
-// parse, store, event) allocates under 1.5 times its size in all (on
+// parse, store, event) allocates under 0.65 times its size in all (on
 // SQLite; PostgreSQL's driver copies the raw copy three times more). Before
 // issue #47's work it allocated over 4 times (two copies of the body in
-// DKIM's canonicalizer, the attachment read by io.ReadAll while measured).
+// DKIM's canonicalizer, the attachment read by io.ReadAll while measured);
+// before the checks' TXT answers were remembered (txtCache), 0.72 times
+// (116 KB: three DNS exchanges a message), now about 0.5 (80 KB).
 func TestReceiveAllocations(t *testing.T) {
 	dns := dnstest.Start(t)
 	pub, key, err := ed25519.GenerateKey(rand.Reader)
@@ -85,11 +87,11 @@ func TestReceiveAllocations(t *testing.T) {
 	perMsg := float64(after.TotalAlloc-before.TotalAlloc) / n
 	allocs := float64(after.Mallocs-before.Mallocs) / n
 	t.Logf("%d-byte message: %.0f bytes and %.0f allocations per message received", len(raws[0]), perMsg, allocs)
-	limit := 1.5 * float64(len(raws[0]))
+	limit := 0.65 * float64(len(raws[0]))
 	if a.DB.Dialect == store.Postgres {
-		// pgx copies the raw copy's parameter into its buffers (2.6 times
-		// the message).
-		limit += 3 * float64(len(raws[0]))
+		// pgx copies the raw copy's parameter into its buffers (2.6 to 3
+		// times the message).
+		limit += 3.5 * float64(len(raws[0]))
 	}
 	if perMsg > limit {
 		t.Errorf("%.0f bytes allocated per %d-byte message, want under %.0f", perMsg, len(raws[0]), limit)

@@ -162,3 +162,26 @@ func FuzzCheck(f *testing.F) {
 		walk(e, 0)
 	})
 }
+
+// FuzzCheckSkip: Check, jumping over bodies to the next line starting
+// "--", decides as reading every line does.
+func FuzzCheckSkip(f *testing.F) {
+	for _, s := range []string{
+		"Subject: hi\r\n\r\nbody", nested(3, false), nested(5, true), siblings(4),
+		"Content-Type: multipart/mixed\r\n\r\n--\r\nContent-Type: multipart/mixed\r\n\r\n--\r\n",
+		"Content-Type: multipart/mixed; boundary=a\r\n\r\n--a\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n--a\r\nx\r\n--a--\r\n",
+		"Content-Type: multipart/mixed; boundary=a\r\n\r\n--a\r\n\r\nx\n--a\n--b\r\n--a--\r\n--a\r\n",
+		"Content-Type: multipart/mixed; boundary=a\r\n\r\n--a\r\n\r\n--a\r\n\n--a\r\n" + strings.Repeat("--a\r\n", 1100),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Add(hostile.NestedARF("fbl@x", 2000))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		skipBodies = false
+		want := Check(raw)
+		skipBodies = true
+		if got := Check(raw); got != want {
+			t.Fatalf("skipping bodies: %v, reading every line: %v", got, want)
+		}
+	})
+}

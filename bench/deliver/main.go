@@ -47,7 +47,11 @@ func run() error {
 	workers := flag.Int("workers", 128, "deliver workers (MAILROOM_DELIVERY_CONCURRENCY)")
 	window := flag.Duration("window", 3*time.Second, "how long each ceiling is measured")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the end-to-end phase to this file")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the end-to-end phase to this file (every 4 KB sampled; the profile before it to FILE.base)")
 	flag.Parse()
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4 << 10
+	}
 	ctx := context.Background()
 
 	sink, err := benchsink.Start()
@@ -90,10 +94,14 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rate, cpu, err := endToEnd(ctx, sink, key, *n, *workers)
+	rate, cpu, alloc, err := endToEnd(ctx, sink, key, *n, *workers, *memProfile)
 	if err != nil {
 		return err
 	}
+	// Allocations do not move with the machine's load as time does (the
+	// sink's and River's polling within the window are counted too).
+	fmt.Printf("allocated per email: %.0f objects, %.1f KB (the process: node and sink)\n",
+		float64(alloc.Mallocs)/float64(*n), float64(alloc.TotalAlloc)/float64(*n)/1024)
 	// The CPU ratio is the share a machine to itself would reach: the
 	// rates' ratio moves with what else the machine runs meanwhile.
 	fmt.Printf("end to end (SQLite, RSA-2048 DKIM, relay to sink): %d emails delivered at %.0f msgs/s (%.0f%% of the signing ceiling), CPU %s per email (%.0f%% of it the signing ceiling's)\n",
@@ -169,12 +177,15 @@ func smtpCeiling(ctx context.Context, s *benchsink.Sink, msg []byte, workers int
 	return float64(count.Load()) / time.Since(start).Seconds(), nil
 }
 
-// endToEnd returns the delivery rate and this process's CPU per email
-// (node and sink) over the same window.
-func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, workers int) (float64, time.Duration, error) {
+// endToEnd returns the delivery rate, this process's CPU per email (node
+// and sink) and its allocations (Mallocs and TotalAlloc alone) over the
+// same window; memProfile, if set, names the allocation profile written
+// at its end.
+func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, workers int, memProfile string) (float64, time.Duration, runtime.MemStats, error) {
+	var none runtime.MemStats
 	dir, err := os.MkdirTemp("", "mailroom-bench-deliver")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, none, err
 	}
 	defer os.RemoveAll(dir)
 	env := map[string]string{
@@ -188,12 +199,12 @@ func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, work
 	}
 	cfg, err := config.Load(config.Map(env))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, none, err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	a, err := app.New(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, none, err
 	}
 	a.Delivery().SetKeys(benchkeys.Keys{Key: key})
 
@@ -225,15 +236,18 @@ func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, work
 			return nil
 		})
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, none, err
 		}
 		done += k
 	}
 	fmt.Printf("accepted %d emails in %v\n", n, time.Since(t0).Round(time.Millisecond))
 	before := s.Others.Load()
+	stopMem := startMemProfile(memProfile)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	cpu0, start := benchload.ProcessCPU(), time.Now()
 	if err := a.Start(ctx); err != nil {
-		return 0, 0, err
+		return 0, 0, none, err
 	}
 	defer a.Stop(ctx)
 	// Wait on the sink's count before asking the database: the count below
@@ -245,29 +259,32 @@ func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, work
 	for {
 		var open int
 		if err := a.DB.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status IN ('queued', 'sending')`).Scan(&open); err != nil {
-			return 0, 0, err
+			return 0, 0, none, err
 		}
 		if open == 0 {
 			break
 		}
 		if time.Since(start) > 5*time.Minute {
-			return 0, 0, fmt.Errorf("%d emails still open after 5 minutes", open)
+			return 0, 0, none, fmt.Errorf("%d emails still open after 5 minutes", open)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	elapsed, cpu := time.Since(start), benchload.ProcessCPU()-cpu0
+	runtime.ReadMemStats(&ms1)
+	stopMem()
+	alloc := runtime.MemStats{Mallocs: ms1.Mallocs - ms0.Mallocs, TotalAlloc: ms1.TotalAlloc - ms0.TotalAlloc}
 	if p50, p99, err := histogramQuantiles(a, "mailroom_delivery_outcome_unsaved_seconds"); err == nil {
 		fmt.Printf("duplicate window (server's answer to the outcome's commit): p50 %v, p99 %v; at %.0f msgs/s a crash re-sends about %.0f\n",
 			p50, p99, float64(n)/elapsed.Seconds(), float64(n)/elapsed.Seconds()*p99.Seconds())
 	}
 	var delivered int
 	if err := a.DB.QueryRow(ctx, `SELECT count(*) FROM emails WHERE status = 'delivered'`).Scan(&delivered); err != nil {
-		return 0, 0, err
+		return 0, 0, none, err
 	}
 	if delivered != n || s.Others.Load()-before < int64(n) {
-		return 0, 0, fmt.Errorf("%d of %d delivered, %d at the sink", delivered, n, s.Others.Load()-before)
+		return 0, 0, none, fmt.Errorf("%d of %d delivered, %d at the sink", delivered, n, s.Others.Load()-before)
 	}
-	return float64(n) / elapsed.Seconds(), cpu / time.Duration(n), nil
+	return float64(n) / elapsed.Seconds(), cpu / time.Duration(n), alloc, nil
 }
 
 // histogramQuantiles reads the median and 99th percentile of a histogram
@@ -294,4 +311,22 @@ func histogramQuantiles(a *app.App, name string) (p50, p99 time.Duration, err er
 		return at(0.5), at(0.99), nil
 	}
 	return 0, 0, fmt.Errorf("no histogram %s", name)
+}
+
+// startMemProfile writes the allocation profile so far to path.base and
+// returns the function that writes it again to path (go tool pprof
+// -base path.base path shows the window's alone).
+func startMemProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	write := func(p string) {
+		runtime.GC()
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	write(path + ".base")
+	return func() { write(path) }
 }

@@ -147,6 +147,9 @@ func (s *session) open(ctx context.Context, key, ip, port, serverName, source st
 		cn.roots = cfg.RootCAs
 	}
 	cn.chunking, _ = c.Extension("CHUNKING")
+	cn.pipelining, _ = c.Extension("PIPELINING")
+	cn.eightBit, _ = c.Extension("8BITMIME")
+	cn.sizeExt, _ = c.Extension("SIZE")
 	return cn, nil
 }
 

@@ -20,9 +20,15 @@ type conn struct {
 	raw      net.Conn          // what c talks over
 	r        *textproto.Reader // BDAT replies, read from raw
 	chunking bool              // the server offers CHUNKING (RFC 3030)
-	host     string            // host:port it is connected to
-	msgs     int
-	lastUsed time.Time
+	// pipelining: the server offers PIPELINING (RFC 2920), and the
+	// commands transact writes itself name BODY=8BITMIME and SIZE where
+	// offered, as the go-smtp client's would (mailParams).
+	pipelining        bool
+	eightBit, sizeExt bool
+	wbuf              []byte // the command group being written, reused
+	host              string // host:port it is connected to
+	msgs              int
+	lastUsed          time.Time
 	// clean: the last transaction ended with the server's answer to the
 	// message or to RSET, so no transaction is open there.
 	clean bool

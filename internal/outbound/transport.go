@@ -170,8 +170,10 @@ func (e errBroken) Unwrap() error { return e.err }
 // on an open session. A server reply (even 5xx) yields per-recipient
 // results; only a broken connection returns an error. cn.clean says
 // whether the server was left with no transaction open.
+//
+// Where the server offers PIPELINING (RFC 2920) the commands go as one
+// group (pipelined): one write and one wait instead of one per command.
 func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, error) {
-	c := cn.c
 	cn.clean = false
 	out := make([]RcptResult, len(env.To))
 	ip, tlsVersion := cn.peer()
@@ -183,6 +185,56 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 	for i, r := range env.To {
 		out[i] = RcptResult{Rcpt: r, Host: host, RemoteIP: ip, TLS: tlsVersion, Stage: StageMail, Session: sess}
 	}
+	var accepted []int
+	var err error
+	sent := false // the message went with the group
+	if cn.pipelining && cn.raw != nil && len(env.To) <= maxPipelined {
+		accepted, sent, err = pipelined(cn, env, data, out, shared)
+	} else {
+		accepted, err = stepwise(cn, env, data, out, shared)
+	}
+	if err != nil || len(accepted) == 0 || sent {
+		return out, err
+	}
+	for _, i := range accepted {
+		out[i].Stage = StageData
+	}
+	var text string
+	command := "DATA"
+	began := time.Now()
+	if cn.chunking && cn.raw != nil {
+		command = "BDAT"
+		text, err = bdat(cn, data)
+	} else {
+		text, err = dataCmd(cn.c, data)
+	}
+	return out, finishData(cn, out, accepted, command, began, text, err)
+}
+
+// finishData records the server's answer to the message (text when it
+// took it, else err) on the accepted recipients.
+func finishData(cn *conn, out []RcptResult, accepted []int, command string, began time.Time, text string, err error) error {
+	withSteps(out, accepted, []Step{step(command, began, err, text)})
+	if err != nil {
+		if !applyReply(out, accepted, err) {
+			return errBroken{err: err}
+		}
+		return nil
+	}
+	cn.clean = true
+	for _, i := range accepted {
+		out[i].OK = true
+		out[i].Code = 250
+		out[i].Message = text
+	}
+	return nil
+}
+
+// stepwise runs MAIL and each RCPT one at a time through the go-smtp
+// client, and returns the recipients accepted (none when the server
+// refused MAIL or every RCPT: it has been told RSET).
+func stepwise(cn *conn, env Envelope, data []byte, out []RcptResult, shared []Step) ([]int, error) {
+	c := cn.c
 	opts := &smtp.MailOptions{Size: int64(len(data))}
 	began := time.Now()
 	err := c.Mail(env.From, opts)
@@ -190,10 +242,10 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 	if err != nil {
 		withSteps(out, nil, shared)
 		if !applyReply(out, nil, err) {
-			return out, errBroken{err: err, unsent: true}
+			return nil, errBroken{err: err, unsent: true}
 		}
 		_ = c.Reset()
-		return out, nil
+		return nil, nil
 	}
 	accepted := make([]int, 0, len(env.To))
 	for i, r := range env.To {
@@ -203,7 +255,7 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 		out[i].Steps = append(append(out[i].Steps, shared...), step("RCPT", began, err, ""))
 		if err != nil {
 			if !applyReply(out[i:i+1], nil, err) {
-				return out, errBroken{err: err}
+				return nil, errBroken{err: err}
 			}
 			continue
 		}
@@ -211,36 +263,168 @@ func transact(cn *conn, host string, env Envelope, data []byte) ([]RcptResult, e
 	}
 	if len(accepted) == 0 {
 		if err := c.Reset(); err != nil {
-			return out, errBroken{err: err}
+			return nil, errBroken{err: err}
 		}
-		return out, nil
 	}
-	for _, i := range accepted {
-		out[i].Stage = StageData
+	return accepted, nil
+}
+
+// maxPipelined bounds the recipients of a pipelined group: their replies
+// must fit in the socket buffers while the group is still being written
+// (RFC 2920 section 3.1's deadlock), and every server takes 100 (RFC 5321
+// section 4.5.3.1.8).
+const maxPipelined = 100
+
+// maxPipelinedData bounds the message sent within the group, before the
+// server has said whether it takes any recipient (RFC 3030 lets BDAT be
+// pipelined; a refused chunk is read and dropped): a larger one waits for
+// the RCPT replies.
+const maxPipelinedData = 64 << 10
+
+// pipelined writes MAIL, every RCPT and, where the server offers CHUNKING
+// and the message is small, BDAT LAST and the message as one group, then
+// reads the replies in order. The commands are the go-smtp client's, byte
+// for byte. sent says the message went with the group (its reply is then
+// recorded here); no recipient is taken as delivered before the server's
+// 250 to BDAT. When MAIL or every RCPT is refused the server is told RSET
+// once the replies are in.
+func pipelined(cn *conn, env Envelope, data []byte, out []RcptResult, shared []Step) (accepted []int, sent bool, err error) {
+	sent = cn.chunking && len(data) <= maxPipelinedData
+	b := append(cn.wbuf[:0], "MAIL FROM:<"...)
+	b = append(append(b, env.From...), '>')
+	if cn.eightBit {
+		b = append(b, " BODY=8BITMIME"...)
 	}
-	var text string
-	command := "DATA"
-	began = time.Now()
-	if cn.chunking && cn.raw != nil {
-		command = "BDAT"
-		text, err = bdat(cn, data)
-	} else {
-		text, err = dataCmd(c, data)
+	if cn.sizeExt && len(data) != 0 {
+		b = strconv.AppendInt(append(b, " SIZE="...), int64(len(data)), 10)
 	}
-	withSteps(out, accepted, []Step{step(command, began, err, text)})
-	if err != nil {
-		if !applyReply(out, accepted, err) {
-			return out, errBroken{err: err}
+	b = append(b, "\r\n"...)
+	for _, r := range env.To {
+		b = append(append(append(b, "RCPT TO:<"...), r...), ">\r\n"...)
+	}
+	if sent {
+		b = strconv.AppendInt(append(b, "BDAT "...), int64(len(data)), 10)
+		b = append(append(b, " LAST\r\n"...), data...)
+	}
+	if cap(b) <= 2*maxPipelinedData {
+		cn.wbuf = b[:0]
+	}
+	command, submission := cn.c.CommandTimeout, cn.c.SubmissionTimeout
+	if command <= 0 {
+		command = 5 * time.Minute
+	}
+	if submission <= 0 {
+		submission = 10 * time.Minute
+	}
+	defer func() { _ = cn.raw.SetDeadline(time.Time{}) }()
+	if cn.r == nil {
+		cn.r = textproto.NewReader(bufio.NewReaderSize(cn.raw, 512))
+	}
+	_ = cn.raw.SetDeadline(time.Now().Add(submission))
+	began := time.Now()
+	_, err = cn.raw.Write(b)
+	if err == nil {
+		_ = cn.raw.SetDeadline(time.Now().Add(command))
+		err = readResponse(cn.r, 250)
+	}
+	shared = append(shared, step("MAIL", began, err, ""))
+	mailErr := err
+	if err != nil && !applyReply(out, nil, err) {
+		// Nothing of the transaction was answered: it may be tried again
+		// on a new session.
+		withSteps(out, nil, shared)
+		return nil, false, errBroken{err: err, unsent: true}
+	}
+	if mailErr != nil {
+		withSteps(out, nil, shared)
+	}
+	accepted = make([]int, 0, len(env.To))
+	for i := range env.To {
+		if mailErr == nil {
+			out[i].Stage = StageRcpt
 		}
-		return out, nil
+		began := time.Now()
+		_ = cn.raw.SetDeadline(time.Now().Add(command))
+		err := readResponse(cn.r, 25)
+		if mailErr != nil { // a refused MAIL's answer stands for every recipient
+			if err != nil && !isReply(err) {
+				return nil, false, errBroken{err: err}
+			}
+			continue
+		}
+		out[i].Steps = append(append(out[i].Steps, shared...), step("RCPT", began, err, ""))
+		if err != nil {
+			if !applyReply(out[i:i+1], nil, err) {
+				return nil, false, errBroken{err: err}
+			}
+			continue
+		}
+		accepted = append(accepted, i)
 	}
-	cn.clean = true
-	for _, i := range accepted {
-		out[i].OK = true
-		out[i].Code = 250
-		out[i].Message = text
+	if sent {
+		began := time.Now()
+		_ = cn.raw.SetDeadline(time.Now().Add(submission))
+		lines, code, err := readReply(cn.r)
+		if len(accepted) > 0 {
+			for _, i := range accepted {
+				out[i].Stage = StageData
+			}
+			if err == nil && code != 250 {
+				err = replyError(code, lines)
+			}
+			text := strings.Join(lines, "\n") // as go-smtp's DataResponse has it
+			return accepted, true, finishData(cn, out, accepted, "BDAT", began, text, err)
+		}
+		if err != nil {
+			return nil, true, errBroken{err: err}
+		}
+		// No recipient: the chunk was refused (RFC 3030 has the server read
+		// and drop it), whatever the reply said.
 	}
-	return out, nil
+	if mailErr != nil || len(accepted) == 0 {
+		if err := cn.c.Reset(); err != nil {
+			return nil, sent, errBroken{err: err}
+		}
+		return nil, sent, nil
+	}
+	return accepted, sent, nil
+}
+
+// readResponse reads one reply as the go-smtp client does (a code other
+// than expect is an *smtp.SMTPError, its RFC 3463 code taken out).
+func readResponse(r *textproto.Reader, expect int) error {
+	_, _, err := r.ReadResponse(expect)
+	var te *textproto.Error
+	if !errors.As(err, &te) {
+		return err
+	}
+	se := &smtp.SMTPError{Code: te.Code, Message: te.Msg}
+	parts := strings.SplitN(te.Msg, " ", 2)
+	if len(parts) != 2 {
+		return se
+	}
+	var ec smtp.EnhancedCode
+	nums := strings.Split(parts[0], ".")
+	if len(nums) != 3 {
+		return se
+	}
+	for i, n := range nums {
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			return se
+		}
+		ec[i] = v
+	}
+	se.EnhancedCode = ec
+	// Per RFC 2034, enhanced code should be prepended to each line.
+	se.Message = strings.ReplaceAll(parts[1], "\n"+parts[0]+" ", "\n")
+	return se
+}
+
+// isReply says whether err is a server's reply (not a broken session).
+func isReply(err error) bool {
+	var se *smtp.SMTPError
+	return errors.As(err, &se)
 }
 
 // dataCmd sends the message with DATA (dot-stuffed by the client).

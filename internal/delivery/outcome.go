@@ -46,16 +46,6 @@ func (s *Service) record(e *email, changed []Recipient, keep []byte, tried []att
 func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried []attemptRow, now time.Time) error {
 	ctx := context.Background()
 	return s.writes.Do(ctx, func(tx *store.Tx) error {
-		status, rcpts, err := lockRecipients(ctx, tx, e)
-		if err != nil {
-			return err
-		}
-		if status != sending.StatusQueued && status != sending.StatusSending {
-			// Another run (after a rescue) already finished the email.
-			return errGone
-		}
-		rcpts = merge(rcpts, changed)
-
 		var delivered, deferred []string
 		lastError := ""
 		deferDiag := ""
@@ -70,6 +60,15 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 			case RcptSuppressed:
 				lastError = r.Message
 			}
+		}
+		for _, r := range changed {
+			if r.Status == RcptBounced {
+				lastError = diagnostic(r)
+			}
+		}
+		final, err := writeOutcome(ctx, tx, e, changed, tried, lastError, now)
+		if err != nil {
+			return err
 		}
 		if len(delivered) > 0 {
 			// One transaction answered 2xx: the message is sent and, as far
@@ -89,7 +88,6 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 			if err := s.bounce(ctx, tx, e, r, now); err != nil {
 				return err
 			}
-			lastError = diagnostic(r)
 		}
 		if len(deferred) > 0 {
 			d := e.eventData(deferred)
@@ -97,14 +95,6 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 			if _, err := events.Raise(ctx, tx, e.event(events.EmailDeferred, now, d)); err != nil {
 				return err
 			}
-		}
-
-		final := finalStatus(rcpts)
-		if final == "" {
-			final = sending.StatusSending
-		}
-		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, tried, lastError, now); err != nil {
-			return err
 		}
 		if err := writeAttempts(ctx, tx, e, tried); err != nil {
 			return err
@@ -117,6 +107,47 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 		}
 		return nil
 	})
+}
+
+// writeOutcome merges changed into the email's stored recipients and
+// writes them with the email's status, which it returns: in one statement
+// while the row still holds the recipients and claim e was read with
+// (sending.WriteOutcomeIf), else after reading the row again under lock
+// (lockRecipients: a report or another attempt changed it meanwhile).
+// errGone: another run finished the email, or took it over.
+func writeOutcome(ctx context.Context, tx *store.Tx, e *email, changed []Recipient, tried []attemptRow, lastError string, now time.Time) (sending.EmailStatus, error) {
+	if e.read {
+		rcpts := merge(e.recipients(), changed)
+		final := statusOf(rcpts)
+		stored, err := storedRecipients(rcpts, tried)
+		if err != nil {
+			return "", err
+		}
+		ok, err := sending.WriteOutcomeIf(ctx, tx, e.ID, final, stored, lastError, now, e.readRecipients, e.claim)
+		if err != nil || ok {
+			return final, err
+		}
+	}
+	status, rcpts, err := lockRecipients(ctx, tx, e)
+	if err != nil {
+		return "", err
+	}
+	if status != sending.StatusQueued && status != sending.StatusSending {
+		// Another run (after a rescue) already finished the email.
+		return "", errGone
+	}
+	rcpts = merge(rcpts, changed)
+	final := statusOf(rcpts)
+	return final, writeRecipients(ctx, tx, e.ID, final, rcpts, tried, lastError, now)
+}
+
+// statusOf is the email's status with these outcomes: final, or sending
+// while a recipient is owed.
+func statusOf(rcpts []Recipient) sending.EmailStatus {
+	if final := finalStatus(rcpts); final != "" {
+		return final
+	}
+	return sending.StatusSending
 }
 
 // bounce raises email.bounced for one recipient and suppresses the address
@@ -200,14 +231,21 @@ func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailS
 // compacted (compactRecipients) when the attempts tried in this
 // transaction rebuild them.
 func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sending.EmailStatus, rcpts []Recipient, tried []attemptRow, lastError string, now time.Time) error {
-	if c, ok := compactRecipients(rcpts, tried); ok {
-		return sending.WriteOutcome(ctx, tx, id, status, c, lastError, now)
-	}
-	b, err := json.Marshal(rcpts)
+	stored, err := storedRecipients(rcpts, tried)
 	if err != nil {
 		return err
 	}
-	return sending.WriteOutcome(ctx, tx, id, status, string(b), lastError, now)
+	return sending.WriteOutcome(ctx, tx, id, status, stored, lastError, now)
+}
+
+// storedRecipients is the recipients array as stored: compacted when the
+// attempts tried in this transaction rebuild it (compactRecipients).
+func storedRecipients(rcpts []Recipient, tried []attemptRow) (string, error) {
+	if c, ok := compactRecipients(rcpts, tried); ok {
+		return c, nil
+	}
+	b, err := json.Marshal(rcpts)
+	return string(b), err
 }
 
 // merge replaces the entries of rcpts named in changed (by normalized

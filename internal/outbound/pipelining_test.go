@@ -201,3 +201,55 @@ func TestPipelinedRefusals(t *testing.T) {
 		t.Fatalf("%d sessions, want the one throughout", log.sessions)
 	}
 }
+
+// BenchmarkTransact is one message of 30 KB to one recipient over a
+// reused session at an in-process go-smtp server (client and server
+// counted), command by command and pipelined:
+//
+//	go test ./internal/outbound -run '^$' -bench Transact -benchmem
+func BenchmarkTransact(b *testing.B) {
+	for _, pipe := range []bool{false, true} {
+		name := "stepwise"
+		if pipe {
+			name = "pipelined"
+		}
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var mu sync.Mutex
+			var msgs [][]byte
+			srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return discardSession{pipeSession{&mu, &msgs}}, nil }))
+			srv.Domain = "sink.test"
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Close()
+			host, port, _ := net.SplitHostPort(ln.Addr().String())
+			s := &session{helo: "localhost"}
+			cn, err := s.open(context.Background(), ln.Addr().String(), host, port, host, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			cn.pipelining = pipe
+			data := bytes.Repeat([]byte("0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstu\r\n"), 30<<10/70)
+			env := Envelope{From: "bounces@b.test", To: []string{"c@d.test"}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				out, err := transact(cn, ln.Addr().String(), env, data)
+				if err != nil || !out[0].OK {
+					b.Fatalf("%+v %v", out, err)
+				}
+				cn.msgs++
+			}
+		})
+	}
+}
+
+// discardSession drops each message unread past what go-smtp needs.
+type discardSession struct{ pipeSession }
+
+func (discardSession) Data(r io.Reader) error {
+	_, err := io.Copy(io.Discard, r)
+	return err
+}

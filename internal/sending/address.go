@@ -117,6 +117,11 @@ func simpleAddress(s string) (name, addr string, ok bool) {
 	return name, addr, true
 }
 
+// SimpleAddress is simpleAddress for the delivery engine, which reads the
+// addresses stored at acceptance for every message it builds: where it
+// answers, net/mail would read the same name and address.
+func SimpleAddress(s string) (name, addr string, ok bool) { return simpleAddress(s) }
+
 // isPhrase: one or more words of atext without '=' and '?' (which could
 // begin an encoded word net/mail would decode), separated by single spaces.
 func isPhrase(s string) bool {

@@ -391,6 +391,26 @@ func WriteOutcome(ctx context.Context, tx *store.Tx, id string, status EmailStat
 	return err
 }
 
+// WriteOutcomeIf is WriteOutcome for a writer that read the email before
+// and merged its outcome into the recipients it read (was): the row is
+// written only while it still holds was, the status queued or sending and,
+// when claim is set, that claim. ok is false when it was not (nothing is
+// written; the writer reads the row again with LockOutcome). One
+// statement where reading first took two.
+func WriteOutcomeIf(ctx context.Context, tx *store.Tx, id string, status EmailStatus, recipients, lastError string, now time.Time, was, claim string) (ok bool, err error) {
+	set := "claim"
+	if status != StatusSending {
+		set = "''"
+	}
+	const where = ` WHERE id = ? AND status IN ('queued', 'sending') AND recipients = ? AND (? = '' OR claim = ?)`
+	if lastError != "" {
+		return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, last_error = ?, claim = `+set+`, updated_at = ?`+where,
+			string(status), recipients, lastError, store.Millis(now), id, was, claim, claim))
+	}
+	return store.Changed(tx.Exec(ctx, `UPDATE emails SET status = ?, recipients = ?, claim = `+set+`, updated_at = ?`+where,
+		string(status), recipients, store.Millis(now), id, was, claim, claim))
+}
+
 // lookupKey reads a live (younger than 24 hours) key, or nil.
 func lookupKey(ctx context.Context, q store.Querier, ws, key string, now time.Time) (*storedKey, error) {
 	var k storedKey

@@ -56,9 +56,7 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 	if len(rows) == 0 {
 		return nil
 	}
-	const cols = 19
-	args := make([]any, 0, len(rows)*cols)
-	values := make([]string, 0, len(rows))
+	args := make([]any, 0, len(rows)*attemptCols)
 	for _, a := range rows {
 		r := a.Result
 		reply := truncateReply(r.Message)
@@ -69,13 +67,25 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 		args = append(args, e.ID, a.Recipient, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
 			r.Stage, r.Code, r.Enhanced, reply, r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
 			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
-		values = append(values, "("+store.Placeholders(cols)+")")
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO email_attempts (email_id, recipient, attempt, created_at, duration_ms, outcome,
-		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)
-		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`, args...)
+	q := insertAttempt // one recipient, the usual case: the statement is not built again
+	if len(rows) > 1 {
+		q = attemptsHead + strings.TrimSuffix(strings.Repeat(attemptTuple+", ", len(rows)), ", ") + attemptsTail
+	}
+	_, err := tx.Exec(ctx, q, args...)
 	return err
 }
+
+// The attempts' INSERT, in parts.
+const (
+	attemptCols  = 19
+	attemptsHead = `INSERT INTO email_attempts (email_id, recipient, attempt, created_at, duration_ms, outcome,
+		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)
+		VALUES `
+	attemptTuple  = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" // attemptCols
+	attemptsTail  = ` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`
+	insertAttempt = attemptsHead + attemptTuple + attemptsTail
+)
 
 // Attempt is one recipient's delivery attempt with its session and replies.
 type Attempt struct {

@@ -153,6 +153,9 @@ func decodeEmail(o *sending.Outgoing) (*email, error) {
 		if f.src == "" {
 			continue
 		}
+		if l, ok := f.dst.(*[]string); ok && plainStrings(f.src, l) {
+			continue
+		}
 		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
 			return nil, fmt.Errorf("delivery: email %s: malformed column: %w", e.ID, err)
 		}
@@ -161,6 +164,53 @@ func decodeEmail(o *sending.Outgoing) (*email, error) {
 		e.Attachments = append(e.Attachments, storedAttachment{Filename: f.Filename, ContentType: f.ContentType, Content: f.Content, ContentID: f.ContentID})
 	}
 	return &e, nil
+}
+
+// plainStrings decodes src into *dst when it is a JSON array of strings
+// of printable ASCII with nothing escaped (the address lists the sending
+// area stores), as json.Unmarshal would; false, with *dst untouched, for
+// anything else, which json.Unmarshal reads. Through reflection the lists
+// were a tenth of a delivery's allocations (profiled).
+func plainStrings(src string, dst *[]string) bool {
+	s := trimJSONSpace(src)
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return false
+	}
+	s = trimJSONSpace(s[1 : len(s)-1])
+	out := make([]string, 0, strings.Count(s, ",")+1)
+	for s != "" {
+		if s[0] != '"' {
+			return false
+		}
+		end := strings.IndexByte(s[1:], '"') + 1
+		if end == 0 {
+			return false
+		}
+		v := s[1:end]
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+				return false
+			}
+		}
+		out = append(out, v)
+		s = trimJSONSpace(s[end+1:])
+		if s == "" {
+			break
+		}
+		if s[0] != ',' {
+			return false
+		}
+		if s = trimJSONSpace(s[1:]); s == "" {
+			return false // a trailing comma
+		}
+	}
+	*dst = out
+	return true
+}
+
+// trimJSONSpace trims what JSON counts as whitespace.
+func trimJSONSpace(s string) string {
+	return strings.Trim(s, " \t\r\n")
 }
 
 // envelope lists the distinct addresses of to, cc and bcc, in that order.

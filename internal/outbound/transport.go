@@ -331,7 +331,10 @@ func pipelined(cn *conn, env Envelope, data []byte, out []RcptResult, shared []S
 	mailErr := err
 	if err != nil && !applyReply(out, nil, err) {
 		// Nothing of the transaction was answered: it may be tried again
-		// on a new session.
+		// on a new session. The message may have gone with the group; if
+		// the server took it and every reply was lost, it arrives twice,
+		// as it would when the retry schedule sent it again (no 250 was
+		// read either way).
 		withSteps(out, nil, shared)
 		return nil, false, errBroken{err: err, unsent: true}
 	}

@@ -142,7 +142,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	start, cpu0, os0 := time.Now(), benchload.ProcessCPU(), readOSCounts()
+	start, cpu0, os0, al0 := time.Now(), benchload.ProcessCPU(), readOSCounts(), readAllocs()
 	var pk peak
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
@@ -169,7 +169,7 @@ func run() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	elapsed, cpu, osc := time.Since(start), benchload.ProcessCPU()-cpu0, readOSCounts().minus(os0)
+	elapsed, cpu, osc, al := time.Since(start), benchload.ProcessCPU()-cpu0, readOSCounts().minus(os0), readAllocs().minus(al0)
 	hwm := procStatus()["VmHWM"]
 	sent, p99, err := probe.Stop()
 	if err != nil {
@@ -197,6 +197,8 @@ func run() error {
 	fmt.Printf("peak RSS %d MB (ceiling 300 MB; %d MB when the last recipient arrived); at the end %d MB anonymous, %d MB of mapped files (SQLite's readers map the database)\n",
 		st["VmHWM"]/1024, hwm/1024, st["RssAnon"]/1024, st["RssFile"]/1024)
 	pk.report(os.Stdout)
+	fmt.Printf("allocated per recipient: %.1f KB in %.0f objects, %.3f GC cycles (load-independent; the sink's and the probe sends' included)\n",
+		float64(al.bytes)/1024/float64(*n), float64(al.objects)/float64(*n), float64(al.cycles)/float64(*n))
 	fmt.Printf("per recipient: %.1f minor page faults, %.1f read syscalls (%.1f KB read), %.1f write syscalls (load-independent counts)\n",
 		float64(osc.minflt)/float64(*n), float64(osc.syscr)/float64(*n), float64(osc.rchar)/1024/float64(*n), float64(osc.syscw)/float64(*n))
 	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", sent, p99.Round(time.Millisecond))

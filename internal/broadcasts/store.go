@@ -180,12 +180,6 @@ type pendingRow struct {
 	Attrs, MemberAttrs                map[string]string
 }
 
-func decodeMap(s string) map[string]string {
-	m := map[string]string{}
-	_ = json.Unmarshal([]byte(s), &m)
-	return m
-}
-
 // pendingBatch is the first limit recipients still pending after contact
 // id after ("" for the first batch). The fan-out passes the last contact of
 // the batch it handed over: the read then seeks past the recipients

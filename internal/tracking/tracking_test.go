@@ -155,3 +155,36 @@ func FuzzRewrite(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIndexFold: the case-insensitive search finds what strings.EqualFold
+// at every index finds, first and last, for the ASCII needles Rewrite uses
+// and any other.
+func FuzzIndexFold(f *testing.F) {
+	f.Add("<p>x</p></BODY></html>", "</body")
+	f.Add("a HREF=x href", "href")
+	f.Add("\u212a\u017f</bod", "</body")
+	f.Add("hhhhhHhHREF", "href")
+	f.Add("", "x")
+	f.Fuzz(func(t *testing.T, s, sub string) {
+		for _, n := range []string{"href", "</body", sub} {
+			if n == "" || strings.IndexFunc(n, func(r rune) bool { return r >= 0x80 }) >= 0 {
+				continue
+			}
+			first, last := -1, -1
+			for i := 0; i+len(n) <= len(s); i++ {
+				if strings.EqualFold(s[i:i+len(n)], n) {
+					if first < 0 {
+						first = i
+					}
+					last = i
+				}
+			}
+			if got := indexFold(s, n, false); got != first {
+				t.Fatalf("indexFold(%q, %q) = %d, want %d", s, n, got, first)
+			}
+			if got := lastIndexFold(s, n); got != last {
+				t.Fatalf("lastIndexFold(%q, %q) = %d, want %d", s, n, got, last)
+			}
+		}
+	})
+}

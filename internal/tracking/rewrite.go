@@ -39,7 +39,7 @@ func (r Rewriter) Rewrite(body, base string, l Link, flags int) string {
 		return body
 	}
 	out := body
-	if flags&TrackClicks != 0 && containsFold(body, "href") {
+	if flags&TrackClicks != 0 && r.mayRewrite(body, base) {
 		out = r.links(body, base, l)
 	}
 	if flags&TrackOpens != 0 {
@@ -113,6 +113,75 @@ func (r Rewriter) links(body, base string, l Link) string {
 	}
 }
 
+// mayRewrite says whether links could change body: whether some "href"
+// in it, read as the tokenizer reads an attribute's value after its key,
+// has a value trackable, or one it cannot tell (a character reference,
+// which the tokenizer unescapes, or a NUL). When it says no, links would
+// copy every token's bytes unchanged, and the tokenizer's pass over the
+// whole body is skipped: a broadcast whose only links are its footer's
+// (the node's own pages, never rewritten) paid it for every recipient.
+func (r Rewriter) mayRewrite(body, base string) bool {
+	for from := 0; ; {
+		i := indexFold(body[from:], "href", false)
+		if i < 0 {
+			return false
+		}
+		from += i + len("href")
+		v, sure := attrValueAt(body, from)
+		if !sure || r.trackable(v, base) {
+			return true
+		}
+	}
+}
+
+// attrValueAt is the value of the attribute whose key ends at body[i:], as
+// x/net/html's tokenizer reads it (readTagAttrVal): white space, "=",
+// white space, then a quoted value to its closing quote (or the end), or
+// an unquoted one to white space or ">"; "" when no "=" follows. sure is
+// false when the tokenizer would change the value (a character reference
+// or a NUL in it).
+func attrValueAt(body string, i int) (v string, sure bool) {
+	i = skipHTMLSpace(body, i)
+	if i >= len(body) || body[i] != '=' {
+		return "", true
+	}
+	i = skipHTMLSpace(body, i+1)
+	if i >= len(body) {
+		return "", true
+	}
+	switch q := body[i]; q {
+	case '>':
+		return "", true
+	case '\'', '"':
+		end := strings.IndexByte(body[i+1:], q)
+		if end < 0 {
+			v = body[i+1:]
+		} else {
+			v = body[i+1 : i+1+end]
+		}
+	default:
+		end := strings.IndexAny(body[i:], " \n\r\t\f>")
+		if end < 0 {
+			v = body[i:]
+		} else {
+			v = body[i : i+end]
+		}
+	}
+	return v, strings.IndexByte(v, '&') < 0 && strings.IndexByte(v, 0) < 0
+}
+
+func skipHTMLSpace(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\n', '\r', '\t', '\f':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
 // trackable says whether a link goes through the click route: an absolute
 // http(s) URL, not one of the node's own pages (unsubscribe, preferences,
 // confirmation: anything under MAILROOM_PUBLIC_URL), not already on the
@@ -161,8 +230,6 @@ func safeTarget(s string) bool {
 	}
 	return strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")
 }
-
-func containsFold(s, sub string) bool { return indexFold(s, sub, false) >= 0 }
 
 func lastIndexFold(s, sub string) int { return indexFold(s, sub, true) }
 

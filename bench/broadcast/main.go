@@ -57,6 +57,7 @@ func run() error {
 	libc := flag.String("libcrypto", "auto", "MAILROOM_LIBCRYPTO: auto (RSA signatures by libcrypto where it loads) or off (crypto/rsa)")
 	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
 	dir := flag.String("dir", "", "SQLite: keep the node's data directory here (default: a temporary one, removed), to inspect the database after the run")
+	track := flag.Bool("track", false, "track opens and clicks (#47's target is stated with tracking on; off by default, as the earlier figures were measured)")
 	footerRounds := flag.Int("footer-cost", 0, "instead: this many rounds of two broadcasts to the n members, personal links and footer on and off in turn, and their CPU per recipient compared")
 	flag.Parse()
 	ctx := context.Background()
@@ -122,7 +123,7 @@ func run() error {
 	html := "<html><body><p>Hello {{ first_name }}, news for {{ city }} ({{ plan }} plan).</p>" +
 		strings.Repeat("<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.</p>\n", 180) + "</body></html>"
 	bc, err := call("POST", "/v1/broadcasts", map[string]any{"from": "News <onboarding@mailroom.localhost>", "audience_id": audID,
-		"subject": "News for {{ first_name }}", "html": html})
+		"subject": "News for {{ first_name }}", "html": html, "track_opens": *track, "track_clicks": *track})
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	start, cpu0, os0 := time.Now(), benchload.ProcessCPU(), readOSCounts()
+	start, cpu0, os0, al0 := time.Now(), benchload.ProcessCPU(), readOSCounts(), readAllocs()
 	var pk peak
 	if _, err := call("POST", "/v1/broadcasts/"+bc["id"].(string)+"/send", map[string]any{}); err != nil {
 		return err
@@ -169,7 +170,7 @@ func run() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	elapsed, cpu, osc := time.Since(start), benchload.ProcessCPU()-cpu0, readOSCounts().minus(os0)
+	elapsed, cpu, osc, al := time.Since(start), benchload.ProcessCPU()-cpu0, readOSCounts().minus(os0), readAllocs().minus(al0)
 	hwm := procStatus()["VmHWM"]
 	sent, p99, err := probe.Stop()
 	if err != nil {
@@ -197,6 +198,8 @@ func run() error {
 	fmt.Printf("peak RSS %d MB (ceiling 300 MB; %d MB when the last recipient arrived); at the end %d MB anonymous, %d MB of mapped files (SQLite's readers map the database)\n",
 		st["VmHWM"]/1024, hwm/1024, st["RssAnon"]/1024, st["RssFile"]/1024)
 	pk.report(os.Stdout)
+	fmt.Printf("allocated per recipient: %.1f KB in %.0f objects, %.3f GC cycles (load-independent; the sink's and the probe sends' included)\n",
+		float64(al.bytes)/1024/float64(*n), float64(al.objects)/float64(*n), float64(al.cycles)/float64(*n))
 	fmt.Printf("per recipient: %.1f minor page faults, %.1f read syscalls (%.1f KB read), %.1f write syscalls (load-independent counts)\n",
 		float64(osc.minflt)/float64(*n), float64(osc.syscr)/float64(*n), float64(osc.rchar)/1024/float64(*n), float64(osc.syscw)/float64(*n))
 	fmt.Printf("transactional sends during the broadcast: %d, p99 accept-to-sink %v (ceiling 2s)\n", sent, p99.Round(time.Millisecond))

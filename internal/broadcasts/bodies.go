@@ -107,6 +107,9 @@ func (c *renderers) get(ctx context.Context, s *Service, workspaceID, id string)
 	if e.err == nil {
 		e.r, e.err = s.sendRenderer(ctx, e.b)
 	}
+	if e.err == nil {
+		e.r.bodyOnly = true // Body's: the email has its subject
+	}
 	close(e.ready)
 	if e.err != nil {
 		// Not kept: the next recipient tries again (a database error passes).

@@ -67,14 +67,20 @@ func (s *Service) FanOut(ctx context.Context, workspaceID, id string) error {
 	if err := pinRendering(ctx, s.c.DB, b.WorkspaceID, b.ID, version, r.fallbacks); err != nil {
 		return err
 	}
+	// Every recipient of a batch leaves pending in its hand-over (sent or
+	// skipped) or the fan-out stops, so the next batch starts after the
+	// last one's last contact; a run again after a crash starts over at
+	// the first recipient still pending.
+	after := ""
 	for {
-		batch, err := pendingBatch(ctx, s.c.DB, b.ID, BatchSize)
+		batch, err := pendingBatch(ctx, s.c.DB, b.ID, after, BatchSize)
 		if err != nil {
 			return err
 		}
 		if len(batch) == 0 {
 			return s.finish(ctx, b)
 		}
+		after = batch[len(batch)-1].ContactID
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -663,6 +663,9 @@ type renderer struct {
 	tpl       *render.Template
 	pub       *templates.PublishedVersion
 	pubErr    error // the template cannot be sent: each member is skipped with it
+	// bodyOnly renders no subject (Output.Subject is empty): the renderer
+	// of Body, whose email stores the subject the fan-out rendered.
+	bodyOnly bool
 
 	// footer says, from one render with marker links, which parts show no
 	// unsubscribe link (they get the footer without a scan per member).
@@ -746,6 +749,8 @@ func (r *renderer) render(v map[string]any) (render.Output, error) {
 func (r *renderer) renderWith(v map[string]any, f render.Footer) (render.Output, error) {
 	r.fill(v)
 	switch {
+	case r.tpl != nil && r.bodyOnly:
+		return r.tpl.RenderBodyWith(v, f)
 	case r.tpl != nil:
 		return r.tpl.RenderForSendWith(v, f)
 	case r.pubErr != nil:

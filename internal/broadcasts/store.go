@@ -180,22 +180,25 @@ type pendingRow struct {
 	Attrs, MemberAttrs                map[string]string
 }
 
-func decodeMap(s string) map[string]string {
-	m := map[string]string{}
-	_ = json.Unmarshal([]byte(s), &m)
-	return m
-}
-
-func pendingBatch(ctx context.Context, q store.Querier, broadcastID string, limit int) ([]pendingRow, error) {
+// pendingBatch is the first limit recipients still pending after contact
+// id after ("" for the first batch). The fan-out passes the last contact of
+// the batch it handed over: the read then seeks past the recipients
+// already handed over instead of stepping over them (SQLite walks the
+// primary key, not the partial index of pending rows, and each batch
+// re-read every row before it: at 100,000 recipients a batch near the end
+// stepped over 90,000 rows, 360,000 VM steps instead of 1,600).
+func pendingBatch(ctx context.Context, q store.Querier, broadcastID, after string, limit int) ([]pendingRow, error) {
 	return store.QueryAll(ctx, q, func(sc store.Scanner) (pendingRow, error) {
 		var r pendingRow
 		var a, ma string
 		err := sc.Scan(&r.ContactID, &r.Email, &r.First, &r.Last, &a, &ma)
 		r.ID, r.Attrs, r.MemberAttrs = recipientID(broadcastID, r.ContactID), decodeMap(a), decodeMap(ma)
 		return r, err
-	}, `SELECT contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
-		WHERE broadcast_id = ? AND status = 'pending' ORDER BY contact_id LIMIT ?`, broadcastID, limit)
+	}, pendingBatchSQL, broadcastID, after, limit)
 }
+
+const pendingBatchSQL = `SELECT contact_id, email, first_name, last_name, attributes, member_attributes FROM broadcast_recipients
+		WHERE broadcast_id = ? AND status = 'pending' AND contact_id > ? ORDER BY contact_id LIMIT ?`
 
 // markSent records that recipients' emails (emailIDs[i] for ids[i]) were
 // handed to delivery, in one statement: one UPDATE per recipient was a

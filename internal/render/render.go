@@ -162,6 +162,13 @@ func (t *Template) RenderForSendWith(vars map[string]any, f Footer) (Output, err
 	return t.render(vars, "", false, f)
 }
 
+// RenderBodyWith is RenderForSendWith without the subject (Output.Subject
+// stays empty), with the same checks: a broadcast's body rendered at
+// delivery, whose subject the fan-out rendered and stored with the email.
+func (t *Template) RenderBodyWith(vars map[string]any, f Footer) (Output, error) {
+	return t.renderParts(vars, "", false, f, false)
+}
+
 // Subject renders the subject alone, with the checks Render makes before
 // it: a broadcast's fan-out learns who can be rendered from it, and the
 // body it does not store is rendered when the message is sent.
@@ -173,8 +180,8 @@ func (t *Template) Subject(vars map[string]any) (string, error) {
 }
 
 func (t *Template) subjectBy(vars map[string]any, deadline time.Time) (string, error) {
-	if steps := t.steps(maxListLen(vars, 0)); steps > MaxSteps {
-		return "", fmt.Errorf("%w: the template's sections over the given lists need %d steps; at most %d are allowed", ErrTooMuchWork, steps, MaxSteps)
+	if err := t.checkSteps(vars); err != nil {
+		return "", err
 	}
 	s, err := run(t.subject, vars, deadline, MaxSubjectTemplateBytes*4, 0, nil)
 	if err != nil {
@@ -183,14 +190,32 @@ func (t *Template) subjectBy(vars map[string]any, deadline time.Time) (string, e
 	return oneLine(s), nil
 }
 
+// checkSteps refuses vars whose lists would make a render of the template
+// visit more than MaxSteps tags: checked before any part renders.
+func (t *Template) checkSteps(vars map[string]any) error {
+	if steps := t.steps(maxListLen(vars, 0)); steps > MaxSteps {
+		return fmt.Errorf("%w: the template's sections over the given lists need %d steps; at most %d are allowed", ErrTooMuchWork, steps, MaxSteps)
+	}
+	return nil
+}
+
 func (t *Template) render(vars map[string]any, preheader string, deriveText bool, f Footer) (Output, error) {
+	return t.renderParts(vars, preheader, deriveText, f, true)
+}
+
+func (t *Template) renderParts(vars map[string]any, preheader string, deriveText bool, f Footer, subject bool) (Output, error) {
 	if vars == nil {
 		vars = map[string]any{}
 	}
 	deadline := time.Now().Add(MaxRenderTime)
 	var out Output
 	var err error
-	if out.Subject, err = t.subjectBy(vars, deadline); err != nil {
+	if subject {
+		out.Subject, err = t.subjectBy(vars, deadline)
+	} else {
+		err = t.checkSteps(vars)
+	}
+	if err != nil {
 		return Output{}, err
 	}
 	if out.HTML, err = run(t.html, vars, deadline, MaxOutputBytes, t.htmlLen, htmlFooter(f.HTML, t.htmlTail)); err != nil {

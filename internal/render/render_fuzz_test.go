@@ -41,5 +41,14 @@ func FuzzRender(f *testing.F) {
 		if (err1 == nil) != (err2 == nil) || (err1 == nil && with != f.AddTo(plain)) {
 			t.Fatalf("footer written while rendering: %q (%v), added after: %q (%v)", with, err2, f.AddTo(plain), err1)
 		}
+		// The body alone (a broadcast's at delivery) is the same body.
+		if err2 == nil {
+			body, err := tpl.RenderBodyWith(m, f)
+			want := with
+			want.Subject = ""
+			if err != nil || body != want {
+				t.Fatalf("body alone: %q (%v), want %q", body, err, want)
+			}
+		}
 	})
 }

@@ -139,3 +139,35 @@ func TestRenderForSendLeavesTextToDelivery(t *testing.T) {
 		t.Errorf("a template's own text = %q, want %q", out.Text, "T x")
 	}
 }
+
+// TestRenderBodyWithSkipsOnlyTheSubject: the body alone is the body
+// RenderForSendWith renders, footer included, with no subject; the work
+// limit still refuses what it refuses.
+func TestRenderBodyWithSkipsOnlyTheSubject(t *testing.T) {
+	tpl := mustParse(t, "Hi {{name}}", "<html><body><p>Hi {{name}}</p></body></html>", "Hi {{name}}")
+	f := FooterOf(Links{Unsubscribe: "https://u.example/x", Preferences: "https://p.example/y"}, true, true)
+	v := map[string]any{"name": "Ann"}
+	with, err := tpl.RenderForSendWith(v, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := tpl.RenderBodyWith(v, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with.Subject != "Hi Ann" || body.Subject != "" {
+		t.Fatalf("subjects %q and %q, want %q and none", with.Subject, body.Subject, "Hi Ann")
+	}
+	with.Subject = ""
+	if body != with || !strings.Contains(body.HTML, "https://u.example/x") {
+		t.Fatalf("body alone %q, want %q", body, with)
+	}
+	nested := mustParse(t, "", "{{#a}}{{#a}}{{#a}}{{#a}}{{/a}}{{/a}}{{/a}}{{/a}}", "")
+	list := make([]any, 100)
+	for i := range list {
+		list[i] = i
+	}
+	if _, err := nested.RenderBodyWith(map[string]any{"a": list}, Footer{}); !errors.Is(err, ErrTooMuchWork) {
+		t.Fatalf("over the work limit: %v, want ErrTooMuchWork", err)
+	}
+}

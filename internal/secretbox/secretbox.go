@@ -17,6 +17,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"hash"
 	"strings"
 	"sync"
 )
@@ -39,6 +40,7 @@ type Box struct {
 	aead   cipher.AEAD
 	master []byte   // HKDF pseudorandom key, the input for per-purpose MAC keys
 	keys   sync.Map // purpose → its MAC key: deriving one per MAC was half a tracking token's check
+	macs   sync.Map // purpose → *sync.Pool of HMACs keyed for it
 }
 
 // New derives the box's keys from the operator's secret key string.
@@ -101,9 +103,25 @@ func (b *Box) Open(s string) ([]byte, error) {
 // MAC returns HMAC-SHA256 of data under a key derived for purpose, so a MAC
 // made for one use (say "unsubscribe") is never valid for another ("cursor").
 func (b *Box) MAC(purpose string, data []byte) []byte {
-	m := hmac.New(sha256.New, b.macKey(purpose))
+	return b.appendMAC(nil, purpose, data)
+}
+
+// appendMAC appends MAC(purpose, data) to dst. Its HMAC comes keyed from a
+// pool (Reset restores the keyed state): a new one per MAC hashed the key's
+// two pads and allocated two digests, for every link of every message.
+func (b *Box) appendMAC(dst []byte, purpose string, data []byte) []byte {
+	p, ok := b.macs.Load(purpose)
+	if !ok {
+		key := b.macKey(purpose)
+		p, _ = b.macs.LoadOrStore(purpose, &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }})
+	}
+	pool := p.(*sync.Pool)
+	m := pool.Get().(hash.Hash)
+	m.Reset()
 	m.Write(data)
-	return m.Sum(nil)
+	dst = m.Sum(dst)
+	pool.Put(m)
+	return dst
 }
 
 func (b *Box) macKey(purpose string) []byte {
@@ -133,8 +151,18 @@ const tokenMAC = 16
 // but not carried (a cursor's list path), so a token opens only where the
 // same bound data is given again.
 func (b *Box) Token(purpose string, bound, payload []byte) string {
-	mac := b.MAC(purpose, append(bound[:len(bound):len(bound)], payload...))
-	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(mac[:tokenMAC])
+	var scratch [sha256.Size]byte
+	signed := payload
+	if len(bound) > 0 {
+		signed = append(bound[:len(bound):len(bound)], payload...)
+	}
+	mac := b.appendMAC(scratch[:0], purpose, signed)
+	enc := base64.RawURLEncoding
+	out := make([]byte, 0, enc.EncodedLen(len(payload))+1+enc.EncodedLen(tokenMAC))
+	out = enc.AppendEncode(out, payload)
+	out = append(out, '.')
+	out = enc.AppendEncode(out, mac[:tokenMAC])
+	return string(out)
 }
 
 // OpenToken returns the payload of a token that Token made for purpose and

@@ -2,9 +2,14 @@ package secretbox_test
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"mailroom/internal/secretbox"
@@ -148,5 +153,59 @@ func TestTokenOpensOnlyForItsPurposeAndBoundData(t *testing.T) {
 		if open() {
 			t.Errorf("%s: token opened", name)
 		}
+	}
+}
+
+// TestMACAndTokenFormat pins MAC and Token to their definition, HMAC-SHA256
+// under HKDF("mac v1 "+purpose) of the operator key, and the token's
+// base64url(payload) "." base64url(first 16 bytes of the MAC), the form of
+// every link already sent; with the keyed HMACs shared between goroutines.
+func TestMACAndTokenFormat(t *testing.T) {
+	t.Parallel()
+	b := newBox(t, "operator key")
+	prk, err := hkdf.Extract(sha256.New, []byte("operator key"), []byte("mailroom/secretbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(purpose string, data []byte) []byte {
+		k, err := hkdf.Expand(sha256.New, prk, "mac v1 "+purpose, sha256.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := hmac.New(sha256.New, k)
+		m.Write(data)
+		return m.Sum(nil)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				purpose := []string{"unsubscribe", "tracking click", "cursor"}[(g+i)%3]
+				bound := []byte(strings.Repeat("b", i%3))
+				payload := []byte(fmt.Sprintf("payload %d %d", g, i))
+				signed := append(append([]byte{}, bound...), payload...)
+				if got := b.MAC(purpose, signed); !bytes.Equal(got, want(purpose, signed)) {
+					errs <- fmt.Sprintf("MAC(%q, %q) = %x", purpose, signed, got)
+					return
+				}
+				tok := b.Token(purpose, bound, payload)
+				if w := base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(want(purpose, signed)[:16]); tok != w {
+					errs <- fmt.Sprintf("Token(%q, %q, %q) = %q, want %q", purpose, bound, payload, tok, w)
+					return
+				}
+				if p, ok := b.OpenToken(purpose, bound, tok); !ok || !bytes.Equal(p, payload) {
+					errs <- fmt.Sprintf("OpenToken of %q: %q %v", tok, p, ok)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -155,3 +155,83 @@ func FuzzRewrite(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIndexFold: the case-insensitive search finds what strings.EqualFold
+// at every index finds, first and last, for the ASCII needles Rewrite uses
+// and any other.
+func FuzzIndexFold(f *testing.F) {
+	f.Add("<p>x</p></BODY></html>", "</body")
+	f.Add("a HREF=x href", "href")
+	f.Add("\u212a\u017f</bod", "</body")
+	f.Add("hhhhhHhHREF", "href")
+	f.Add("", "x")
+	f.Fuzz(func(t *testing.T, s, sub string) {
+		for _, n := range []string{"href", "</body", sub} {
+			if n == "" || strings.IndexFunc(n, func(r rune) bool { return r >= 0x80 }) >= 0 {
+				continue
+			}
+			first, last := -1, -1
+			for i := 0; i+len(n) <= len(s); i++ {
+				if strings.EqualFold(s[i:i+len(n)], n) {
+					if first < 0 {
+						first = i
+					}
+					last = i
+				}
+			}
+			if got := indexFold(s, n, false); got != first {
+				t.Fatalf("indexFold(%q, %q) = %d, want %d", s, n, got, first)
+			}
+			if got := lastIndexFold(s, n); got != last {
+				t.Fatalf("lastIndexFold(%q, %q) = %d, want %d", s, n, got, last)
+			}
+		}
+	})
+}
+
+// FuzzRewriteSkip: when mayRewrite says a body's links cannot change, the
+// tokenizer's pass (links) indeed copies it unchanged, so skipping it
+// changes no output.
+func FuzzRewriteSkip(f *testing.F) {
+	r := Rewriter{Signer: signer(f), PublicURL: "https://mail.example.org"}
+	for _, s := range []string{
+		`<p>x</p><a href="https://mail.example.org/u/tok">Unsubscribe</a></body>`,
+		`<a HREF=https://x.example/>x</a>`, `<a href = 'https://x.example/'>`, `<a href="https&#58;//x.example/">`,
+		`<!-- <a href="https://x.example/"> -->`, `<script>var a = "<a href='https://x.example/'>"</script>`,
+		`<a title="x>y" href="https://x.example/">`, `<a href="{{ url }}">`, "<a href=\"https://x.example/\x00\">",
+		`<a href="https://t.example/t/c/abc">`, `<area href=http://x.example/q?a=1>`, `<a hrefx="https://x.example/">`,
+		`<a href`, `<a href=`, `<a href="`, `href="https://x.example/"`, `<a xhref="mailto:a@b">`,
+	} {
+		f.Add(s)
+	}
+	l := Link{WorkspaceID: "w", EmailID: "e", Issued: issued}
+	f.Fuzz(func(t *testing.T, body string) {
+		if r.mayRewrite(body, "https://t.example") {
+			return
+		}
+		if got := r.links(body, "https://t.example", l); got != body {
+			t.Fatalf("mayRewrite said no, links changed %q to %q", body, got)
+		}
+	})
+}
+
+// TestRewriteKeepsTheNodesOwnLinks: a body whose only links are the node's
+// own pages (a broadcast's footer) gets the pixel and nothing else, with or
+// without click tracking; a trackable link beside them is rewritten.
+func TestRewriteKeepsTheNodesOwnLinks(t *testing.T) {
+	r := Rewriter{Signer: signer(t), PublicURL: "https://mail.example.org"}
+	l := Link{WorkspaceID: "w", EmailID: "e", Issued: issued}
+	body := `<html><body><p>News</p><div class="f"><a href="https://mail.example.org/u/abc">Unsubscribe</a> | <A HREF='https://mail.example.org/p/abc'>Email preferences</A></div></body></html>`
+	if r.mayRewrite(body, "https://t.example") {
+		t.Fatal("the node's own links counted as trackable")
+	}
+	opens := r.Rewrite(body, "https://t.example", l, TrackOpens)
+	if both := r.Rewrite(body, "https://t.example", l, TrackOpens|TrackClicks); both != opens {
+		t.Fatalf("click tracking changed a body with no trackable link:\n%s\n%s", both, opens)
+	}
+	withShop := strings.Replace(body, "<p>News</p>", `<p><a href="https://shop.example/x">News</a></p>`, 1)
+	out := r.Rewrite(withShop, "https://t.example", l, TrackClicks)
+	if !strings.Contains(out, "https://t.example"+ClickPath) || !strings.Contains(out, `href="https://mail.example.org/u/abc"`) {
+		t.Fatalf("rewritten:\n%s", out)
+	}
+}

@@ -57,7 +57,7 @@ func run() error {
 	libc := flag.String("libcrypto", "auto", "MAILROOM_LIBCRYPTO: auto (RSA signatures by libcrypto where it loads) or off (crypto/rsa)")
 	progressEvery := flag.Duration("progress", 0, "print the rate at the sink and the CPU use this often (0: never)")
 	dir := flag.String("dir", "", "SQLite: keep the node's data directory here (default: a temporary one, removed), to inspect the database after the run")
-	track := flag.Bool("track", true, "track opens and clicks, as #47's target is stated (-track=false: as the figures before 2026-11-29 evening were measured)")
+	track := flag.Bool("track", true, "track opens and clicks, as #47's target is stated (-track=false: as the figures before this flag were measured)")
 	footerRounds := flag.Int("footer-cost", 0, "instead: this many rounds of two broadcasts to the n members, personal links and footer on and off in turn, and their CPU per recipient compared")
 	flag.Parse()
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"mailroom/internal/clock"
 	"mailroom/internal/dnsresolve"
 	"mailroom/internal/domains"
 	"mailroom/internal/store"
@@ -698,5 +699,44 @@ func TestBounceSubdomainReturnPath(t *testing.T) {
 				t.Errorf("workspace subdomain %s: Return-Path domain %q", x.Domain, rp)
 			}
 		}
+	}
+}
+
+// TestTrackingHostRemembered: the host asked per tracked email is read
+// once per trackingHostFor; a change through this node is seen at once, one
+// made elsewhere (another node: here the row written directly) once the
+// remembered answer expires.
+func TestTrackingHostRemembered(t *testing.T) {
+	c := clock.NewFake(time.Now())
+	b := setup(t, testapp.WithClock(c))
+	d := b.create(t, b.Key, "example.com")
+	b.dns.AddCNAME("links.example.com", "TRACK.mailroom.test.")
+	ctx := context.Background()
+	host := func() string {
+		t.Helper()
+		h, err := b.Domains().TrackingHost(ctx, b.WorkspaceID, "Example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := host(); h != "" {
+		t.Fatalf("before any tracking host: %q", h)
+	}
+	if r := b.Do("PATCH", "/v1/domains/"+d.ID, map[string]any{"tracking_host": "links"}); r.Status != 200 {
+		t.Fatalf("PATCH: %d %s", r.Status, r.Body)
+	}
+	if h := host(); h != "links.example.com" {
+		t.Fatalf("just after the PATCH: %q", h)
+	}
+	if _, err := b.DB.Exec(ctx, `UPDATE domains SET tracking_host = NULL WHERE id = ?`, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if h := host(); h != "links.example.com" {
+		t.Fatalf("within %v of the last read: %q, want the remembered host", domains.TrackingHostFor, h)
+	}
+	c.Advance(domains.TrackingHostFor + time.Second)
+	if h := host(); h != "" {
+		t.Fatalf("after %v: %q, want the change made elsewhere", domains.TrackingHostFor, h)
 	}
 }

@@ -76,8 +76,9 @@ type Service struct {
 	keys map[string]*rsa.PrivateKey // sealed PEM -> parsed key; parsing costs more than a lookup
 	svc  *serviceKey
 
-	hooks     testHooks
-	mailboxes MailboxCounter
+	hooks         testHooks
+	mailboxes     MailboxCounter
+	trackingHosts sync.Map // workspace "\x00" domain -> trackingHostEntry
 }
 
 // testHooks are points inside a critical step where a test can hold the
@@ -289,6 +290,9 @@ func (s *Service) Delete(ctx context.Context, workspaceID, id string) error {
 		}
 		return deleteDomain(ctx, tx, workspaceID, id)
 	})
+	if err == nil {
+		s.forgetTrackingHosts(workspaceID)
+	}
 	if store.IsForeignKeyViolation(err) {
 		// A mailbox was created on the domain after the count above
 		// (PostgreSQL; see migration 00008): count again, now it is there.

@@ -327,12 +327,11 @@ func countFailure(ctx context.Context, tx *store.Tx, id string, failAfter int) e
 	return err
 }
 
-// TrackingHost returns the custom tracking host of the workspace's
-// sending domain, or "" when it has none (links then use the shared host
-// under MAILROOM_PUBLIC_URL). The deliver job asks it for tracked mail only.
-func (s *Service) TrackingHost(ctx context.Context, workspaceID, domain string) (string, error) {
+// trackingHost reads the custom tracking host of the workspace's sending
+// domain, "" when it has none.
+func trackingHost(ctx context.Context, q store.Querier, workspaceID, domain string) (string, error) {
 	var host sql.NullString
-	err := s.db.QueryRow(ctx, `SELECT tracking_host FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, strings.ToLower(domain)).Scan(&host)
+	err := q.QueryRow(ctx, `SELECT tracking_host FROM domains WHERE workspace_id = ? AND domain = ?`, workspaceID, domain).Scan(&host)
 	if isNoRows(err) {
 		return "", nil
 	}

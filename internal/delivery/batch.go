@@ -65,16 +65,9 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 		}
 		dispatched[ref.EmailID] = true
 		e, read := loaded[ref.EmailID]
-		select {
-		case l.slots <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return ctx.Err()
-		}
 		wg.Add(1)
-		go func(ref jobs.EmailRef) {
+		err := l.run(ctx, func() {
 			defer wg.Done()
-			defer func() { <-l.slots }()
 			next, err := time.Duration(0), e.err
 			switch {
 			case !read: // gone, or too heavy for the batch's read
@@ -89,7 +82,12 @@ func (s *Service) deliverBatch(ctx context.Context, emails []jobs.EmailRef, l la
 			} else if next > 0 {
 				retries = append(retries, retry{ref, int64(next)})
 			}
-		}(ref)
+		})
+		if err != nil {
+			wg.Done()
+			wg.Wait()
+			return err
+		}
 	}
 	wg.Wait()
 	if len(retries) > 0 {

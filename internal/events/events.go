@@ -480,14 +480,16 @@ func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*
 // emailDataOf is the data of the events raised with DataIsEmail about the
 // given emails, by email id: EmailDataJSON of each email row, as the raiser
 // would have encoded it. The email rows are the sending area's, never
-// rewritten in these columns and never deleted.
+// rewritten in these columns and never deleted; a From and tags many
+// emails share are in their email_shared row (00123).
 func emailDataOf(ctx context.Context, db *store.DB, emailIDs []string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	slices.Sort(emailIDs)
 	emailIDs = slices.Compact(emailIDs)
 	for start := 0; start < len(emailIDs); start += 512 {
 		args, in := store.PaddedIn(nil, emailIDs[start:min(start+512, len(emailIDs))])
-		rows, err := db.Query(ctx, `SELECT id, from_addr, to_addrs, subject, tags, test_mode FROM emails WHERE id IN (`+in+`)`, args...)
+		rows, err := db.Query(ctx, `SELECT e.id, COALESCE(s.from_addr, e.from_addr), e.to_addrs, e.subject, COALESCE(s.tags, e.tags), e.test_mode
+			FROM emails e LEFT JOIN email_shared s ON s.id = e.shared_id WHERE e.id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -155,8 +155,9 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 // An email's event raised with DataIsEmail is stored in brief: without its
 // data and its workspace (both its email row's: emailDataOf, wsExpr), and,
 // when its kind is raised so at most once per email (briefMasks), without
-// its id, which is its email's id masked (briefID). A brief row holds its
-// seq, email id, kind and time; reads give it back whole, as it was raised.
+// its id, which is its email's id masked (briefID), and its kind, which its
+// sequence tells (briefKind). A brief row holds its seq, email id, sequence
+// and time; reads give it back whole, as it was raised (whole).
 // Rows written whole before (or by any other raise) read as they are.
 
 // briefMasks are the kinds whose DataIsEmail events are stored without an
@@ -182,13 +183,27 @@ func briefID(kind, emailID string) (string, bool) {
 	return ids.Mask("whd", emailID, m)
 }
 
-// withID gives an event read from the log its id when it was stored
-// without one (a brief row).
-func withID(id *string, kind, emailID string) {
+// whole gives an event read from the log the id and kind it was stored
+// without (a brief row of a kind in briefMasks: its sequence tells which).
+func whole(id, kind *string, sequence int, emailID string) {
+	if *kind == "" {
+		*kind = briefKind(sequence)
+	}
 	if *id == "" {
-		*id, _ = briefID(kind, emailID)
+		*id, _ = briefID(*kind, emailID)
 	}
 }
+
+// briefKind is the kind of a brief row stored without one, by its sequence.
+func briefKind(sequence int) string {
+	if sequence == sequences[EmailSent] {
+		return EmailSent
+	}
+	return EmailDelivered
+}
+
+// typeSQL is an events row's kind (ev.type), for a query over events ev.
+const typeSQL = `CASE WHEN ev.type <> '' THEN ev.type WHEN ev.sequence = 2 THEN 'email.sent' ELSE 'email.delivered' END`
 
 // briefEmails are, for each event id among eventIDs, the emails whose
 // brief events could have it, by kind (the caller checks the rows found).
@@ -221,12 +236,12 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	}
 	ev.Sequence = seq
 	brief := ev.DataIsEmail && ev.EmailID != ""
-	storedID, storedWS := ev.ID, ev.WorkspaceID
+	storedID, storedWS, storedType := ev.ID, ev.WorkspaceID, ev.Type
 	if brief {
 		storedWS = ""
 		if ev.ID == "" {
 			if id, ok := briefID(ev.Type, ev.EmailID); ok {
-				ev.ID = id
+				ev.ID, storedType = id, ""
 			}
 		}
 	}
@@ -261,10 +276,10 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	// Events are only read back after commit (timeline, dispatcher), so
 	// they go in the transaction's multi-row inserts.
 	if !IsWebhookEvent(ev.Type) {
-		tx.DeferInsert("events", eventColumns, storedID, storedWS, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1, mailboxID)
+		tx.DeferInsert("events", eventColumns, storedID, storedWS, emailID, storedType, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1, mailboxID)
 		return ev, nil
 	}
-	tx.DeferInsert("events", eventColumns, storedID, storedWS, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID), mailboxID)
+	tx.DeferInsert("events", eventColumns, storedID, storedWS, emailID, storedType, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID), mailboxID)
 	return ev, nil
 }
 
@@ -408,11 +423,11 @@ func EmailsOf(ctx context.Context, db *store.DB, workspaceID string, ids []strin
 		asked[id] = true
 	}
 	args, in := store.PaddedIn(nil, ids)
-	q := `SELECT id, type, email_id FROM events WHERE id IN (` + in + `) AND email_id IS NOT NULL AND ` + wsExpr + ` = ?`
+	q := `SELECT id, type, sequence, email_id FROM events WHERE id IN (` + in + `) AND email_id IS NOT NULL AND ` + wsExpr + ` = ?`
 	args = append(args, workspaceID)
 	if cands := briefEmails(ids); len(cands) > 0 {
 		bargs, bin := store.PaddedIn(nil, cands)
-		q += ` UNION ALL SELECT id, type, email_id FROM events WHERE id = '' AND email_id IN (` + bin + `) AND ` + wsExpr + ` = ?`
+		q += ` UNION ALL SELECT id, type, sequence, email_id FROM events WHERE id = '' AND email_id IN (` + bin + `) AND ` + wsExpr + ` = ?`
 		args = append(append(args, bargs...), workspaceID)
 	}
 	rows, err := db.Query(ctx, q, args...)
@@ -422,10 +437,11 @@ func EmailsOf(ctx context.Context, db *store.DB, workspaceID string, ids []strin
 	defer rows.Close()
 	for rows.Next() {
 		var id, kind, email string
-		if err := rows.Scan(&id, &kind, &email); err != nil {
+		var sequence int
+		if err := rows.Scan(&id, &kind, &sequence, &email); err != nil {
 			return nil, err
 		}
-		withID(&id, kind, email)
+		whole(&id, &kind, sequence, email)
 		if email != "" && asked[id] {
 			out[id] = email
 		}
@@ -461,7 +477,7 @@ func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*
 			return nil, err
 		}
 		ev.CreatedAt = store.FromMillis(at)
-		withID(&ev.ID, ev.Type, ev.EmailID)
+		whole(&ev.ID, &ev.Type, ev.Sequence, ev.EmailID)
 		out, stored = append(out, ev), append(stored, Stored{Type: ev.Type, EmailID: ev.EmailID, Data: []byte(data)})
 	}
 	rows.Close()
@@ -553,8 +569,8 @@ func WebhookSeq(ctx context.Context, db *store.DB, workspaceID, id string, seq a
 			if want, _ := briefID(kind, em); want != id {
 				continue // not the canonical spelling of an id
 			}
-			err := db.QueryRow(ctx, `SELECT seq FROM events WHERE email_id = ? AND type = ? AND id = '' AND webhook = 1 AND `+wsExpr+` = ?`,
-				em, kind, workspaceID).Scan(seq)
+			err := db.QueryRow(ctx, `SELECT seq FROM events WHERE email_id = ? AND id = '' AND type = '' AND sequence = ? AND webhook = 1 AND `+wsExpr+` = ?`,
+				em, sequences[kind], workspaceID).Scan(seq)
 			if !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -592,7 +608,7 @@ type Claimed struct {
 func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed, error) {
 	rows, err := tx.Query(ctx, `UPDATE events SET dispatched = 1 WHERE seq IN
 		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+tx.SkipLocked()+`)
-		AND dispatched = 0 RETURNING seq, id, `+wsExpr+`, type, created_at, COALESCE(mailbox_id, ''), COALESCE(email_id, '')`, limit)
+		AND dispatched = 0 RETURNING seq, id, `+wsExpr+`, type, sequence, created_at, COALESCE(mailbox_id, ''), COALESCE(email_id, '')`, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -600,10 +616,11 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 	var out []Claimed
 	for rows.Next() {
 		var c Claimed
-		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At, &c.MailboxID, &c.EmailID); err != nil {
+		var sequence int
+		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &sequence, &c.At, &c.MailboxID, &c.EmailID); err != nil {
 			return nil, err
 		}
-		withID(&c.ID, c.Type, c.EmailID)
+		whole(&c.ID, &c.Type, sequence, c.EmailID)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -629,7 +646,7 @@ func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind
 				return err
 			}
 			s.At, s.Data = store.FromMillis(at), []byte(data)
-			withID(&s.ID, s.Type, s.EmailID)
+			whole(&s.ID, &s.Type, s.Sequence, s.EmailID)
 			got = append(got, s)
 		}
 		rows.Close()
@@ -686,7 +703,7 @@ func withEmailData(ctx context.Context, db *store.DB, evs []Stored) error {
 // LastTypeColumn is a column expression for a query over emails aliased
 // e: the type of the email's newest event, or the empty string. A listing
 // folds it in rather than asking once per email.
-const LastTypeColumn = `COALESCE((SELECT ev.type FROM events ev WHERE ev.email_id = e.id AND ev.workspace_id IN (e.workspace_id, '') ORDER BY ev.seq DESC LIMIT 1), '')`
+const LastTypeColumn = `COALESCE((SELECT ` + typeSQL + ` FROM events ev WHERE ev.email_id = e.id AND ev.workspace_id IN (e.workspace_id, '') ORDER BY ev.seq DESC LIMIT 1), '')`
 
 // Purge deletes up to limit of the oldest events created before before that
 // the dispatcher has fanned out (timeline and webhook history; an event
@@ -776,7 +793,7 @@ func scanStored(rows *sql.Rows) ([]Stored, error) {
 			return nil, err
 		}
 		s.At, s.Data = store.FromMillis(at), []byte(data)
-		withID(&s.ID, s.Type, s.EmailID)
+		whole(&s.ID, &s.Type, s.Sequence, s.EmailID)
 		out = append(out, s)
 	}
 	return out, rows.Err()

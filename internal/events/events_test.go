@@ -156,14 +156,14 @@ func TestEventDataFromEmailRow(t *testing.T) {
 		}
 		// Stored in brief: no data, no workspace, and no id when the email's
 		// id is a minted one (the event's id is derived from it).
-		var stored, storedID, storedWS string
-		if err := db.QueryRow(ctx, `SELECT data, id, workspace_id FROM events WHERE seq = ?`, one[1].Seq).Scan(&stored, &storedID, &storedWS); err != nil || stored != "" || storedWS != "" {
+		var stored, storedID, storedWS, storedType string
+		if err := db.QueryRow(ctx, `SELECT data, id, workspace_id, type FROM events WHERE seq = ?`, one[1].Seq).Scan(&stored, &storedID, &storedWS, &storedType); err != nil || stored != "" || storedWS != "" {
 			t.Fatalf("%s: stored data %q, workspace %q (%v), want none", tc.id, stored, storedWS, err)
 		}
-		if minted := len(tc.id) == 29; minted != (storedID == "") || derived.ID == "" || derived.ID == written.ID {
-			t.Errorf("%s: stored id %q, raised %q (written %q)", tc.id, storedID, derived.ID, written.ID)
+		if minted := len(tc.id) == 29; minted != (storedID == "") || minted != (storedType == "") || derived.ID == "" || derived.ID == written.ID {
+			t.Errorf("%s: stored id %q and type %q, raised %q (written %q)", tc.id, storedID, storedType, derived.ID, written.ID)
 		}
-		if one[0].ID != written.ID || one[1].ID != derived.ID {
+		if one[0].ID != written.ID || one[1].ID != derived.ID || one[1].Type != events.EmailSent {
 			t.Errorf("%s: ids read %s %s, raised %s %s", tc.id, one[0].ID, one[1].ID, written.ID, derived.ID)
 		}
 		// Found by its id (a manual replay, the dashboard's link to the

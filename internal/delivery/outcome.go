@@ -103,7 +103,7 @@ func (s *Service) recordOnce(e *email, changed []Recipient, keep []byte, tried [
 		if final == "" {
 			final = sending.StatusSending
 		}
-		if err := writeRecipients(ctx, tx, e.ID, final, rcpts, tried, lastError, now); err != nil {
+		if err := writeRecipients(ctx, tx, e, final, rcpts, tried, lastError, now); err != nil {
 			return err
 		}
 		if err := writeAttempts(ctx, tx, e, tried); err != nil {
@@ -199,8 +199,9 @@ func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailS
 // writeRecipients stores the email's status and its recipients' outcomes,
 // compacted (compactRecipients) when the attempts tried in this
 // transaction rebuild them.
-func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sending.EmailStatus, rcpts []Recipient, tried []attemptRow, lastError string, now time.Time) error {
-	if c, ok := compactRecipients(rcpts, tried); ok {
+func writeRecipients(ctx context.Context, tx *store.Tx, e *email, status sending.EmailStatus, rcpts []Recipient, tried []attemptRow, lastError string, now time.Time) error {
+	id := e.ID
+	if c, ok := compactRecipients(rcpts, tried, e.To); ok {
 		return sending.WriteOutcome(ctx, tx, id, status, c, lastError, now)
 	}
 	b, err := json.Marshal(rcpts)

@@ -234,6 +234,9 @@ func scanSummary(sc scanner) (*emailRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	if recipients, err = withDeliveredTo(recipients, to); err != nil {
+		return nil, err
+	}
 	for _, f := range []struct {
 		src string
 		dst any
@@ -339,6 +342,9 @@ func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*email
 	if err != nil {
 		return nil, err
 	}
+	if recipients, err = withDeliveredTo(recipients, to); err != nil {
+		return nil, err
+	}
 	for _, f := range []struct {
 		src string
 		dst any
@@ -412,6 +418,33 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// DeliveredTo is the stored recipients of an email the delivery engine
+// delivered to each of its To addresses, as written, and to no other: its
+// mark of a delivered list (["=", address...]) without the addresses,
+// which are the email's own (issue #47). Every read gives them back
+// (withDeliveredTo), so the delivery engine and the API see the list whole.
+const DeliveredTo = `["="]`
+
+// IsDeliveredTo reports whether addrs are to, in order: the delivered
+// list that is stored as DeliveredTo (a broadcast recipient's).
+func IsDeliveredTo(addrs, to []string) bool {
+	return len(addrs) > 0 && slices.Equal(addrs, to)
+}
+
+// withDeliveredTo is the stored recipients raw, with the addresses that
+// DeliveredTo leaves out put back from the email's To (to, as stored).
+func withDeliveredTo(raw, to string) (string, error) {
+	if raw != DeliveredTo {
+		return raw, nil
+	}
+	var l []string
+	if err := json.Unmarshal([]byte(to), &l); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(append([]string{"="}, l...))
+	return string(b), err
+}
+
 // The delivery engine moves an email along its lifecycle through the
 // functions below: sending is the only writer of the emails table.
 
@@ -438,8 +471,12 @@ func FailUnsent(ctx context.Context, tx *store.Tx, id, reason string, now time.T
 // inside tx, locking the row on PostgreSQL, so
 // concurrent outcome writers merge instead of overwriting each other.
 func LockOutcome(ctx context.Context, tx *store.Tx, id string) (status EmailStatus, recipients, claim string, err error) {
-	q := `SELECT status, recipients, claim FROM emails WHERE id = ?` + tx.ForUpdate()
-	err = tx.QueryRow(ctx, q, id).Scan(&status, &recipients, &claim)
+	q := `SELECT status, recipients, to_addrs, claim FROM emails WHERE id = ?` + tx.ForUpdate()
+	var to string
+	if err = tx.QueryRow(ctx, q, id).Scan(&status, &recipients, &to, &claim); err != nil {
+		return status, recipients, claim, err
+	}
+	recipients, err = withDeliveredTo(recipients, to)
 	return status, recipients, claim, err
 }
 
@@ -736,7 +773,8 @@ func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 	}
 	o.HTML, o.Text, o.TestMode, o.CreatedAt = html.String, text.String, testMode != 0, store.FromMillis(created)
 	o.MessageID = readMessageID(o.ID, o.From, o.MessageID)
-	return &o, nil
+	o.Recipients, err = withDeliveredTo(o.Recipients, o.To)
+	return &o, err
 }
 
 // LoadOutgoing reads the email id (random, so it names one workspace's row)

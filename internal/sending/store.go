@@ -91,6 +91,12 @@ const (
 	replyToSQL    = `COALESCE(s.reply_to, e.reply_to)`
 	tagsSQL       = `COALESCE(s.tags, e.tags)`
 	bodySourceSQL = `CASE WHEN e.body_source = '' THEN '' ELSE COALESCE(s.source_prefix, '') || e.body_source END`
+	// A row with a shared one stores its empty lists and maps as '' (the
+	// Cc and Bcc of a marketing email, the headers and attachments of a
+	// rendered one): 8 bytes more of each broadcast recipient's row.
+	ccSQL      = `COALESCE(NULLIF(e.cc_addrs, ''), '[]')`
+	bccSQL     = `COALESCE(NULLIF(e.bcc_addrs, ''), '[]')`
+	headersSQL = `COALESCE(NULLIF(e.headers, ''), '{}')`
 )
 
 // shareRow is the id of the workspace's email_shared row of these values,
@@ -108,6 +114,15 @@ func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix
 	}
 	var id int64
 	return id, tx.QueryRow(ctx, `SELECT id FROM email_shared WHERE digest = ?`, digest).Scan(&id)
+}
+
+// emptyAsNone is an empty JSON list or map as a row with a shared one
+// stores it: '' (ccSQL and its siblings read it back).
+func emptyAsNone(v string) string {
+	if v == "[]" || v == "{}" {
+		return ""
+	}
+	return v
 }
 
 // sourcePrefix is the head the body sources share, up to and including an
@@ -185,13 +200,15 @@ func (e *emailRow) insertArgs(class string) (row, body []any) {
 		html, text, atts = nil, nil, "[]"
 	}
 	from, replyTo, tags, source, sharedID := "", "", "", e.BodySource, any(nil)
+	cc, bcc, headers := jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.Headers, "{}")
 	if e.Shared != nil {
 		sharedID, source = e.Shared.ID, strings.TrimPrefix(source, e.Shared.SourcePrefix)
+		cc, bcc, headers, atts = emptyAsNone(cc), emptyAsNone(bcc), emptyAsNone(headers), emptyAsNone(atts)
 	} else {
 		from, replyTo, tags = e.From, jsonText(e.ReplyTo, "[]"), jsonText(e.Tags, "{}")
 	}
-	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), from, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), replyTo,
-		e.Subject, html, text, jsonText(e.Headers, "{}"), atts, tags,
+	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), from, jsonText(e.To, "[]"), cc, bcc, replyTo,
+		e.Subject, html, text, headers, atts, tags,
 		store.BoolInt(e.TestMode), storedMessageID(e.ID, e.From, e.MessageID), sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
 		e.TemplateID, e.TemplateVersion, e.TopicID, source, sharedID, class}, body
 }
@@ -200,7 +217,7 @@ func (e *emailRow) insertArgs(class string) (row, body []any) {
 // they are stored apart) as three columns; bodyJoin is its join, after
 // "FROM emails e".
 const (
-	bodySQL  = `CASE WHEN b.email_id IS NULL THEN e.html ELSE b.html END, CASE WHEN b.email_id IS NULL THEN e.text_body ELSE b.text_body END, COALESCE(b.attachments, e.attachments)`
+	bodySQL  = `CASE WHEN b.email_id IS NULL THEN e.html ELSE b.html END, CASE WHEN b.email_id IS NULL THEN e.text_body ELSE b.text_body END, COALESCE(b.attachments, NULLIF(e.attachments, ''), '[]')`
 	bodyJoin = ` LEFT JOIN email_bodies b ON b.email_id = e.id`
 )
 
@@ -217,7 +234,7 @@ func (e *emailRow) eventDataJSON() ([]byte, error) {
 
 // summaryColumns are read for lists and single reads (bodies and
 // attachments are not).
-const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, ` + fromSQL + `, e.to_addrs, e.cc_addrs, e.bcc_addrs, ` + replyToSQL + `,
+const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, ` + fromSQL + `, e.to_addrs, ` + ccSQL + `, ` + bccSQL + `, ` + replyToSQL + `,
 	e.subject, ` + tagsSQL + `, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients, ` +
 	events.LastTypeColumn
 
@@ -324,7 +341,7 @@ func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailR
 // caller's visibility, as readRow).
 func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*emailRow, error) {
 	own, args := ownFilter(c)
-	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, `+bodySourceSQL+` FROM emails e`+sharedJoin+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, `+headersSQL+`, e.topic_id, `+bodySourceSQL+` FROM emails e`+sharedJoin+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
 		append([]any{c.WorkspaceID, id}, args...)...)
 	var html, text sql.NullString
 	var headers, atts string
@@ -758,8 +775,8 @@ type Outgoing struct {
 
 // outgoingColumns are the columns scanOutgoing reads, from emails e and
 // its bodies (bodyJoin).
-const outgoingColumns = `e.id, e.workspace_id, e.status, ` + fromSQL + `, e.to_addrs, e.cc_addrs, e.bcc_addrs, ` + replyToSQL + `, e.subject,
-		` + bodySQL + `, e.headers, ` + tagsSQL + `, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, ` + bodySourceSQL + `, ` + tracking.FlagsColumn + `, e.created_at`
+const outgoingColumns = `e.id, e.workspace_id, e.status, ` + fromSQL + `, e.to_addrs, ` + ccSQL + `, ` + bccSQL + `, ` + replyToSQL + `, e.subject,
+		` + bodySQL + `, ` + headersSQL + `, ` + tagsSQL + `, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, ` + bodySourceSQL + `, ` + tracking.FlagsColumn + `, e.created_at`
 
 func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 	var o Outgoing

@@ -58,9 +58,9 @@ func TestDeliveredRecipientsCompacted(t *testing.T) {
 
 // TestDeliveredToCompacted (#47): an email delivered to each of its To
 // addresses, as written, stores the delivered mark alone
-// (sending.DeliveredTo), and every read (the email, its attempts, the list,
-// the delivery engine's) answers as when the addresses, or the outcomes,
-// were stored.
+// (sending.DeliveredTo), and its attempt rows its one address as ''; every
+// read (the email, its attempts, the list, the delivery engine's) answers
+// as when the addresses, or the outcomes, were stored.
 func TestDeliveredToCompacted(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
@@ -84,6 +84,17 @@ func TestDeliveredToCompacted(t *testing.T) {
 		return strings.Join(out, "\n")
 	}
 	compact := reads()
+	// Its attempt row stores its one address as '' (soleRecipient).
+	var rcpt string
+	if err := b.a.DB.QueryRow(ctx, `SELECT recipient FROM email_attempts WHERE email_id = ?`, id).Scan(&rcpt); err != nil || rcpt != "" {
+		t.Errorf("attempt stored for %q (%v), want ''", rcpt, err)
+	}
+	if !strings.Contains(compact, `"recipient":"ann@example.net"`) {
+		t.Errorf("attempts read without their recipient:\n%s", compact)
+	}
+	if _, err := b.a.DB.Exec(ctx, `UPDATE email_attempts SET recipient = 'ann@example.net' WHERE email_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
 	full, _ := json.Marshal(rebuilt)
 	for _, stored := range []string{`["=","ann@example.net"]`, string(full)} {
 		if _, err := b.a.DB.Exec(ctx, `UPDATE emails SET recipients = ? WHERE id = ?`, stored, id); err != nil {

@@ -14,7 +14,7 @@ import (
 
 // TestRecipientEmailStoredBrief (#47, 00123): a delivered broadcast
 // recipient's email stores none of what its broadcast's emails share (From,
-// Reply-To, tags, the head of its body source: email_shared), its recipients
+// Reply-To, tags, class, the head of its body source: email_shared), its recipients
 // as the delivered mark alone, and its two events in brief (no id, workspace,
 // kind or data). Every read answers byte for byte what it answers when the
 // same rows are stored whole, as before: the email, the list, its attempts,
@@ -81,12 +81,12 @@ func TestRecipientEmailStoredBrief(t *testing.T) {
 	// As stored: the shared fields and the events' ids, workspaces, kinds
 	// and data left out.
 	for _, id := range ids {
-		var from, tags, replyTo, cc, headers, recipients string
-		if err := a.DB.QueryRow(ctx, `SELECT from_addr, tags, reply_to, cc_addrs, headers, recipients FROM emails WHERE id = ?`, id).
-			Scan(&from, &tags, &replyTo, &cc, &headers, &recipients); err != nil {
+		var from, tags, replyTo, cc, headers, class, recipients string
+		if err := a.DB.QueryRow(ctx, `SELECT from_addr, tags, reply_to, cc_addrs, headers, mail_class, recipients FROM emails WHERE id = ?`, id).
+			Scan(&from, &tags, &replyTo, &cc, &headers, &class, &recipients); err != nil {
 			t.Fatal(err)
 		}
-		if from+tags+replyTo+cc+headers != "" || recipients != `["="]` {
+		if from+tags+replyTo+cc+headers+class != "" || recipients != `["="]` {
 			t.Errorf("%s stores from %q tags %q reply_to %q cc %q headers %q recipients %s", id, from, tags, replyTo, cc, headers, recipients)
 		}
 		var whole int
@@ -101,6 +101,7 @@ func TestRecipientEmailStoredBrief(t *testing.T) {
 	stmts := []string{`UPDATE emails SET from_addr = (SELECT s.from_addr FROM email_shared s WHERE s.id = emails.shared_id),
 		reply_to = (SELECT s.reply_to FROM email_shared s WHERE s.id = emails.shared_id),
 		tags = (SELECT s.tags FROM email_shared s WHERE s.id = emails.shared_id),
+		mail_class = (SELECT s.mail_class FROM email_shared s WHERE s.id = emails.shared_id),
 		body_source = (SELECT s.source_prefix FROM email_shared s WHERE s.id = emails.shared_id) || body_source,
 		cc_addrs = '[]', bcc_addrs = '[]', headers = '{}', attachments = '[]', shared_id = NULL WHERE shared_id IS NOT NULL`}
 	for _, st := range stmts {

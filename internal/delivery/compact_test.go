@@ -58,7 +58,7 @@ func TestDeliveredRecipientsCompacted(t *testing.T) {
 
 // TestDeliveredToCompacted (#47): an email delivered to each of its To
 // addresses, as written, stores the delivered mark alone
-// (sending.DeliveredTo), and its attempt rows its one address as ''; every
+// (sending.DeliveredTo), and its attempt rows its one address as the empty string; every
 // read (the email, its attempts, the list, the delivery engine's) answers
 // as when the addresses, or the outcomes, were stored.
 func TestDeliveredToCompacted(t *testing.T) {

@@ -51,7 +51,7 @@ type attemptRow struct {
 	Result    outbound.RcptResult
 }
 
-// soleRecipient is the recipient an attempt row of e stores as '': e's
+// soleRecipient is the recipient an attempt row of e stores empty: e's
 // one address, when it has one (its one To, no Cc or Bcc), as a broadcast
 // recipient's email does (issue #47: 20 bytes and more of each row and of
 // its key). Reads put it back from the email (Attempts, outcomesOf).

@@ -72,7 +72,7 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		if shares[key] != nil {
 			continue
 		}
-		id, err := shareRow(ctx, tx, workspaceID, key[0], key[1], key[2], prefix, now)
+		id, err := shareRow(ctx, tx, workspaceID, key[0], key[1], key[2], prefix, ClassMarketing, now)
 		if err != nil {
 			return nil, err
 		}

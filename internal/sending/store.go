@@ -70,9 +70,9 @@ type emailRow struct {
 	// BodySource names what renders this email's body (BodySource) when
 	// the row stores none: a broadcast recipient.
 	BodySource string
-	// Shared, when set, holds the From, ReplyTo, Tags and the head of the
-	// BodySource this email shares with others (email_shared): the row
-	// stores none of the first three and the rest of its BodySource.
+	// Shared, when set, holds the From, ReplyTo, Tags, mail class and the
+	// head of the BodySource this email shares with others (email_shared):
+	// the row stores none of the first four and the rest of its BodySource.
 	Shared *shared
 }
 
@@ -101,15 +101,15 @@ const (
 
 // shareRow is the id of the workspace's email_shared row of these values,
 // written if it is new (once for a broadcast: its digest is the key).
-func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix string, now time.Time) (int64, error) {
+func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix, class string, now time.Time) (int64, error) {
 	h := sha256.New()
-	for _, f := range []string{ws, from, replyTo, tags, prefix} {
+	for _, f := range []string{ws, from, replyTo, tags, prefix, class} {
 		h.Write([]byte(f))
 		h.Write([]byte{0})
 	}
 	digest := hex.EncodeToString(h.Sum(nil))
-	if _, err := tx.Exec(ctx, `INSERT INTO email_shared (workspace_id, digest, from_addr, reply_to, tags, source_prefix, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING`, ws, digest, from, replyTo, tags, prefix, store.Millis(now)); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO email_shared (workspace_id, digest, from_addr, reply_to, tags, source_prefix, mail_class, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING`, ws, digest, from, replyTo, tags, prefix, class, store.Millis(now)); err != nil {
 		return 0, err
 	}
 	var id int64
@@ -117,7 +117,7 @@ func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix
 }
 
 // emptyAsNone is an empty JSON list or map as a row with a shared one
-// stores it: '' (ccSQL and its siblings read it back).
+// stores it: the empty string (ccSQL and its siblings read it back).
 func emptyAsNone(v string) string {
 	if v == "[]" || v == "{}" {
 		return ""
@@ -202,7 +202,7 @@ func (e *emailRow) insertArgs(class string) (row, body []any) {
 	from, replyTo, tags, source, sharedID := "", "", "", e.BodySource, any(nil)
 	cc, bcc, headers := jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.Headers, "{}")
 	if e.Shared != nil {
-		sharedID, source = e.Shared.ID, strings.TrimPrefix(source, e.Shared.SourcePrefix)
+		sharedID, source, class = e.Shared.ID, strings.TrimPrefix(source, e.Shared.SourcePrefix), ""
 		cc, bcc, headers, atts = emptyAsNone(cc), emptyAsNone(bcc), emptyAsNone(headers), emptyAsNone(atts)
 	} else {
 		from, replyTo, tags = e.From, jsonText(e.ReplyTo, "[]"), jsonText(e.Tags, "{}")

@@ -78,6 +78,7 @@ var owners = map[string]string{
 	"dashboard_uploads":    "dashboard",
 	"dashboard_imports":    "dashboard",
 	"email_bodies":         "sending",
+	"email_shared":         "sending",
 	"nodes":                "store", // the cluster's heartbeat rows (store.DB.Beat), the store's own machinery
 	"cluster_settings":     "store",
 	"request_logs":         "requestlog",
@@ -97,6 +98,7 @@ var reads = map[string]string{
 	"contacts/store.go topic_preferences": "PeopleQuery leaves out or marks those opted out of the mail's topic, and reads the segment rule `topic`",
 	"contacts/store.go topics":            "PeopleQuery's segment rule `topic` names a topic by key or id",
 	"events/events.go emails":             "an email event raised with DataIsEmail stores no data: its reads build it from the email row (emailDataOf)",
+	"events/events.go email_shared":       "the same: an email row stores its From and tags in email_shared when many emails share them (00123)",
 }
 
 var (

@@ -21,7 +21,8 @@ func TestRecipientRowsOfTheirWorkspace(t *testing.T) {
 	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
 	testapp.Eventually(t, 30*time.Second, func() bool { return sink.Count() == 1 }, "the broadcast did not reach its member")
 	var src string
-	if err := a.DB.QueryRow(t.Context(), `SELECT body_source FROM emails WHERE body_source <> ''`).Scan(&src); err != nil {
+	if err := a.DB.QueryRow(t.Context(), `SELECT COALESCE(s.source_prefix, '') || e.body_source FROM emails e
+		LEFT JOIN email_shared s ON s.id = e.shared_id WHERE e.body_source <> ''`).Scan(&src); err != nil {
 		t.Fatal(err)
 	}
 	for ws, found := range map[string]bool{a.WorkspaceID: true, "ws_other": false} {

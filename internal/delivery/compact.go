@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"mailroom/internal/sending"
 	"mailroom/internal/store"
 )
 
@@ -13,14 +14,16 @@ import (
 // email_attempts, written in the same transaction. A delivered broadcast
 // recipient then stores its address, not the ~120 bytes of an outcome that
 // repeats its attempt row (issue #47). compactRecipients writes it only when
-// the rebuild (outcomesOf) gives back the outcomes exactly.
+// the rebuild (outcomesOf) gives back the outcomes exactly. When the
+// addresses are the email's To as written, the array is the mark alone
+// (sending.DeliveredTo), which the sending area's reads give back whole.
 const deliveredMark = "="
 
 // compactRecipients is the stored form of rcpts when they can be rebuilt
 // from the attempts tried in this transaction: all delivered, each by one of
 // tried whose row rebuilds it to the field. ok is false otherwise (the
 // outcomes are then stored whole).
-func compactRecipients(rcpts []Recipient, tried []attemptRow) (string, bool) {
+func compactRecipients(rcpts []Recipient, tried []attemptRow, to []string) (string, bool) {
 	if len(rcpts) == 0 {
 		return "", false
 	}
@@ -42,6 +45,9 @@ func compactRecipients(rcpts []Recipient, tried []attemptRow) (string, bool) {
 			return "", false
 		}
 		out = append(out, r.Email)
+	}
+	if sending.IsDeliveredTo(out[1:], to) {
+		return sending.DeliveredTo, true
 	}
 	b, err := json.Marshal(out)
 	return string(b), err == nil

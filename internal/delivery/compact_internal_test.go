@@ -37,7 +37,7 @@ func TestCompactRecipients(t *testing.T) {
 		{"bounced", []Recipient{bounced}, []attemptRow{row("b@example.net", 1, ok)}, ""},
 		{"none", nil, nil, ""},
 	} {
-		got, _ := compactRecipients(tc.rcpts, tc.tried)
+		got, _ := compactRecipients(tc.rcpts, tc.tried, nil)
 		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}

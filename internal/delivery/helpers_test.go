@@ -187,9 +187,8 @@ type row struct {
 func (b *bundle) row(t *testing.T, id string) row {
 	t.Helper()
 	var r row
-	var rc string
-	if err := b.a.DB.QueryRow(context.Background(), `SELECT status, last_error, recipients FROM emails WHERE id = ?`, id).
-		Scan(&r.Status, &r.LastError, &rc); err != nil {
+	if err := b.a.DB.QueryRow(context.Background(), `SELECT status, last_error FROM emails WHERE id = ?`, id).
+		Scan(&r.Status, &r.LastError); err != nil {
 		t.Fatal(err)
 	}
 	// The Message-ID as read (a derivable one is not stored).
@@ -199,7 +198,7 @@ func (b *bundle) row(t *testing.T, id string) row {
 	}
 	r.MessageID = o.MessageID
 	// The outcomes as read (a delivered list is rebuilt from the attempts).
-	if r.Recipients, err = delivery.DecodeRecipients(context.Background(), b.a.DB, id, rc); err != nil {
+	if r.Recipients, err = delivery.DecodeRecipients(context.Background(), b.a.DB, id, o.Recipients); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -119,7 +119,7 @@ func writeOutcome(ctx context.Context, tx *store.Tx, e *email, changed []Recipie
 	if e.read {
 		rcpts := merge(e.recipients(), changed)
 		final := statusOf(rcpts)
-		stored, err := storedRecipients(rcpts, tried)
+		stored, err := storedRecipients(rcpts, tried, e.To)
 		if err != nil {
 			return "", err
 		}
@@ -138,7 +138,7 @@ func writeOutcome(ctx context.Context, tx *store.Tx, e *email, changed []Recipie
 	}
 	rcpts = merge(rcpts, changed)
 	final := statusOf(rcpts)
-	return final, writeRecipients(ctx, tx, e.ID, final, rcpts, tried, lastError, now)
+	return final, writeRecipients(ctx, tx, e, final, rcpts, tried, lastError, now)
 }
 
 // statusOf is the email's status with these outcomes: final, or sending
@@ -230,18 +230,19 @@ func lockRecipients(ctx context.Context, tx *store.Tx, e *email) (sending.EmailS
 // writeRecipients stores the email's status and its recipients' outcomes,
 // compacted (compactRecipients) when the attempts tried in this
 // transaction rebuild them.
-func writeRecipients(ctx context.Context, tx *store.Tx, id string, status sending.EmailStatus, rcpts []Recipient, tried []attemptRow, lastError string, now time.Time) error {
-	stored, err := storedRecipients(rcpts, tried)
+func writeRecipients(ctx context.Context, tx *store.Tx, e *email, status sending.EmailStatus, rcpts []Recipient, tried []attemptRow, lastError string, now time.Time) error {
+	stored, err := storedRecipients(rcpts, tried, e.To)
 	if err != nil {
 		return err
 	}
-	return sending.WriteOutcome(ctx, tx, id, status, stored, lastError, now)
+	return sending.WriteOutcome(ctx, tx, e.ID, status, stored, lastError, now)
 }
 
 // storedRecipients is the recipients array as stored: compacted when the
-// attempts tried in this transaction rebuild it (compactRecipients).
-func storedRecipients(rcpts []Recipient, tried []attemptRow) (string, error) {
-	if c, ok := compactRecipients(rcpts, tried); ok {
+// attempts tried in this transaction rebuild it (compactRecipients; to, the
+// email's To addresses, may then stand for the delivered ones).
+func storedRecipients(rcpts []Recipient, tried []attemptRow, to []string) (string, error) {
+	if c, ok := compactRecipients(rcpts, tried, to); ok {
 		return c, nil
 	}
 	b, err := json.Marshal(rcpts)

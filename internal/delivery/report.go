@@ -173,7 +173,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 				status = f
 			}
 		}
-		return writeRecipients(ctx, tx, e.ID, status, rcpts, nil, "", now)
+		return writeRecipients(ctx, tx, e, status, rcpts, nil, "", now)
 	})
 }
 
@@ -226,7 +226,7 @@ func (s *Service) handleARF(ctx context.Context, verpID string, from mailauth.Se
 			return err
 		}
 		s.noteOutcome(tx, e.WorkspaceID, 0, len(addrs))
-		return writeRecipients(ctx, tx, e.ID, sending.StatusComplained, rcpts, nil, "", now)
+		return writeRecipients(ctx, tx, e, sending.StatusComplained, rcpts, nil, "", now)
 	})
 }
 

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,9 +51,21 @@ type attemptRow struct {
 	Result    outbound.RcptResult
 }
 
+// soleRecipient is the recipient an attempt row of e stores empty: e's
+// one address, when it has one (its one To, no Cc or Bcc), as a broadcast
+// recipient's email does (issue #47: 20 bytes and more of each row and of
+// its key). Reads put it back from the email (Attempts, outcomesOf).
+func soleRecipient(e *email) string {
+	if len(e.To) == 1 && len(e.Cc) == 0 && len(e.Bcc) == 0 {
+		return e.To[0]
+	}
+	return ""
+}
+
 // writeAttempts inserts the attempts inside the outcome's transaction; a
 // rerun after a crash that wrote them finds them there (DO NOTHING).
 func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRow) error {
+	sole := soleRecipient(e)
 	if len(rows) == 0 {
 		return nil
 	}
@@ -64,7 +77,11 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 		if err != nil {
 			return err
 		}
-		args = append(args, e.ID, a.Recipient, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
+		rcpt := a.Recipient
+		if rcpt == sole {
+			rcpt = ""
+		}
+		args = append(args, e.ID, rcpt, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
 			r.Stage, r.Code, r.Enhanced, reply, r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
 			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
 	}
@@ -120,7 +137,7 @@ func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]
 	if owner[emailID].WorkspaceID != workspaceID {
 		return nil, nil
 	}
-	return store.QueryAll(ctx, s.db, func(sc store.Scanner) (Attempt, error) {
+	out, err := store.QueryAll(ctx, s.db, func(sc store.Scanner) (Attempt, error) {
 		var a Attempt
 		var at int64
 		var verified, reused int
@@ -136,6 +153,19 @@ func (s *Service) Attempts(ctx context.Context, workspaceID, emailID string) ([]
 	}, `SELECT recipient, attempt, created_at, duration_ms, outcome, stage, code, enhanced, reply, mx, remote_ip, source_ip,
 		tls_version, tls_cipher, tls_verified, mta_sts, reused, steps
 		FROM email_attempts WHERE email_id = ? ORDER BY created_at, recipient, attempt`, emailID)
+	if err != nil || !slices.ContainsFunc(out, func(a Attempt) bool { return a.Recipient == "" }) {
+		return out, err
+	}
+	e, err := loadEmail(ctx, s.db, emailID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Recipient == "" {
+			out[i].Recipient = soleRecipient(e)
+		}
+	}
+	return out, nil
 }
 
 // PurgeAttempts removes up to limit attempts older than before (retention,
@@ -171,6 +201,9 @@ func outcomesOf(ctx context.Context, q store.Querier, id string, addrs []string)
 		var attempt, code int
 		if err := rows.Scan(&rcpt, &attempt, &outcome, &stage, &code, &enhanced, &reply); err != nil {
 			return nil, err
+		}
+		if rcpt == "" && len(addrs) == 1 {
+			rcpt = addrs[0] // the email's one address (soleRecipient)
 		}
 		if r, ok := last[rcpt]; !ok || attempt > r.Attempts {
 			last[rcpt] = outcomeOf(rcpt, attempt, outcome, stage, code, enhanced, reply)

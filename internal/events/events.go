@@ -8,6 +8,7 @@ package events
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
@@ -83,10 +84,11 @@ type Event struct {
 	// events with the same data encodes it once, outside its transaction.
 	RawData json.RawMessage
 	// DataIsEmail says Data is exactly EmailData of the email row EmailID
-	// names (its from, to, subject, tags and test_mode): the event stores
-	// no data, and every read builds it from the row again (emailDataOf),
-	// which sending never changes once written. A broadcast's two events
-	// per recipient cost the log about 230 bytes less each.
+	// names (its from, to, subject, tags and test_mode) and WorkspaceID
+	// its workspace: the event is stored in brief (see briefID), and every
+	// read builds what it left out from the row again (emailDataOf), which
+	// sending never changes once written. A broadcast's two events per
+	// recipient cost the log about 290 bytes less each.
 	DataIsEmail bool
 
 	// What the analytics rollups need beyond Data (never stored with the
@@ -150,6 +152,79 @@ type Envelope struct {
 // TimeFormat is ISO 8601 UTC with milliseconds, as the spec asks.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
+// An email's event raised with DataIsEmail is stored in brief: without its
+// data and its workspace (both its email row's: emailDataOf, wsExpr), and,
+// when its kind is raised so at most once per email (briefMasks), without
+// its id, which is its email's id masked (briefID), and its kind, which its
+// sequence tells (briefKind). A brief row holds its seq, email id, sequence
+// and time; reads give it back whole, as it was raised (whole).
+// Rows written whole before (or by any other raise) read as they are.
+
+// briefMasks are the kinds whose DataIsEmail events are stored without an
+// id: delivery raises them so only in the one transaction that delivers
+// every To address, which happens once per email. Each kind's mask keeps
+// the two events' ids apart.
+var briefMasks = map[string][10]byte{EmailSent: maskOf(EmailSent), EmailDelivered: maskOf(EmailDelivered)}
+
+func maskOf(kind string) [10]byte {
+	sum := sha256.Sum256([]byte("mailroom brief event " + kind))
+	return [10]byte(sum[:10])
+}
+
+// briefID is the id of the kind's brief event about emailID: the email's id
+// (time and random bits) with the kind's mask in its random bits, so no two
+// events share one, and an id given back names its email (briefEmail).
+// ok is false when kind has no mask or emailID is not a minted id.
+func briefID(kind, emailID string) (string, bool) {
+	m, ok := briefMasks[kind]
+	if !ok {
+		return "", false
+	}
+	return ids.Mask("whd", emailID, m)
+}
+
+// whole gives an event read from the log the id and kind it was stored
+// without (a brief row of a kind in briefMasks: its sequence tells which).
+func whole(id, kind *string, sequence int, emailID string) {
+	if *kind == "" {
+		*kind = briefKind(sequence)
+	}
+	if *id == "" {
+		*id, _ = briefID(*kind, emailID)
+	}
+}
+
+// briefKind is the kind of a brief row stored without one, by its sequence.
+func briefKind(sequence int) string {
+	if sequence == sequences[EmailSent] {
+		return EmailSent
+	}
+	return EmailDelivered
+}
+
+// typeSQL is an events row's kind (ev.type), for a query over events ev.
+const typeSQL = `CASE WHEN ev.type <> '' THEN ev.type WHEN ev.sequence = 2 THEN 'email.sent' ELSE 'email.delivered' END`
+
+// briefEmails are, for each event id among eventIDs, the emails whose
+// brief events could have it, by kind (the caller checks the rows found).
+func briefEmails(eventIDs []string) []string {
+	var out []string
+	for _, id := range eventIDs {
+		if !ids.HasPrefix(id, "whd") {
+			continue
+		}
+		for _, m := range briefMasks {
+			if em, ok := ids.Mask("em", id, m); ok {
+				out = append(out, em)
+			}
+		}
+	}
+	return out
+}
+
+// wsExpr is an events row's workspace: a brief row's is its email's.
+const wsExpr = `(CASE WHEN events.workspace_id = '' THEN COALESCE((SELECT em.workspace_id FROM emails em WHERE em.id = events.email_id), '') ELSE events.workspace_id END)`
+
 var eventColumns = []string{"id", "workspace_id", "email_id", "type", "sequence", "created_at", "data", "webhook", "dispatched", "mailbox_id"}
 
 // Raise writes an event inside tx and returns it with its id. The caller's
@@ -160,8 +235,19 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 		return ev, fmt.Errorf("events: unknown kind %q", ev.Type)
 	}
 	ev.Sequence = seq
+	brief := ev.DataIsEmail && ev.EmailID != ""
+	storedID, storedWS, storedType := ev.ID, ev.WorkspaceID, ev.Type
+	if brief {
+		storedWS = ""
+		if ev.ID == "" {
+			if id, ok := briefID(ev.Type, ev.EmailID); ok {
+				ev.ID, storedType = id, ""
+			}
+		}
+	}
 	if ev.ID == "" {
 		ev.ID = ids.New("whd")
+		storedID = ev.ID
 	}
 	if ev.CreatedAt.IsZero() {
 		return ev, fmt.Errorf("events: %s raised without a time", ev.Type)
@@ -170,7 +256,7 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 		ev.Data = map[string]any{}
 	}
 	data := []byte(ev.RawData)
-	if ev.DataIsEmail && ev.EmailID != "" {
+	if brief {
 		data = []byte{} // '': never what json.Marshal writes
 	} else if data == nil {
 		var err error
@@ -190,10 +276,10 @@ func Raise(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	// Events are only read back after commit (timeline, dispatcher), so
 	// they go in the transaction's multi-row inserts.
 	if !IsWebhookEvent(ev.Type) {
-		tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1, mailboxID)
+		tx.DeferInsert("events", eventColumns, storedID, storedWS, emailID, storedType, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 0, 1, mailboxID)
 		return ev, nil
 	}
-	tx.DeferInsert("events", eventColumns, ev.ID, ev.WorkspaceID, emailID, ev.Type, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID), mailboxID)
+	tx.DeferInsert("events", eventColumns, storedID, storedWS, emailID, storedType, ev.Sequence, store.Millis(ev.CreatedAt), string(data), 1, fanoutOf(tx).flag(ev.WorkspaceID), mailboxID)
 	return ev, nil
 }
 
@@ -308,9 +394,9 @@ func Timelines(ctx context.Context, db *store.DB, workspaceID string, emailIDs [
 	if len(emailIDs) == 0 {
 		return out, nil
 	}
-	args, in := store.PaddedIn([]any{workspaceID}, emailIDs)
+	args, in := store.PaddedIn(nil, emailIDs)
 	rows, err := db.Query(ctx, `SELECT email_id, id, type, sequence, created_at, data FROM events
-		WHERE workspace_id = ? AND email_id IN (`+in+`) ORDER BY seq`, args...)
+		WHERE email_id IN (`+in+`) AND `+wsExpr+` = ? ORDER BY seq`, append(args, workspaceID)...)
 	if err != nil {
 		return nil, err
 	}
@@ -332,18 +418,31 @@ func EmailsOf(ctx context.Context, db *store.DB, workspaceID string, ids []strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args, in := store.PaddedIn([]any{workspaceID}, ids)
-	rows, err := db.Query(ctx, `SELECT id, email_id FROM events WHERE workspace_id = ? AND id IN (`+in+`) AND email_id IS NOT NULL`, args...)
+	asked := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		asked[id] = true
+	}
+	args, in := store.PaddedIn(nil, ids)
+	q := `SELECT id, type, sequence, email_id FROM events WHERE id IN (` + in + `) AND email_id IS NOT NULL AND ` + wsExpr + ` = ?`
+	args = append(args, workspaceID)
+	if cands := briefEmails(ids); len(cands) > 0 {
+		bargs, bin := store.PaddedIn(nil, cands)
+		q += ` UNION ALL SELECT id, type, sequence, email_id FROM events WHERE id = '' AND email_id IN (` + bin + `) AND ` + wsExpr + ` = ?`
+		args = append(append(args, bargs...), workspaceID)
+	}
+	rows, err := db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, email string
-		if err := rows.Scan(&id, &email); err != nil {
+		var id, kind, email string
+		var sequence int
+		if err := rows.Scan(&id, &kind, &sequence, &email); err != nil {
 			return nil, err
 		}
-		if email != "" {
+		whole(&id, &kind, sequence, email)
+		if email != "" && asked[id] {
 			out[id] = email
 		}
 	}
@@ -353,7 +452,7 @@ func EmailsOf(ctx context.Context, db *store.DB, workspaceID string, ids []strin
 // Timeline returns the events of one email, oldest first.
 func Timeline(ctx context.Context, db *store.DB, workspaceID, emailID string) ([]Event, error) {
 	rows, err := db.Query(ctx, `SELECT id, type, sequence, created_at, data FROM events
-		WHERE workspace_id = ? AND email_id = ? ORDER BY seq`, workspaceID, emailID)
+		WHERE email_id = ? AND `+wsExpr+` = ? ORDER BY seq`, emailID, workspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +477,7 @@ func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*
 			return nil, err
 		}
 		ev.CreatedAt = store.FromMillis(at)
+		whole(&ev.ID, &ev.Type, ev.Sequence, ev.EmailID)
 		out, stored = append(out, ev), append(stored, Stored{Type: ev.Type, EmailID: ev.EmailID, Data: []byte(data)})
 	}
 	rows.Close()
@@ -396,14 +496,16 @@ func scanTimeline(ctx context.Context, db *store.DB, rows *sql.Rows, dest func(*
 // emailDataOf is the data of the events raised with DataIsEmail about the
 // given emails, by email id: EmailDataJSON of each email row, as the raiser
 // would have encoded it. The email rows are the sending area's, never
-// rewritten in these columns and never deleted.
+// rewritten in these columns and never deleted; a From and tags many
+// emails share are in their email_shared row (00123).
 func emailDataOf(ctx context.Context, db *store.DB, emailIDs []string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	slices.Sort(emailIDs)
 	emailIDs = slices.Compact(emailIDs)
 	for start := 0; start < len(emailIDs); start += 512 {
 		args, in := store.PaddedIn(nil, emailIDs[start:min(start+512, len(emailIDs))])
-		rows, err := db.Query(ctx, `SELECT id, from_addr, to_addrs, subject, tags, test_mode FROM emails WHERE id IN (`+in+`)`, args...)
+		rows, err := db.Query(ctx, `SELECT e.id, COALESCE(s.from_addr, e.from_addr), e.to_addrs, e.subject, COALESCE(s.tags, e.tags), e.test_mode
+			FROM emails e LEFT JOIN email_shared s ON s.id = e.shared_id WHERE e.id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -459,9 +561,22 @@ const SignalTopic = "events"
 // WebhookSeq scans into seq the sequence number of the workspace's webhook
 // event id (store.ErrNotFound when there is none). The log has no index on id:
 // a manual replay scans the workspace's events rather than every raise
-// paying for an index.
+// paying for an index; the id of a brief row names its email, whose
+// events are found through events_email.
 func WebhookSeq(ctx context.Context, db *store.DB, workspaceID, id string, seq any) error {
-	return db.QueryRow(ctx, `SELECT seq FROM events WHERE workspace_id = ? AND id = ? AND webhook = 1`, workspaceID, id).Scan(seq)
+	for kind := range briefMasks {
+		if em, ok := ids.Mask("em", id, briefMasks[kind]); ok {
+			if want, _ := briefID(kind, em); want != id {
+				continue // not the canonical spelling of an id
+			}
+			err := db.QueryRow(ctx, `SELECT seq FROM events WHERE email_id = ? AND id = '' AND type = '' AND sequence = ? AND webhook = 1 AND `+wsExpr+` = ?`,
+				em, sequences[kind], workspaceID).Scan(seq)
+			if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return db.QueryRow(ctx, `SELECT seq FROM events WHERE id = ? AND webhook = 1 AND `+wsExpr+` = ?`, id, workspaceID).Scan(seq)
 }
 
 // MailboxOf reads the mailbox a webhook event concerns and the email
@@ -493,7 +608,7 @@ type Claimed struct {
 func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed, error) {
 	rows, err := tx.Query(ctx, `UPDATE events SET dispatched = 1 WHERE seq IN
 		(SELECT seq FROM events WHERE dispatched = 0 ORDER BY seq LIMIT ?`+tx.SkipLocked()+`)
-		AND dispatched = 0 RETURNING seq, id, workspace_id, type, created_at, COALESCE(mailbox_id, ''), COALESCE(email_id, '')`, limit)
+		AND dispatched = 0 RETURNING seq, id, `+wsExpr+`, type, sequence, created_at, COALESCE(mailbox_id, ''), COALESCE(email_id, '')`, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -501,9 +616,11 @@ func ClaimUndispatched(ctx context.Context, tx *store.Tx, limit int) ([]Claimed,
 	var out []Claimed
 	for rows.Next() {
 		var c Claimed
-		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &c.At, &c.MailboxID, &c.EmailID); err != nil {
+		var sequence int
+		if err := rows.Scan(&c.Seq, &c.ID, &c.WorkspaceID, &c.Type, &sequence, &c.At, &c.MailboxID, &c.EmailID); err != nil {
 			return nil, err
 		}
+		whole(&c.ID, &c.Type, sequence, c.EmailID)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -529,6 +646,7 @@ func Envelopes(ctx context.Context, db *store.DB, seqs []any, each func(id, kind
 				return err
 			}
 			s.At, s.Data = store.FromMillis(at), []byte(data)
+			whole(&s.ID, &s.Type, s.Sequence, s.EmailID)
 			got = append(got, s)
 		}
 		rows.Close()
@@ -585,7 +703,7 @@ func withEmailData(ctx context.Context, db *store.DB, evs []Stored) error {
 // LastTypeColumn is a column expression for a query over emails aliased
 // e: the type of the email's newest event, or the empty string. A listing
 // folds it in rather than asking once per email.
-const LastTypeColumn = `COALESCE((SELECT ev.type FROM events ev WHERE ev.workspace_id = e.workspace_id AND ev.email_id = e.id ORDER BY ev.seq DESC LIMIT 1), '')`
+const LastTypeColumn = `COALESCE((SELECT ` + typeSQL + ` FROM events ev WHERE ev.email_id = e.id AND ev.workspace_id IN (e.workspace_id, '') ORDER BY ev.seq DESC LIMIT 1), '')`
 
 // Purge deletes up to limit of the oldest events created before before that
 // the dispatcher has fanned out (timeline and webhook history; an event
@@ -647,14 +765,12 @@ func MaxSeq(ctx context.Context, db *store.DB) (int64, error) {
 }
 
 // WebhookEventsIn reads up to limit of the workspace's webhook events with
-// seq in (after, upto], oldest first. The range walks the primary key: the
-// workspace test is written workspace_id || ” so that SQLite does not pick
-// events_email instead and read every event the workspace ever had (a
-// reader keeps the range short; no index on (workspace_id, seq) slows every
-// raise).
+// seq in (after, upto], oldest first. The range walks the primary key (the
+// workspace test, an expression, is no index's: a reader keeps the range
+// short; no index on (workspace_id, seq) slows every raise).
 func WebhookEventsIn(ctx context.Context, db *store.DB, workspaceID string, after, upto int64, limit int) ([]Stored, error) {
 	rows, err := db.Query(ctx, `SELECT seq, id, type, sequence, created_at, data, COALESCE(mailbox_id, ''), COALESCE(email_id, '')
-		FROM events WHERE seq > ? AND seq <= ? AND workspace_id || '' = ? AND webhook = 1 ORDER BY seq LIMIT ?`,
+		FROM events WHERE seq > ? AND seq <= ? AND `+wsExpr+` = ? AND webhook = 1 ORDER BY seq LIMIT ?`,
 		after, upto, workspaceID, limit)
 	if err != nil {
 		return nil, err
@@ -677,6 +793,7 @@ func scanStored(rows *sql.Rows) ([]Stored, error) {
 			return nil, err
 		}
 		s.At, s.Data = store.FromMillis(at), []byte(data)
+		whole(&s.ID, &s.Type, s.Sequence, s.EmailID)
 		out = append(out, s)
 	}
 	return out, rows.Err()
@@ -712,7 +829,7 @@ func SeqBefore(ctx context.Context, db *store.DB, t time.Time) (int64, error) {
 // email, oldest first, through events_email.
 func WebhookEventsOfEmail(ctx context.Context, db *store.DB, workspaceID, emailID string, limit int) ([]Stored, error) {
 	rows, err := db.Query(ctx, `SELECT seq, id, type, sequence, created_at, data, COALESCE(mailbox_id, ''), COALESCE(email_id, '')
-		FROM events WHERE workspace_id = ? AND email_id = ? AND webhook = 1 ORDER BY seq LIMIT ?`, workspaceID, emailID, limit)
+		FROM events WHERE email_id = ? AND `+wsExpr+` = ? AND webhook = 1 ORDER BY seq LIMIT ?`, emailID, workspaceID, limit)
 	if err != nil {
 		return nil, err
 	}

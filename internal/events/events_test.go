@@ -3,11 +3,13 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"mailroom/internal/events"
+	"mailroom/internal/ids"
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/testdb"
 	"mailroom/internal/webhooks"
@@ -122,6 +124,8 @@ func TestEventDataFromEmailRow(t *testing.T) {
 		{"em_plain", `"News" <news@acme.example>`, `["m1@example.net"]`, "News for Ann", `{"broadcast_id":"bc_1"}`, false},
 		{"em_odd", "Ünïcode <a@b.example>", `["A <x@y.example>","z@y.example"]`, "Hi \"you\" <3 & \u2028", `{"z":"1","a":"<&>"}`, true},
 		{"em_none", "a@b.example", `[]`, "", `{}`, false},
+		{ids.At("em", time.UnixMilli(1795971816740)), `"News" <news@acme.example>`, `["m1@example.net"]`, "News for Ann", `{"broadcast_id":"bc_1"}`, false},
+		{ids.New("em"), "a@b.example", `["m2@example.net"]`, "x", `{}`, true},
 	} {
 		if _, err := db.W.ExecContext(ctx, db.Rebind(`INSERT INTO emails (id, workspace_id, status, from_addr, to_addrs, subject, tags, test_mode, created_at, updated_at)
 			VALUES (?, 'ws_1', 'delivered', ?, ?, ?, ?, ?, 1, 1)`), tc.id, tc.from, tc.to, tc.subject, tc.tags, store.BoolInt(tc.testMode)); err != nil {
@@ -145,15 +149,42 @@ func TestEventDataFromEmailRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stored string
-		if err := db.QueryRow(ctx, `SELECT data FROM events WHERE id = ?`, derived.ID).Scan(&stored); err != nil || stored != "" {
-			t.Fatalf("%s: stored data %q (%v), want none", tc.id, stored, err)
-		}
-
 		// The stream and the replays of one email.
 		one, err := events.WebhookEventsOfEmail(ctx, db, "ws_1", tc.id, 10)
 		if err != nil || len(one) != 2 {
 			t.Fatalf("%s: WebhookEventsOfEmail = %d events (%v)", tc.id, len(one), err)
+		}
+		// Stored in brief: no data, no workspace, and no id when the email's
+		// id is a minted one (the event's id is derived from it).
+		var stored, storedID, storedWS, storedType string
+		if err := db.QueryRow(ctx, `SELECT data, id, workspace_id, type FROM events WHERE seq = ?`, one[1].Seq).Scan(&stored, &storedID, &storedWS, &storedType); err != nil || stored != "" || storedWS != "" {
+			t.Fatalf("%s: stored data %q, workspace %q (%v), want none", tc.id, stored, storedWS, err)
+		}
+		if minted := len(tc.id) == 29; minted != (storedID == "") || minted != (storedType == "") || derived.ID == "" || derived.ID == written.ID {
+			t.Errorf("%s: stored id %q and type %q, raised %q (written %q)", tc.id, storedID, storedType, derived.ID, written.ID)
+		}
+		if one[0].ID != written.ID || one[1].ID != derived.ID || one[1].Type != events.EmailSent {
+			t.Errorf("%s: ids read %s %s, raised %s %s", tc.id, one[0].ID, one[1].ID, written.ID, derived.ID)
+		}
+		// Found by its id (a manual replay, the dashboard's link to the
+		// email) in its workspace only.
+		for _, ev := range []events.Event{written, derived} {
+			var seq int64
+			if err := events.WebhookSeq(ctx, db, "ws_1", ev.ID, &seq); err != nil || (seq != one[0].Seq && seq != one[1].Seq) {
+				t.Errorf("%s: WebhookSeq(%s) = %d (%v)", tc.id, ev.ID, seq, err)
+			}
+			if err := events.WebhookSeq(ctx, db, "ws_2", ev.ID, &seq); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s: WebhookSeq(%s) of another workspace: %v", tc.id, ev.ID, err)
+			}
+		}
+		if of, err := events.EmailsOf(ctx, db, "ws_1", []string{written.ID, derived.ID, "whd_0000000000000000000000000"}); err != nil || len(of) != 2 || of[derived.ID] != tc.id || of[written.ID] != tc.id {
+			t.Errorf("%s: EmailsOf = %v (%v)", tc.id, of, err)
+		}
+		if of, err := events.EmailsOf(ctx, db, "ws_2", []string{written.ID, derived.ID}); err != nil || len(of) != 0 {
+			t.Errorf("%s: EmailsOf of another workspace = %v (%v)", tc.id, of, err)
+		}
+		if other, err := events.WebhookEventsOfEmail(ctx, db, "ws_2", tc.id, 10); err != nil || len(other) != 0 {
+			t.Errorf("%s: another workspace's replay of the email = %d events (%v)", tc.id, len(other), err)
 		}
 		all, err := events.WebhookEventsIn(ctx, db, "ws_1", one[0].Seq-1, one[1].Seq, 10)
 		if err != nil || len(all) != 2 {
@@ -184,6 +215,9 @@ func TestEventDataFromEmailRow(t *testing.T) {
 			t.Fatalf("%s: Timelines = %d events (%v)", tc.id, len(lines[tc.id]), err)
 		}
 		for _, l := range [][]events.Event{line, lines[tc.id]} {
+			if l[0].ID != written.ID || l[1].ID != derived.ID || l[1].WorkspaceID != "ws_1" {
+				t.Errorf("%s: timeline ids %s %s, raised %s %s", tc.id, l[0].ID, l[1].ID, written.ID, derived.ID)
+			}
 			w, _ := json.Marshal(l[0].Data)
 			d, _ := json.Marshal(l[1].Data)
 			if string(d) != string(w) || string(d) != string(one[0].Data) {

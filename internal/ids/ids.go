@@ -62,3 +62,25 @@ func Secret(n int) string {
 	}
 	return enc.EncodeToString(b)
 }
+
+// Mask turns id into the id of prefix whose random bits are id's XORed
+// with mask (its time bits are id's): the same mask turns it back. ok is
+// false when id is not an id of this package's form. An event stored
+// without its id (events' brief rows) has the id Mask gives of its email's
+// id, so the id is found again from the email and the email from the id.
+func Mask(prefix, id string, mask [10]byte) (string, bool) {
+	i := strings.IndexByte(id, '_')
+	if i < 0 || len(id)-i-1 != 26 {
+		return "", false
+	}
+	var b [16]byte
+	if n, err := enc.Decode(b[:], []byte(id[i+1:])); err != nil || n != 16 {
+		return "", false
+	}
+	for j := range mask {
+		b[6+j] ^= mask[j]
+	}
+	var out [32]byte
+	buf := append(append(out[:0], prefix...), '_')
+	return string(enc.AppendEncode(buf, b[:])), true
+}

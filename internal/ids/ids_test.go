@@ -36,3 +36,20 @@ func BenchmarkNew(b *testing.B) {
 		_ = New("whd")
 	}
 }
+
+func TestMask(t *testing.T) {
+	mask := [10]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 0xff}
+	em := At("em", time.UnixMilli(1795971816740))
+	whd, ok := Mask("whd", em, mask)
+	if !ok || !HasPrefix(whd, "whd") || len(whd) != len("whd_")+26 || whd[4:14] != em[3:13] {
+		t.Fatalf("Mask(whd, %s) = %s, %v: want whd_, the same time and other random bits", em, whd, ok)
+	}
+	if back, ok := Mask("em", whd, mask); !ok || back != em {
+		t.Errorf("Mask back = %s, %v, want %s", back, ok, em)
+	}
+	for _, bad := range []string{"em_short", "em", "em_0123456789abcdefghjkmnpqr!", ""} {
+		if _, ok := Mask("whd", bad, mask); ok {
+			t.Errorf("Mask(%q) ok", bad)
+		}
+	}
+}

@@ -2,9 +2,12 @@ package sending
 
 import (
 	"context"
-	"mailroom/internal/mailmetrics"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"mailroom/internal/mailmetrics"
 
 	"mailroom/internal/ids"
 	"mailroom/internal/jobs"
@@ -48,7 +51,34 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 	out := make([]string, 0, len(ms))
 	var a acceptBatch
 	refs := make([]jobs.EmailRef, 0, len(ms))
+	var sources []string
 	for _, m := range ms {
+		if m.BodySource != "" {
+			sources = append(sources, m.BodySource)
+		}
+	}
+	prefix := sourcePrefix(sources)
+	// What the emails have alike (a broadcast's From, Reply-To and tags)
+	// is stored once, in email_shared.
+	shares := map[[3]string]*shared{}
+	keys := make([][3]string, len(ms))
+	for i, m := range ms {
+		if i > 0 && m.From == ms[i-1].From && slices.Equal(m.ReplyTo, ms[i-1].ReplyTo) && maps.Equal(m.Tags, ms[i-1].Tags) {
+			keys[i] = keys[i-1]
+			continue
+		}
+		key := [3]string{m.From, jsonText(m.ReplyTo, "[]"), jsonText(m.Tags, "{}")}
+		keys[i] = key
+		if shares[key] != nil {
+			continue
+		}
+		id, err := shareRow(ctx, tx, workspaceID, key[0], key[1], key[2], prefix, ClassMarketing, now)
+		if err != nil {
+			return nil, err
+		}
+		shares[key] = &shared{ID: id, SourcePrefix: prefix}
+	}
+	for i, m := range ms {
 		id := ids.New("em")
 		from := m.From
 		if a, err := ParseAddress(m.From); err == nil {
@@ -56,7 +86,8 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		}
 		e := &emailRow{ID: id, WorkspaceID: workspaceID, Status: StatusQueued, From: m.From, To: []string{m.To}, ReplyTo: m.ReplyTo,
 			Subject: m.Subject, HTML: m.HTML, Text: m.Text, Headers: m.Headers, Tags: m.Tags, BodySource: m.BodySource,
-			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)}}
+			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)},
+			Shared: shares[keys[i]]}
 		a.add(e.insertArgs(ClassMarketing))
 		if flags := trackFlags(m.TrackOpens, m.TrackClicks); flags != 0 {
 			tracking.Book(tx, tracking.Booking{WorkspaceID: workspaceID, EmailID: id, Flags: flags, Domain: domainOf(from),

@@ -2,7 +2,9 @@ package sending
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +70,84 @@ type emailRow struct {
 	// BodySource names what renders this email's body (BodySource) when
 	// the row stores none: a broadcast recipient.
 	BodySource string
+	// Shared, when set, holds the From, ReplyTo, Tags, mail class and the
+	// head of the BodySource this email shares with others (email_shared):
+	// the row stores none of the first four and the rest of its BodySource.
+	Shared *shared
+}
+
+// shared is an email_shared row: what many emails (a broadcast's) have
+// alike, stored once (issue #47).
+type shared struct {
+	ID           int64
+	SourcePrefix string
+}
+
+// sharedJoin joins an email's shared row (none for most) to "FROM emails e"
+// as s; the columns below read each shared field from it or the row.
+const (
+	sharedJoin    = ` LEFT JOIN email_shared s ON s.id = e.shared_id`
+	fromSQL       = `COALESCE(s.from_addr, e.from_addr)`
+	replyToSQL    = `COALESCE(s.reply_to, e.reply_to)`
+	tagsSQL       = `COALESCE(s.tags, e.tags)`
+	bodySourceSQL = `CASE WHEN e.body_source = '' THEN '' ELSE COALESCE(s.source_prefix, '') || e.body_source END`
+	// A row with a shared one stores its empty lists and maps as '' (the
+	// Cc and Bcc of a marketing email, the headers and attachments of a
+	// rendered one): 8 bytes more of each broadcast recipient's row.
+	ccSQL      = `COALESCE(NULLIF(e.cc_addrs, ''), '[]')`
+	bccSQL     = `COALESCE(NULLIF(e.bcc_addrs, ''), '[]')`
+	headersSQL = `COALESCE(NULLIF(e.headers, ''), '{}')`
+)
+
+// shareRow is the id of the workspace's email_shared row of these values,
+// written if it is new (once for a broadcast: its digest is the key).
+func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix, class string, now time.Time) (int64, error) {
+	h := sha256.New()
+	for _, f := range []string{ws, from, replyTo, tags, prefix, class} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
+	if _, err := tx.Exec(ctx, `INSERT INTO email_shared (workspace_id, digest, from_addr, reply_to, tags, source_prefix, mail_class, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING`, ws, digest, from, replyTo, tags, prefix, class, store.Millis(now)); err != nil {
+		return 0, err
+	}
+	var id int64
+	return id, tx.QueryRow(ctx, `SELECT id FROM email_shared WHERE digest = ?`, digest).Scan(&id)
+}
+
+// emptyAsNone is an empty JSON list or map as a row with a shared one
+// stores it: the empty string (ccSQL and its siblings read it back).
+func emptyAsNone(v string) string {
+	if v == "[]" || v == "{}" {
+		return ""
+	}
+	return v
+}
+
+// sourcePrefix is the head the body sources share, up to and including an
+// underscore, that leaves each a non-empty rest ("" when none does): a
+// broadcast's sources are its id, "_" and a contact id.
+func sourcePrefix(sources []string) string {
+	p := ""
+	for i, src := range sources {
+		if i == 0 {
+			p = src
+			continue
+		}
+		n := 0
+		for n < len(p) && n < len(src) && p[n] == src[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	p = p[:strings.LastIndexByte(p, '_')+1]
+	for _, src := range sources {
+		if len(src) == len(p) {
+			return ""
+		}
+	}
+	return p
 }
 
 func jsonText(v any, empty string) string {
@@ -119,17 +199,25 @@ func (e *emailRow) insertArgs(class string) (row, body []any) {
 		body = []any{e.ID, html, text, atts}
 		html, text, atts = nil, nil, "[]"
 	}
-	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), e.From, jsonText(e.To, "[]"), jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.ReplyTo, "[]"),
-		e.Subject, html, text, jsonText(e.Headers, "{}"), atts, jsonText(e.Tags, "{}"),
+	from, replyTo, tags, source, sharedID := "", "", "", e.BodySource, any(nil)
+	cc, bcc, headers := jsonText(e.Cc, "[]"), jsonText(e.Bcc, "[]"), jsonText(e.Headers, "{}")
+	if e.Shared != nil {
+		sharedID, source, class = e.Shared.ID, strings.TrimPrefix(source, e.Shared.SourcePrefix), ""
+		cc, bcc, headers, atts = emptyAsNone(cc), emptyAsNone(bcc), emptyAsNone(headers), emptyAsNone(atts)
+	} else {
+		from, replyTo, tags = e.From, jsonText(e.ReplyTo, "[]"), jsonText(e.Tags, "{}")
+	}
+	return []any{e.ID, e.WorkspaceID, e.APIKeyID, string(e.Status), from, jsonText(e.To, "[]"), cc, bcc, replyTo,
+		e.Subject, html, text, headers, atts, tags,
 		store.BoolInt(e.TestMode), storedMessageID(e.ID, e.From, e.MessageID), sched, store.Millis(e.CreatedAt), store.Millis(e.CreatedAt), jsonText(e.Recipients, "[]"), e.LastError,
-		e.TemplateID, e.TemplateVersion, e.TopicID, e.BodySource, class}, body
+		e.TemplateID, e.TemplateVersion, e.TopicID, source, sharedID, class}, body
 }
 
 // bodySQL reads an email's bodies and attachments (from email_bodies when
 // they are stored apart) as three columns; bodyJoin is its join, after
 // "FROM emails e".
 const (
-	bodySQL  = `CASE WHEN b.email_id IS NULL THEN e.html ELSE b.html END, CASE WHEN b.email_id IS NULL THEN e.text_body ELSE b.text_body END, COALESCE(b.attachments, e.attachments)`
+	bodySQL  = `CASE WHEN b.email_id IS NULL THEN e.html ELSE b.html END, CASE WHEN b.email_id IS NULL THEN e.text_body ELSE b.text_body END, COALESCE(b.attachments, NULLIF(e.attachments, ''), '[]')`
 	bodyJoin = ` LEFT JOIN email_bodies b ON b.email_id = e.id`
 )
 
@@ -146,8 +234,8 @@ func (e *emailRow) eventDataJSON() ([]byte, error) {
 
 // summaryColumns are read for lists and single reads (bodies and
 // attachments are not).
-const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to,
-	e.subject, e.tags, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients, ` +
+const summaryColumns = `e.id, e.workspace_id, e.api_key_id, e.status, ` + fromSQL + `, e.to_addrs, ` + ccSQL + `, ` + bccSQL + `, ` + replyToSQL + `,
+	e.subject, ` + tagsSQL + `, e.test_mode, e.message_id, e.scheduled_at, e.created_at, e.updated_at, e.opens, e.clicks, e.last_error, e.recipients, ` +
 	events.LastTypeColumn
 
 type scanner interface{ Scan(dest ...any) error }
@@ -161,6 +249,9 @@ func scanSummary(sc scanner) (*emailRow, error) {
 	err := sc.Scan(&e.ID, &e.WorkspaceID, &e.APIKeyID, &e.Status, &e.From, &to, &cc, &bcc, &replyTo,
 		&e.Subject, &tags, &testMode, &e.MessageID, &sched, &created, &updated, &e.Opens, &e.Clicks, &e.LastError, &recipients, &e.LastEvent)
 	if err != nil {
+		return nil, err
+	}
+	if recipients, err = withDeliveredTo(recipients, to); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {
@@ -189,7 +280,7 @@ func ownFilter(c Caller) (string, []any) {
 	}
 	if c.FromAddress != "" {
 		// from_addr is the From as written: the bare address or "Name <address>".
-		q += ` AND (LOWER(e.from_addr) = ? OR LOWER(e.from_addr) LIKE ? ESCAPE '!')`
+		q += ` AND (LOWER(` + fromSQL + `) = ? OR LOWER(` + fromSQL + `) LIKE ? ESCAPE '!')`
 		args = append(args, c.FromAddress, "%<"+likeEscape(c.FromAddress)+">")
 	}
 	return q, args
@@ -204,7 +295,7 @@ func Senders(ctx context.Context, q store.Querier, ids []string) (map[string]Sen
 	out := make(map[string]Sender, len(ids))
 	for chunk := range slices.Chunk(ids, 512) {
 		args, in := store.PaddedIn(nil, chunk)
-		rows, err := q.Query(ctx, `SELECT id, workspace_id, from_addr FROM emails WHERE id IN (`+in+`)`, args...)
+		rows, err := q.Query(ctx, `SELECT e.id, e.workspace_id, `+fromSQL+` FROM emails e`+sharedJoin+` WHERE e.id IN (`+in+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +332,7 @@ func likeEscape(s string) string {
 // store.ErrNotFound.
 func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailRow, error) {
 	own, args := ownFilter(c)
-	return scanSummary(q.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e WHERE e.workspace_id = ? AND e.id = ?`+own,
+	return scanSummary(q.QueryRow(ctx, `SELECT `+summaryColumns+` FROM emails e`+sharedJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
 		append([]any{c.WorkspaceID, id}, args...)...))
 }
 
@@ -250,7 +341,7 @@ func readRow(ctx context.Context, q store.Querier, c Caller, id string) (*emailR
 // caller's visibility, as readRow).
 func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*emailRow, error) {
 	own, args := ownFilter(c)
-	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, e.headers, e.topic_id, e.body_source FROM emails e`+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
+	row := q.QueryRow(ctx, `SELECT `+summaryColumns+`, `+bodySQL+`, `+headersSQL+`, e.topic_id, `+bodySourceSQL+` FROM emails e`+sharedJoin+bodyJoin+` WHERE e.workspace_id = ? AND e.id = ?`+own,
 		append([]any{c.WorkspaceID, id}, args...)...)
 	var html, text sql.NullString
 	var headers, atts string
@@ -266,6 +357,9 @@ func loadFull(ctx context.Context, q store.Querier, c Caller, id string) (*email
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
+		return nil, err
+	}
+	if recipients, err = withDeliveredTo(recipients, to); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {
@@ -341,6 +435,33 @@ func (l *addressList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// DeliveredTo is the stored recipients of an email the delivery engine
+// delivered to each of its To addresses, as written, and to no other: its
+// mark of a delivered list (["=", address...]) without the addresses,
+// which are the email's own (issue #47). Every read gives them back
+// (withDeliveredTo), so the delivery engine and the API see the list whole.
+const DeliveredTo = `["="]`
+
+// IsDeliveredTo reports whether addrs are to, in order: the delivered
+// list that is stored as DeliveredTo (a broadcast recipient's).
+func IsDeliveredTo(addrs, to []string) bool {
+	return len(addrs) > 0 && slices.Equal(addrs, to)
+}
+
+// withDeliveredTo is the stored recipients raw, with the addresses that
+// DeliveredTo leaves out put back from the email's To (to, as stored).
+func withDeliveredTo(raw, to string) (string, error) {
+	if raw != DeliveredTo {
+		return raw, nil
+	}
+	var l []string
+	if err := json.Unmarshal([]byte(to), &l); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(append([]string{"="}, l...))
+	return string(b), err
+}
+
 // The delivery engine moves an email along its lifecycle through the
 // functions below: sending is the only writer of the emails table.
 
@@ -367,8 +488,12 @@ func FailUnsent(ctx context.Context, tx *store.Tx, id, reason string, now time.T
 // inside tx, locking the row on PostgreSQL, so
 // concurrent outcome writers merge instead of overwriting each other.
 func LockOutcome(ctx context.Context, tx *store.Tx, id string) (status EmailStatus, recipients, claim string, err error) {
-	q := `SELECT status, recipients, claim FROM emails WHERE id = ?` + tx.ForUpdate()
-	err = tx.QueryRow(ctx, q, id).Scan(&status, &recipients, &claim)
+	q := `SELECT status, recipients, to_addrs, claim FROM emails WHERE id = ?` + tx.ForUpdate()
+	var to string
+	if err = tx.QueryRow(ctx, q, id).Scan(&status, &recipients, &to, &claim); err != nil {
+		return status, recipients, claim, err
+	}
+	recipients, err = withDeliveredTo(recipients, to)
 	return status, recipients, claim, err
 }
 
@@ -475,7 +600,7 @@ func forgetKeys(ctx context.Context, db *store.DB, cutoff time.Time) error {
 // carried along): a key that may read only its own emails filters the
 // workspace's range on the key, without a second index (migration 00012).
 func listQuery(c Caller, limit int, pos *Position) (string, []any) {
-	q := `SELECT ` + summaryColumns + ` FROM emails e WHERE e.workspace_id = ?`
+	q := `SELECT ` + summaryColumns + ` FROM emails e` + sharedJoin + ` WHERE e.workspace_id = ?`
 	args := []any{c.WorkspaceID}
 	own, oargs := ownFilter(c)
 	q += own
@@ -532,7 +657,7 @@ const insertEmails = `INSERT INTO emails (id, workspace_id, api_key_id, status,
 	html, text_body, headers, attachments, tags,
 	test_mode, message_id, scheduled_at, created_at, updated_at,
 	recipients, last_error, template_id, template_version, topic_id,
-	body_source, mail_class)`
+	body_source, shared_id, mail_class)`
 
 // acceptEmailsPG is the accept statement on PostgreSQL: one array per column
 // (as River's JobInsertFastMany), so a batch of any size is one statement.
@@ -546,7 +671,7 @@ const acceptEmailsPG = insertEmails + `
 	unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::text[]),
 	unnest(?::int4[]), unnest(?::text[]), unnest(?::int8[]), unnest(?::int8[]), unnest(?::int8[]),
 	unnest(?::text[]), unnest(?::text[]), unnest(?::text[]), unnest(?::int4[]), unnest(?::text[]),
-	unnest(?::text[]), unnest(?::text[])`
+	unnest(?::text[]), unnest(?::int8[]), unnest(?::text[])`
 
 // On SQLite the accept statement is insertEmails VALUES (?, ...), (?, ...),
 // ... in statements of 64, 16, 4 and 1 rows (store.Tx.ExecValues): SQLite
@@ -633,7 +758,9 @@ func queueScheduled(ctx context.Context, tx *store.Tx, id string, now time.Time)
 // out, is left alone: store.ErrNotFound) and returns what its events carry.
 func endSimulated(ctx context.Context, tx *store.Tx, ws, id string, status EmailStatus, lastError string, now time.Time) (from string, to []byte, subject string, tags []byte, err error) {
 	err = tx.QueryRow(ctx, `UPDATE emails SET status = ?, last_error = ?, updated_at = ?
-		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending') RETURNING from_addr, to_addrs, subject, tags`,
+		WHERE workspace_id = ? AND id = ? AND status IN ('queued', 'sending')
+		RETURNING COALESCE((SELECT s.from_addr FROM email_shared s WHERE s.id = emails.shared_id), from_addr), to_addrs, subject,
+			COALESCE((SELECT s.tags FROM email_shared s WHERE s.id = emails.shared_id), tags)`,
 		string(status), lastError, store.Millis(now), ws, id).Scan(&from, &to, &subject, &tags)
 	return from, to, subject, tags, err
 }
@@ -668,8 +795,8 @@ type Outgoing struct {
 
 // outgoingColumns are the columns scanOutgoing reads, from emails e and
 // its bodies (bodyJoin).
-const outgoingColumns = `e.id, e.workspace_id, e.status, e.from_addr, e.to_addrs, e.cc_addrs, e.bcc_addrs, e.reply_to, e.subject,
-		` + bodySQL + `, e.headers, e.tags, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, e.body_source, ` + tracking.FlagsColumn + `, e.created_at`
+const outgoingColumns = `e.id, e.workspace_id, e.status, ` + fromSQL + `, e.to_addrs, ` + ccSQL + `, ` + bccSQL + `, ` + replyToSQL + `, e.subject,
+		` + bodySQL + `, ` + headersSQL + `, ` + tagsSQL + `, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, ` + bodySourceSQL + `, ` + tracking.FlagsColumn + `, e.created_at`
 
 func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 	var o Outgoing
@@ -683,13 +810,14 @@ func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 	}
 	o.HTML, o.Text, o.TestMode, o.CreatedAt = html.String, text.String, testMode != 0, store.FromMillis(created)
 	o.MessageID = readMessageID(o.ID, o.From, o.MessageID)
-	return &o, nil
+	o.Recipients, err = withDeliveredTo(o.Recipients, o.To)
+	return &o, err
 }
 
 // LoadOutgoing reads the email id (random, so it names one workspace's row)
 // or store.ErrNotFound.
 func LoadOutgoing(ctx context.Context, q store.Querier, id string) (*Outgoing, error) {
-	return scanOutgoing(q.QueryRow(ctx, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id = ?`, id))
+	return scanOutgoing(q.QueryRow(ctx, `SELECT `+outgoingColumns+` FROM emails e`+sharedJoin+bodyJoin+` WHERE e.id = ?`, id))
 }
 
 // LoadOutgoingMany reads the emails ids in one query (a delivery batch's),
@@ -701,7 +829,7 @@ func LoadOutgoingMany(ctx context.Context, q store.Querier, ids []string, maxBod
 		return nil, nil
 	}
 	args, in := store.PaddedIn(nil, ids)
-	return store.QueryAll(ctx, q, scanOutgoing, `SELECT `+outgoingColumns+` FROM emails e`+bodyJoin+` WHERE e.id IN (`+in+`)
+	return store.QueryAll(ctx, q, scanOutgoing, `SELECT `+outgoingColumns+` FROM emails e`+sharedJoin+bodyJoin+` WHERE e.id IN (`+in+`)
 		AND COALESCE(octet_length(COALESCE(b.html, e.html)), 0) + COALESCE(octet_length(COALESCE(b.text_body, e.text_body)), 0)
 			+ COALESCE(octet_length(COALESCE(b.attachments, e.attachments)), 0) <= ?`, append(args, maxBody)...)
 }

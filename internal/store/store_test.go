@@ -256,13 +256,13 @@ func TestWALStartsOverUnderContinuousWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every commit here writes about three frames (4 KiB pages with a
-	// 24-byte header each; 3.2 measured without FinishWAL): a log that
+	// Every commit here writes about three frames (pages with a 24-byte
+	// header each; 3.2 measured at 4 KiB pages without FinishWAL): a log that
 	// never started over holds them all. The checkpointer's passes come every
 	// 200 ms, so a log that starts over after each holds a fifteenth of them;
 	// the file keeps its high-water mark, so half leaves room for a pass that
 	// a loaded machine (the rest of the suite runs beside) delayed.
-	appended := int64(commits) * 3 * 4120
+	appended := int64(commits) * 3 * (store.NewPageSize + 24)
 	t.Logf("%d commits, WAL %d bytes (%d if never started over)", commits, st.Size(), appended)
 	if st.Size() > appended/2 {
 		t.Fatalf("WAL is %d bytes after %d commits: it did not start over", st.Size(), commits)

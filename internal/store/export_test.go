@@ -16,3 +16,6 @@ func IsPQArrayPlan(plan any) bool { _, ok := plan.(*pqArrayPlan); return ok }
 
 // CommonHits is how many rows make a word common to TextSearch.
 const CommonHits = commonHits
+
+// NewPageSize is the page size a new SQLite database is created with.
+const NewPageSize = newPageSize

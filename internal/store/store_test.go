@@ -256,13 +256,13 @@ func TestWALStartsOverUnderContinuousWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every commit here writes about three frames (4 KiB pages with a
-	// 24-byte header each; 3.2 measured without FinishWAL): a log that
+	// Every commit here writes about three frames (pages with a 24-byte
+	// header each; 3.2 measured at 4 KiB pages without FinishWAL): a log that
 	// never started over holds them all. The checkpointer's passes come every
 	// 200 ms, so a log that starts over after each holds a fifteenth of them;
 	// the file keeps its high-water mark, so half leaves room for a pass that
 	// a loaded machine (the rest of the suite runs beside) delayed.
-	appended := int64(commits) * 3 * 4120
+	appended := int64(commits) * 3 * (store.NewPageSize + 24)
 	t.Logf("%d commits, WAL %d bytes (%d if never started over)", commits, st.Size(), appended)
 	if st.Size() > appended/2 {
 		t.Fatalf("WAL is %d bytes after %d commits: it did not start over", st.Size(), commits)
@@ -283,5 +283,72 @@ func TestPaddedIn(t *testing.T) {
 		if fmt.Sprint(args) != fmt.Sprint(tc.want) || in != store.Placeholders(len(tc.want)-1) {
 			t.Errorf("PaddedIn(%v) = %v, %q", tc.vals, args, in)
 		}
+	}
+}
+
+// A new SQLite database gets store.NewPageSize; one created at SQLite's
+// default 4 KB keeps its pages and still opens, migrates, reads and writes
+// (docs/decisions.md, "New SQLite databases use 16 KB pages").
+func TestSQLitePageSize(t *testing.T) {
+	if testdb.IsPostgres() {
+		t.Skip("SQLite's page size")
+	}
+	ctx := context.Background()
+	uses := 0
+	use := func(path string, want int) {
+		t.Helper()
+		db, err := store.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		uses++
+		id := fmt.Sprintf("ws_%d", uses)
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, owner_email, owner_confirmed, created_at) VALUES (?, ?, ?, ?, ?)`, id, strings.Repeat("n", 3*want), "o@x.io", 1, 1)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var name, mode string
+		if err := db.QueryRow(ctx, `SELECT name FROM workspaces WHERE id = ?`, id).Scan(&name); err != nil || len(name) != 3*want {
+			t.Fatalf("read back %d bytes, %v", len(name), err)
+		}
+		for _, c := range []*sql.DB{db.W, db.R} {
+			var ps int
+			if err := c.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&ps); err != nil || ps != want {
+				t.Fatalf("page_size %d (%v), want %d", ps, err, want)
+			}
+		}
+		if err := db.W.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+			t.Fatalf("journal_mode %q (%v)", mode, err)
+		}
+	}
+	dir := t.TempDir()
+	use(filepath.Join(dir, "new.db"), store.NewPageSize)
+
+	old := filepath.Join(dir, "old.db")
+	raw, err := sql.Open("sqlite", "file:"+old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`PRAGMA page_size = 4096`, `PRAGMA journal_mode = WAL`, `CREATE TABLE before (x)`, `INSERT INTO before VALUES (1)`} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	c.Close()
+	raw.Close()
+	use(old, 4096)
+	use(old, 4096) // and again, migrated
+	if store.NewPageSize == 4096 {
+		t.Fatal("the test cannot tell a new database from an old one")
 	}
 }

@@ -288,7 +288,7 @@ func TestPaddedIn(t *testing.T) {
 
 // A new SQLite database gets store.NewPageSize; one created at SQLite's
 // default 4 KB keeps its pages and still opens, migrates, reads and writes
-// (docs/decisions.md, "New SQLite databases use 16 KB pages").
+// (docs/decisions.md, "New SQLite databases use 8 KB pages").
 func TestSQLitePageSize(t *testing.T) {
 	if testdb.IsPostgres() {
 		t.Skip("SQLite's page size")

@@ -242,7 +242,7 @@ func endToEnd(ctx context.Context, s *benchsink.Sink, key crypto.Signer, n, work
 	}
 	fmt.Printf("accepted %d emails in %v\n", n, time.Since(t0).Round(time.Millisecond))
 	before := s.Others.Load()
-	stopMem := startMemProfile(memProfile)
+	stopMem := benchload.StartMemProfile(memProfile)
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	cpu0, start := benchload.ProcessCPU(), time.Now()
@@ -311,22 +311,4 @@ func histogramQuantiles(a *app.App, name string) (p50, p99 time.Duration, err er
 		return at(0.5), at(0.99), nil
 	}
 	return 0, 0, fmt.Errorf("no histogram %s", name)
-}
-
-// startMemProfile writes the allocation profile so far to path.base and
-// returns the function that writes it again to path (go tool pprof
-// -base path.base path shows the window's alone).
-func startMemProfile(path string) (stop func()) {
-	if path == "" {
-		return func() {}
-	}
-	write := func(p string) {
-		runtime.GC()
-		if f, err := os.Create(p); err == nil {
-			_ = pprof.Lookup("allocs").WriteTo(f, 0)
-			f.Close()
-		}
-	}
-	write(path + ".base")
-	return func() { write(path) }
 }

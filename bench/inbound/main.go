@@ -37,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,7 +162,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	stopProfile := benchload.StartCPUProfile(o.profile)
-	stopMem := startMemProfile(o.memProfile)
+	stopMem := benchload.StartMemProfile(o.memProfile)
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	e2e, err := deliver(a.SMTPAddr(), gen, o.n, o.clients, 0, o.bdat)
@@ -540,25 +539,6 @@ func (discardSession) Data(r io.Reader) error {
 }
 func (discardSession) Reset()        {}
 func (discardSession) Logout() error { return nil }
-
-// startMemProfile writes the allocations so far to path+".base" and, when
-// stopped, all of them to path: go tool pprof -base path.base path shows
-// the phase between ("" does nothing). run sampled every 4 KB from its
-// start.
-func startMemProfile(path string) (stop func()) {
-	if path == "" {
-		return func() {}
-	}
-	write := func(p string) {
-		runtime.GC()
-		if f, err := os.Create(p); err == nil {
-			_ = pprof.Lookup("allocs").WriteTo(f, 0)
-			f.Close()
-		}
-	}
-	write(path + ".base")
-	return func() { write(path) }
-}
 
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"sync"
@@ -159,4 +160,22 @@ func StartCPUProfile(path string) (stop func()) {
 		panic(err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// StartMemProfile writes the allocations so far to path+".base" and, when
+// stopped, all of them to path: go tool pprof -base path.base path shows
+// the phase between ("" does nothing).
+func StartMemProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	write := func(p string) {
+		runtime.GC()
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	write(path + ".base")
+	return func() { write(path) }
 }

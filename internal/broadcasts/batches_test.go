@@ -11,6 +11,7 @@ import (
 	"mailroom/internal/store"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/testkit/testdb"
 )
 
 // TestFanOutBatchesResumeAfterTheLast: a fan-out of several batches reads
@@ -91,24 +92,7 @@ func TestPendingBatchSeeksPastHandedOver(t *testing.T) {
 	if a.DB.Dialect != store.SQLite {
 		t.Skip("SQLite's plan")
 	}
-	rows, err := a.DB.R.QueryContext(t.Context(), `EXPLAIN QUERY PLAN `+broadcasts.PendingBatchSQL, "bc_x", "ct_x", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	all := strings.Join(plan, "\n")
+	all := testdb.QueryPlan(t, a.DB.R, broadcasts.PendingBatchSQL, "bc_x", "ct_x", 100)
 	if !strings.Contains(all, "contact_id>?") || strings.Contains(all, "TEMP B-TREE") {
 		t.Errorf("the batch read does not seek past the last batch:\n%s", all)
 	}

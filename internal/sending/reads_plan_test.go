@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"mailroom/internal/store"
+	"mailroom/internal/testkit/testdb"
 )
 
 // Both email listings, the workspace's and a mail:send key's own, walk the
@@ -53,24 +54,7 @@ func TestListQueryWalksTheListingIndex(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, args := listQuery(tc.c, 25, tc.pos)
-			rows, err := db.Query(ctx, `EXPLAIN QUERY PLAN `+q, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			all := strings.Join(plan, "\n")
+			all := testdb.QueryPlan(t, db.R, q, args...)
 			if !strings.Contains(all, "SEARCH e USING INDEX emails_workspace_created") || strings.Contains(all, "TEMP B-TREE") {
 				t.Errorf("plan:\n%s", all)
 			}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"mailroom/internal/analytics"
+	"mailroom/internal/sending"
 	"mailroom/internal/tracking"
 )
 
@@ -15,6 +16,7 @@ func (a *App) wireTracking(w *wiring) error {
 	svc := tracking.New(tracking.Config{
 		DB: a.DB, Clock: a.Clock, Log: a.Log.With("component", "tracking"),
 		Signer: signer, Counter: a.services.Sending,
+		Booking: sending.TrackingBooking, // a broadcast's emails book late (00125)
 	})
 	var host tracking.HostLookup
 	if a.services.Domains != nil {

@@ -2,6 +2,7 @@ package broadcasts_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"mailroom/internal/testkit/browser"
 	"mailroom/internal/testkit/smtpsink"
 	"mailroom/internal/testkit/testapp"
+	"mailroom/internal/tracking"
 )
 
 // TestBroadcastTracking: a broadcast with track_clicks reaches each member
@@ -160,6 +162,129 @@ func TestBroadcastEngagementStats(t *testing.T) {
 		if st[k] != float64(0) {
 			t.Errorf("untracked broadcast: %s = %v, want 0", k, st[k])
 		}
+	}
+}
+
+// TestBroadcastTrackingBooksLate (#47): a tracked broadcast's emails
+// have no email_tracking row after hand-over and delivery (their flags
+// are their shared row's); a person's open and click through the /t/
+// routes write the email's row, with the sending domain, mail class and
+// tags (broadcast_id) hand-over booked before, and count in the
+// broadcast's stats, its clicked links and the analytics. An untracked
+// broadcast's email counts nothing for a token naming it.
+func TestBroadcastTrackingBooksLate(t *testing.T) {
+	ctx := t.Context()
+	sink := smtpsink.Start(t)
+	fake := clock.NewFake(time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC))
+	a := testapp.Start(t, testapp.WithClock(fake), testapp.WithEnv("MAILROOM_OUTBOUND", "smtp://"+sink.Addr()))
+	aud := audience(t, a, 2)
+	html := `<html><body><p>Hi {{ first_name }}, <a href="https://shop.example/deal">see your deal</a>.</p></body></html>`
+	bc := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Deals",
+		"html": html, "track_opens": true, "track_clicks": true}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+bc+"/send", nil), 200)
+	msgs := sink.WaitFor(2, 20*time.Second)
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages at the sink", len(msgs))
+	}
+	rows := func() int {
+		t.Helper()
+		var n int
+		if err := a.DB.QueryRow(ctx, `SELECT COUNT(*) FROM email_tracking`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := rows(); n != 0 {
+		t.Fatalf("%d email_tracking rows after hand-over and delivery, want 0", n)
+	}
+	var pixel, click string
+	for _, u := range regexp.MustCompile(`(?:href|src)="([^"]+)"`).FindAllStringSubmatch(htmlPart(t, msgs[0].Data), -1) {
+		switch p := strings.TrimPrefix(u[1], a.Config.PublicURL); {
+		case strings.HasPrefix(p, "/t/c/"):
+			click = a.URL + p
+		case strings.HasPrefix(p, "/t/o/"):
+			pixel = a.URL + p
+		}
+	}
+	if pixel == "" || click == "" {
+		t.Fatalf("to %v: no pixel or tracked link", msgs[0].To)
+	}
+	fake.Advance(time.Minute) // past the scan window: a person
+	const browser = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15"
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		req.Header.Set("User-Agent", browser)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	get(pixel)
+	get(click)
+	get(click)
+	if err := a.Tracking().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var flags, opens, clicks int
+	var domain, class, tags, emailID string
+	if err := a.DB.QueryRow(ctx, `SELECT t.email_id, t.flags, t.domain, t.mail_class, t.tags, t.opens, t.clicks FROM email_tracking t`).
+		Scan(&emailID, &flags, &domain, &class, &tags, &opens, &clicks); err != nil {
+		t.Fatal(err)
+	}
+	if n := rows(); n != 1 {
+		t.Fatalf("%d email_tracking rows after one email's open and clicks, want 1", n)
+	}
+	var tagMap map[string]string
+	_ = json.Unmarshal([]byte(tags), &tagMap)
+	if flags != tracking.TrackOpens|tracking.TrackClicks || domain != "mailroom.test" || class != "marketing" || tagMap["broadcast_id"] != bc || opens != 1 || clicks != 2 {
+		t.Fatalf("row of %s: flags %d, domain %q, class %q, tags %s, opens %d, clicks %d", emailID, flags, domain, class, tags, opens, clicks)
+	}
+	if e := mustStatus(t, a.Do(http.MethodGet, "/v1/emails/"+emailID, nil), 200); e["to"].([]any)[0] != msgs[0].To[0] || e["opens"] != float64(1) || e["clicks"] != float64(2) {
+		t.Fatalf("email %s: to %v, opens %v, clicks %v", emailID, e["to"], e["opens"], e["clicks"])
+	}
+	st := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc, nil), 200)["stats"].(map[string]any)
+	if st["opens"] != float64(1) || st["unique_opens"] != float64(1) || st["clicks"] != float64(2) || st["unique_clicks"] != float64(1) {
+		t.Errorf("broadcast stats %v", st)
+	}
+	cl := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+bc+"/clicked-links", nil), 200)["data"].([]any)
+	if len(cl) != 1 || cl[0].(map[string]any)["url"] != "https://shop.example/deal" || cl[0].(map[string]any)["clicks"] != float64(2) {
+		t.Errorf("clicked links %v", cl)
+	}
+	day := "2026-03-10"
+	tot := mustStatus(t, a.Do(http.MethodGet, "/v1/analytics?from="+day+"&to="+day, nil), 200)["totals"].(map[string]any)
+	if tot["opens"] != float64(1) || tot["clicks"] != float64(2) || tot["unique_opens"] != float64(1) {
+		t.Errorf("analytics totals %v", tot)
+	}
+
+	// Untracked: its email's shared row has no flags; a token naming it
+	// (signed by the node) counts nothing and writes no row.
+	plain := mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts", map[string]any{"from": sandbox, "audience_id": aud, "subject": "Plain", "html": html}), 201)["id"].(string)
+	mustStatus(t, a.Do(http.MethodPost, "/v1/broadcasts/"+plain+"/send", nil), 200)
+	if n := len(sink.WaitFor(4, 20*time.Second)); n != 4 {
+		t.Fatalf("%d messages at the sink", n)
+	}
+	var untracked string
+	if err := a.DB.QueryRow(ctx, `SELECT e.id FROM emails e JOIN email_shared s ON s.id = e.shared_id WHERE s.track_flags = 0 LIMIT 1`).Scan(&untracked); err != nil {
+		t.Fatal(err)
+	}
+	s := tracking.Signer{Box: a.Box}
+	l := tracking.Link{WorkspaceID: a.WorkspaceID, EmailID: untracked, Issued: time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC), URL: "https://shop.example/deal"}
+	get(a.URL + tracking.OpenPath + s.OpenToken(l))
+	get(a.URL + tracking.ClickPath + s.ClickToken(l))
+	if err := a.Tracking().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rows(); n != 1 {
+		t.Errorf("%d email_tracking rows after an untracked email's tokens, want 1", n)
+	}
+	if e := mustStatus(t, a.Do(http.MethodGet, "/v1/emails/"+untracked, nil), 200); e["opens"] != float64(0) || e["clicks"] != float64(0) {
+		t.Errorf("untracked email: opens %v, clicks %v", e["opens"], e["clicks"])
+	}
+	if st := mustStatus(t, a.Do(http.MethodGet, "/v1/broadcasts/"+plain, nil), 200)["stats"].(map[string]any); st["opens"] != float64(0) || st["clicks"] != float64(0) {
+		t.Errorf("untracked broadcast stats %v", st)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"mailroom/internal/jobs"
 	"mailroom/internal/outbound"
 	"mailroom/internal/store"
-	"mailroom/internal/tracking"
 )
 
 // Mail classes (emails.mail_class).
@@ -34,13 +33,20 @@ type MarketingEmail struct {
 	Text    string
 	Headers map[string]string
 	Tags    map[string]string
-	// TrackOpens and TrackClicks book the email with the tracking area, so
-	// delivery adds the pixel and rewrites the links for this recipient.
+	// TrackOpens and TrackClicks track the email, so delivery adds the
+	// pixel and rewrites the links for this recipient; its tracking row
+	// is written at its first open or click (TrackingBooking).
 	TrackOpens, TrackClicks bool
 	// BodySource, when set, stores the email without HTML, Text and
 	// Headers: the service's BodySource renders them from it when the
 	// email is sent or read (a broadcast recipient's row).
 	BodySource string
+}
+
+// shareKey is what makes emails share an email_shared row.
+type shareKey struct {
+	from, replyTo, tags string
+	track               int
 }
 
 // AcceptMarketing stores the emails as queued marketing mail in the
@@ -58,21 +64,24 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 		}
 	}
 	prefix := sourcePrefix(sources)
-	// What the emails have alike (a broadcast's From, Reply-To and tags)
-	// is stored once, in email_shared.
-	shares := map[[3]string]*shared{}
-	keys := make([][3]string, len(ms))
+	// What the emails have alike (a broadcast's From, Reply-To, tags and
+	// tracking flags) is stored once, in email_shared. Their tracking is
+	// booked late, at an email's first open or click (TrackingBooking):
+	// most recipients never open or click.
+	shares := map[shareKey]*shared{}
+	keys := make([]shareKey, len(ms))
 	for i, m := range ms {
-		if i > 0 && m.From == ms[i-1].From && slices.Equal(m.ReplyTo, ms[i-1].ReplyTo) && maps.Equal(m.Tags, ms[i-1].Tags) {
+		if i > 0 && m.From == ms[i-1].From && slices.Equal(m.ReplyTo, ms[i-1].ReplyTo) && maps.Equal(m.Tags, ms[i-1].Tags) &&
+			m.TrackOpens == ms[i-1].TrackOpens && m.TrackClicks == ms[i-1].TrackClicks {
 			keys[i] = keys[i-1]
 			continue
 		}
-		key := [3]string{m.From, jsonText(m.ReplyTo, "[]"), jsonText(m.Tags, "{}")}
+		key := shareKey{m.From, jsonText(m.ReplyTo, "[]"), jsonText(m.Tags, "{}"), trackFlags(m.TrackOpens, m.TrackClicks)}
 		keys[i] = key
 		if shares[key] != nil {
 			continue
 		}
-		id, err := shareRow(ctx, tx, workspaceID, key[0], key[1], key[2], prefix, ClassMarketing, now)
+		id, err := shareRow(ctx, tx, workspaceID, key.from, key.replyTo, key.tags, prefix, ClassMarketing, key.track, now)
 		if err != nil {
 			return nil, err
 		}
@@ -89,10 +98,6 @@ func (s *Service) AcceptMarketing(ctx context.Context, tx *store.Tx, workspaceID
 			MessageID: outbound.MessageIDFor(id, domainOf(from)), CreatedAt: now, Recipients: addressList{strings.ToLower(m.To)},
 			Shared: shares[keys[i]]}
 		a.add(e.insertArgs(ClassMarketing))
-		if flags := trackFlags(m.TrackOpens, m.TrackClicks); flags != 0 {
-			tracking.Book(tx, tracking.Booking{WorkspaceID: workspaceID, EmailID: id, Flags: flags, Domain: domainOf(from),
-				MailClass: ClassMarketing, Tags: m.Tags, At: now})
-		}
 		out = append(out, id)
 		refs = append(refs, jobs.EmailRef{EmailID: id, WorkspaceID: workspaceID})
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,15 +102,20 @@ const (
 
 // shareRow is the id of the workspace's email_shared row of these values,
 // written if it is new (once for a broadcast: its digest is the key).
-func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix, class string, now time.Time) (int64, error) {
+// track is its emails' tracking flags (they book late: TrackingBooking);
+// a row written before 00125, with none in its digest, has 0.
+func shareRow(ctx context.Context, tx *store.Tx, ws, from, replyTo, tags, prefix, class string, track int, now time.Time) (int64, error) {
 	h := sha256.New()
 	for _, f := range []string{ws, from, replyTo, tags, prefix, class} {
 		h.Write([]byte(f))
 		h.Write([]byte{0})
 	}
+	if track != 0 {
+		h.Write([]byte(strconv.Itoa(track)))
+	}
 	digest := hex.EncodeToString(h.Sum(nil))
-	if _, err := tx.Exec(ctx, `INSERT INTO email_shared (workspace_id, digest, from_addr, reply_to, tags, source_prefix, mail_class, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING`, ws, digest, from, replyTo, tags, prefix, class, store.Millis(now)); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO email_shared (workspace_id, digest, from_addr, reply_to, tags, source_prefix, mail_class, track_flags, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING`, ws, digest, from, replyTo, tags, prefix, class, track, store.Millis(now)); err != nil {
 		return 0, err
 	}
 	var id int64
@@ -796,7 +802,11 @@ type Outgoing struct {
 // outgoingColumns are the columns scanOutgoing reads, from emails e and
 // its bodies (bodyJoin).
 const outgoingColumns = `e.id, e.workspace_id, e.status, ` + fromSQL + `, e.to_addrs, ` + ccSQL + `, ` + bccSQL + `, ` + replyToSQL + `, e.subject,
-		` + bodySQL + `, ` + headersSQL + `, ` + tagsSQL + `, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, ` + bodySourceSQL + `, ` + tracking.FlagsColumn + `, e.created_at`
+		` + bodySQL + `, ` + headersSQL + `, ` + tagsSQL + `, e.test_mode, e.message_id, e.recipients, e.template_id, e.topic_id, ` + bodySourceSQL + `, ` + trackSQL + `, e.created_at`
+
+// trackSQL is an email's tracking flags: its tracking row's, else its
+// shared row's (a broadcast's emails book late: TrackingBooking), else 0.
+const trackSQL = `COALESCE(` + tracking.FlagsSQL + `, s.track_flags, 0)`
 
 func scanOutgoing(sc store.Scanner) (*Outgoing, error) {
 	var o Outgoing
@@ -832,6 +842,35 @@ func LoadOutgoingMany(ctx context.Context, q store.Querier, ids []string, maxBod
 	return store.QueryAll(ctx, q, scanOutgoing, `SELECT `+outgoingColumns+` FROM emails e`+sharedJoin+bodyJoin+` WHERE e.id IN (`+in+`)
 		AND COALESCE(octet_length(COALESCE(b.html, e.html)), 0) + COALESCE(octet_length(COALESCE(b.text_body, e.text_body)), 0)
 			+ COALESCE(octet_length(COALESCE(b.attachments, e.attachments)), 0) <= ?`, append(args, maxBody)...)
+}
+
+// TrackingBooking is the tracking booking of an email that books late
+// (tracking.Config.Booking): one with a shared row whose flags are set
+// (AcceptMarketing), with the values Book took at hand-over before
+// (00125). ok is false for any other email, and for one not found.
+func TrackingBooking(ctx context.Context, q store.Querier, ws, id string) (tracking.Booking, bool, error) {
+	var b tracking.Booking
+	var from, tags string
+	var created int64
+	err := q.QueryRow(ctx, `SELECT s.track_flags, s.from_addr, s.mail_class, e.template_id, s.tags, e.created_at
+		FROM emails e JOIN email_shared s ON s.id = e.shared_id WHERE e.workspace_id = ? AND e.id = ?`, ws, id).
+		Scan(&b.Flags, &from, &b.MailClass, &b.TemplateID, &tags, &created)
+	if errors.Is(err, store.ErrNotFound) || err == nil && b.Flags == 0 {
+		return b, false, nil
+	}
+	if err != nil {
+		return b, false, err
+	}
+	if a, err := ParseAddress(from); err == nil {
+		from = a.Email
+	}
+	b.WorkspaceID, b.EmailID, b.Domain, b.At = ws, id, domainOf(from), store.FromMillis(created)
+	if tags != "" && tags != "{}" {
+		if err := json.Unmarshal([]byte(tags), &b.Tags); err != nil {
+			return b, false, err
+		}
+	}
+	return b, true, nil
 }
 
 // AddEngagement adds human opens and clicks to an email's counters (the

@@ -20,7 +20,7 @@ type Engager struct {
 
 // Engage records the open (and click); nothing for an untracked email.
 func (e Engager) Engage(ctx context.Context, workspaceID, emailID, fromDomain, html string, handedOver time.Time, click bool) error {
-	flags, err := flagsOf(ctx, e.Service.cfg.DB, workspaceID, emailID)
+	flags, err := e.Service.flagsOf(ctx, e.Service.cfg.DB, workspaceID, emailID)
 	if err != nil || flags&(TrackOpens|TrackClicks) == 0 {
 		return err
 	}

@@ -37,6 +37,12 @@ type Config struct {
 	Log     *slog.Logger
 	Signer  Signer
 	Counter EmailCounter
+	// Booking, when set, reads the booking of an email that has no
+	// tracking row because it books late (a broadcast's: most recipients
+	// never open or click): ok is false when the email is gone or was not
+	// booked so. The recorder writes the row at the email's first open or
+	// click. app passes the sending area's TrackingBooking.
+	Booking func(ctx context.Context, q store.Querier, workspaceID, emailID string) (b Booking, ok bool, err error)
 	// ScanWindow overrides DefaultScanWindow (tests); negative turns the
 	// timing rule off.
 	ScanWindow time.Duration
@@ -251,7 +257,8 @@ func (s *Service) loop() {
 
 // Flush writes the gathered counts in one transaction: per email its
 // email_tracking row, its opens and clicks counters and the analytics
-// rollups. A count for an email without a tracking row (gone) is dropped.
+// rollups. An email booked late (Config.Booking) gets its row here; a
+// count for an email without one (gone, or untracked) is dropped.
 // On failure the counts are kept for the next flush.
 func (s *Service) Flush(ctx context.Context) error {
 	s.mu.Lock()
@@ -298,6 +305,19 @@ func (s *Service) Flush(ctx context.Context) error {
 
 func (s *Service) apply(ctx context.Context, tx *store.Tx, k emailKey, d delta, now time.Time) error {
 	row, err := bump(ctx, tx, k.ws, k.id, d)
+	if errors.Is(err, store.ErrNotFound) && s.cfg.Booking != nil {
+		// Booked late: the row is written now, from the email.
+		b, ok, berr := s.cfg.Booking(ctx, tx, k.ws, k.id)
+		if berr != nil {
+			return berr
+		}
+		if ok && b.Flags&(TrackOpens|TrackClicks) != 0 {
+			if err := bookLate(ctx, tx, b); err != nil {
+				return err
+			}
+			row, err = bump(ctx, tx, k.ws, k.id, d)
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

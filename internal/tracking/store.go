@@ -34,6 +34,11 @@ func Book(tx *store.Tx, b Booking) {
 	if b.Flags&(TrackOpens|TrackClicks) == 0 {
 		return
 	}
+	tx.DeferInsert("email_tracking", bookColumns, b.args()...)
+}
+
+// args are the booking's values in bookColumns' order.
+func (b Booking) args() []any {
 	tags := "{}"
 	if len(b.Tags) > 0 {
 		if j, err := json.Marshal(b.Tags); err == nil {
@@ -44,13 +49,23 @@ func Book(tx *store.Tx, b Booking) {
 	if class == "" {
 		class = "transactional"
 	}
-	tx.DeferInsert("email_tracking", bookColumns, b.EmailID, b.WorkspaceID, b.Flags, strings.ToLower(b.Domain), class, b.TemplateID, tags, store.Millis(b.At))
+	return []any{b.EmailID, b.WorkspaceID, b.Flags, strings.ToLower(b.Domain), class, b.TemplateID, tags, store.Millis(b.At)}
 }
 
-// FlagsColumn is a column expression for a query over the emails table
-// (aliased e): the email's tracking flags, 0 when it is not tracked. The
-// deliver job folds it into the read it makes anyway.
-const FlagsColumn = `COALESCE((SELECT t.flags FROM email_tracking t WHERE t.email_id = e.id), 0)`
+// bookLate writes the row of an email booked late (Config.Booking): at
+// its first recorded open or click, inside the recorder's transaction. A
+// row another node's flush wrote first is kept.
+func bookLate(ctx context.Context, tx *store.Tx, b Booking) error {
+	_, err := tx.Exec(ctx, `INSERT INTO email_tracking (email_id, workspace_id, flags, domain, mail_class, template_id, tags, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email_id) DO NOTHING`, b.args()...)
+	return err
+}
+
+// FlagsSQL is a scalar subquery for a query over the emails table
+// (aliased e): the flags of the email's tracking row, NULL when it has
+// none (untracked, or booked late: Config.Booking). The deliver job folds
+// it into the read it makes anyway.
+const FlagsSQL = `(SELECT t.flags FROM email_tracking t WHERE t.email_id = e.id)`
 
 type trackedRow struct {
 	flags                     int
@@ -145,12 +160,20 @@ func EngagementOf(ctx context.Context, db store.Querier, ws, emailIDs string, ar
 	return e, err
 }
 
-// flagsOf reads an email's tracking flags, 0 when it is not tracked.
-func flagsOf(ctx context.Context, q store.Querier, ws, id string) (int, error) {
+// flagsOf reads an email's tracking flags, 0 when it is not tracked: its
+// row's, or when it has none those it would be booked with late.
+func (s *Service) flagsOf(ctx context.Context, q store.Querier, ws, id string) (int, error) {
 	var f int
 	err := q.QueryRow(ctx, `SELECT flags FROM email_tracking WHERE workspace_id = ? AND email_id = ?`, ws, id).Scan(&f)
-	if errors.Is(err, store.ErrNotFound) {
+	if !errors.Is(err, store.ErrNotFound) {
+		return f, err
+	}
+	if s.cfg.Booking == nil {
 		return 0, nil
 	}
-	return f, err
+	b, ok, err := s.cfg.Booking(ctx, q, ws, id)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return b.Flags, nil
 }

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -154,8 +153,8 @@ type Service struct {
 	retry          []time.Duration
 	writes         *groupCommit
 	signers        signerCache
-	buildBufs      sync.Pool // *[]byte: the buffers messages are built in before Sign copies them
-	backoff        *backoff  // receiving domains held back (per-destination shaping)
+	bufs           outbound.Buffers // messages built and signed; given back once the transports are done (they keep none past Send)
+	backoff        *backoff         // receiving domains held back (per-destination shaping)
 	holds          *prometheus.CounterVec
 	live           func() context.Context
 	// unsaved is the duplicate window: from a receiving server's last

@@ -70,7 +70,7 @@ func (s *Service) sendEach(ctx context.Context, e *email, env outbound.Envelope,
 		one := env
 		one.To = []string{rcpt}
 		res, err := s.transport.Send(ctx, one, raw)
-		s.recycle(raw)
+		s.bufs.Put(raw)
 		if err != nil && ctx.Err() != nil {
 			return nil, nil, err
 		}

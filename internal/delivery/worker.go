@@ -113,7 +113,7 @@ func (s *Service) deliverEmail(ctx context.Context, e *email, l lane) (time.Dura
 		} else if err != nil {
 			return 0, err
 		}
-		defer s.recycle(raw) // sent and, when kept for a retry, written by then
+		defer s.bufs.Put(raw) // sent and, when kept for a retry, written by then
 	}
 
 	if s.live != nil && s.live().Err() != nil {
@@ -426,7 +426,7 @@ func (e permanentError) Unwrap() error { return e.err }
 
 // message returns the signed bytes: those kept from an earlier attempt, or
 // freshly built and signed once. The caller owns them and may give them to
-// recycle once nothing reads them (after the attempt's outcome is recorded).
+// s.bufs once nothing reads them (after the attempt's outcome is recorded).
 func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bool) ([]byte, error) {
 	if retry {
 		raw, err := keptSigned(ctx, s.db, e.ID)
@@ -451,14 +451,14 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 	// Built and signed in reused buffers: a new buffer the size of the
 	// message per message was a tenth of the allocation volume of a
 	// broadcast, and past 32 KB a large allocation (profiled).
-	raw, err := outbound.AppendBuild(s.buffer(), m)
+	raw, err := outbound.AppendBuild(s.bufs.Get(), m)
 	if err != nil {
-		s.recycle(raw)
+		s.bufs.Put(raw)
 		return nil, permanentError{err}
 	}
 	signer, err := s.signer(ctx, e)
 	if err != nil {
-		s.recycle(raw)
+		s.bufs.Put(raw)
 		return nil, err
 	}
 	build.End()
@@ -467,35 +467,14 @@ func (s *Service) message(ctx context.Context, e *email, now time.Time, retry bo
 	}
 	_, sign := startSpan(ctx, "sign")
 	defer sign.End()
-	signed, err := signer.AppendSign(s.buffer(), raw)
-	s.recycle(raw)
+	signed, err := signer.AppendSign(s.bufs.Get(), raw)
+	s.bufs.Put(raw)
 	if err != nil {
-		s.recycle(signed)
+		s.bufs.Put(signed)
 		return nil, err
 	}
 	return signed, nil
 }
-
-// buffer is an empty message buffer, reused when one was recycled.
-func (s *Service) buffer() []byte {
-	if b, ok := s.buildBufs.Get().(*[]byte); ok {
-		return (*b)[:0]
-	}
-	return nil
-}
-
-// recycle keeps b's memory for the next message. Nothing may read b after:
-// the transports do not keep a message past Send.
-func (s *Service) recycle(b []byte) {
-	if cap(b) > 0 && cap(b) <= maxBuildBuf {
-		b = b[:0]
-		s.buildBufs.Put(&b)
-	}
-}
-
-// maxBuildBuf bounds the build buffers kept for reuse: one message with
-// large attachments should not pin its buffer.
-const maxBuildBuf = 1 << 20
 
 // noteAttempt writes the attempt's log line for one recipient (the
 // operator's mail log: no body, no address but the recipient's domain) and

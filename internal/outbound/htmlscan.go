@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strings"
-	"sync"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -24,17 +23,8 @@ func scanHTML(c *htmlConverter, src string) (ok bool) {
 	c.hrefs, c.t.linkText = make([]string, 0, 4), make([]byte, 0, 64)
 	c.t.b = slices.Grow(c.t.b, len(src))
 	// Read from a reused copy: tag names and keys are lowered in place.
-	p, _ := scanBufs.Get().(*[]byte)
-	if p == nil {
-		p = new([]byte)
-	}
-	s := htmlScanner{b: append((*p)[:0], src...), keys: make([][2]int, 0, 8)}
-	defer func() {
-		if cap(s.b) <= maxScanBuf {
-			*p = s.b[:0]
-			scanBufs.Put(p)
-		}
-	}()
+	s := htmlScanner{b: append(scanBufs.Get(), src...), keys: make([][2]int, 0, 8)}
+	defer func() { scanBufs.Put(s.b) }()
 	b := s.b
 	i := 0
 	for {
@@ -111,11 +101,8 @@ func scanHTML(c *htmlConverter, src string) (ok bool) {
 	}
 }
 
-// scanBufs are scanHTML's copies of its input, reused; maxScanBuf bounds
-// the ones kept.
-var scanBufs sync.Pool
-
-const maxScanBuf = 1 << 20
+// scanBufs are scanHTML's copies of its input.
+var scanBufs Buffers
 
 // htmlScanner holds scanHTML's input and the reused state of its tags.
 type htmlScanner struct {

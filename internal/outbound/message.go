@@ -12,7 +12,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -137,17 +136,8 @@ func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 	}
 	text := m.Text
 	if text == "" && m.HTML != "" {
-		p, _ := textBufs.Get().(*[]byte)
-		if p == nil {
-			p = new([]byte)
-		}
-		t, buf := htmlText(*p, m.HTML)
-		defer func() {
-			if cap(buf) <= maxScanBuf {
-				*p = buf[:0]
-				textBufs.Put(p)
-			}
-		}()
+		t, buf := htmlText(textBufs.Get(), m.HTML)
+		defer textBufs.Put(buf)
 		// Read only while the message is written, before buf is reused.
 		text = unsafe.String(unsafe.SliceData(t), len(t))
 	}
@@ -197,7 +187,7 @@ func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 }
 
 // textBufs hold text parts derived from html while their message is built.
-var textBufs sync.Pool
+var textBufs Buffers
 
 func header(m *Message) (mail.Header, error) {
 	var h mail.Header

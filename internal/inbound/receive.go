@@ -96,8 +96,9 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 	case ActionMarkRead:
 		msg.Unread = false
 	}
+	rc := cutText(raw, msg.Text)
 	err := s.commit(func(ctx context.Context, tx *store.Tx) error {
-		if err := s.storeReceived(ctx, tx, msg, raw); err != nil {
+		if err := s.storeReceived(ctx, tx, msg, rc); err != nil {
 			return err
 		}
 		data, err := json.Marshal(receivedRef{Message: msg.ID, PublicURL: s.cfg.PublicURL})
@@ -107,6 +108,7 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 		_, err = events.Raise(ctx, tx, events.Event{WorkspaceID: m.WorkspaceID, MailboxID: m.ID, Type: events.EmailReceived, CreatedAt: now, RawData: data})
 		return err
 	})
+	rc.release()
 	s.logReceived(m, env, raw, ao, "stored", err)
 	if err != nil {
 		return nil, err
@@ -140,13 +142,20 @@ func (s *Service) Seed(ctx context.Context, m *Mailbox, raws [][]byte) error {
 	now := s.clock.Now()
 	none := authOutcome{Auth: Auth{SPF: authNone, DKIM: authNone, DMARC: authNone}}
 	msgs := make([]*Message, len(raws))
+	rcs := make([]rawCopy, len(raws))
 	for i, raw := range raws {
 		p := parseKept(raw, false)
 		msgs[i] = received(m, smtpin.Envelope{MailFrom: p.FromAddr}, raw, p, none, now)
+		rcs[i] = cutText(raw, msgs[i].Text)
 	}
+	defer func() {
+		for _, rc := range rcs {
+			rc.release()
+		}
+	}()
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		for i, msg := range msgs {
-			if err := s.storeReceived(ctx, tx, msg, raws[i]); err != nil {
+			if err := s.storeReceived(ctx, tx, msg, rcs[i]); err != nil {
 				return err
 			}
 		}
@@ -183,12 +192,12 @@ func received(m *Mailbox, env smtpin.Envelope, raw []byte, p *Parsed, ao authOut
 	return msg
 }
 
-// storeReceived threads msg and writes it with its parts and raw copy.
-func (s *Service) storeReceived(ctx context.Context, tx *store.Tx, msg *Message, raw []byte) error {
+// storeReceived threads msg and writes it with its raw copy.
+func (s *Service) storeReceived(ctx context.Context, tx *store.Tx, msg *Message, rc rawCopy) error {
 	if err := s.thread(ctx, tx, msg); err != nil {
 		return err
 	}
-	return insertMessage(ctx, tx, msg, raw)
+	return insertMessage(ctx, tx, msg, &rc)
 }
 
 func joinHeader(old, v string) string {

@@ -157,7 +157,7 @@ func jsonText(v any) string {
 // insertMessage writes the message with its raw copy (received mail,
 // whose attachments are read back out of it) or, without one (a sent
 // copy), with its parts.
-func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) error {
+func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw *rawCopy) error {
 	var atts, inl []partMeta
 	for _, p := range m.Parts {
 		pm := partMeta{Filename: p.Filename, ContentType: p.ContentType, ContentID: p.ContentID, Size: p.Size}
@@ -188,7 +188,11 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw []byte) er
 		return err
 	}
 	if raw != nil {
-		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data) VALUES (?, ?)`, m.ID, raw)
+		var at any
+		if raw.textAt >= 0 {
+			at = raw.textAt
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data, text_at) VALUES (?, ?, ?)`, m.ID, raw.data, at)
 		return err
 	}
 	for _, p := range m.Parts {
@@ -370,11 +374,22 @@ func attachment(ctx context.Context, q store.Querier, workspaceID, mailboxID, id
 	return ct, data, err
 }
 
+// rawMessage reads the raw copy with the text body put back where it was
+// cut out (text_at, see rawCopy).
 func rawMessage(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string) ([]byte, error) {
 	where, args := scope("m", workspaceID, mailboxID)
 	var data []byte
-	err := q.QueryRow(ctx, `SELECT r.data FROM message_raw r JOIN messages m ON m.id = r.message_id WHERE `+where+` AND m.id = ?`, append(args, id)...).Scan(&data)
-	return data, err
+	var at sql.NullInt64
+	var text sql.NullString
+	err := q.QueryRow(ctx, `SELECT r.data, r.text_at, CASE WHEN r.text_at IS NULL THEN NULL ELSE m.text_body END
+		FROM message_raw r JOIN messages m ON m.id = r.message_id WHERE `+where+` AND m.id = ?`, append(args, id)...).Scan(&data, &at, &text)
+	if err != nil || !at.Valid {
+		return data, err
+	}
+	if !text.Valid {
+		return nil, errRawCorrupt
+	}
+	return restoreText(data, int(at.Int64), text.String)
 }
 
 // Thread is a conversation as lists show it.

@@ -1,0 +1,72 @@
+package inbound_test
+
+import (
+	"bytes"
+	"database/sql"
+	"net"
+	"strings"
+	"testing"
+
+	"mailroom/internal/inbound"
+	"mailroom/internal/smtpin"
+	"mailroom/internal/testkit/testapp"
+)
+
+// TestRawCopyTextCutOut: a received message's text body, stored in
+// messages, is cut out of its raw copy where the copy holds it verbatim,
+// and every read of the raw copy (the download, an attachment) gives the
+// message back byte for byte, whatever its shape.
+func TestRawCopyTextCutOut(t *testing.T) {
+	a := testapp.Start(t)
+	ctx := t.Context()
+	mbs, err := a.Inbound().Mailboxes(ctx, a.WorkspaceID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mbs[0]
+	long := strings.Repeat("invoice meeting schedule café\r\n", 100)
+	att := "--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"a.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--\r\n"
+	cases := []struct {
+		name, raw string
+		cut       bool
+	}{
+		{"8bit text and an attachment", "From: a@x.example\r\nSubject: s\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + long + "\r\n" + att, true},
+		{"text alone", "From: a@x.example\r\nSubject: s\r\n\r\n" + long, true},
+		{"text also in a header before it", "From: a@x.example\r\nX-Copy: " + strings.ReplaceAll(long, "\r\n", " ") + "\r\n\r\n" + long, true},
+		{"short text", "From: a@x.example\r\nSubject: s\r\n\r\nhello\r\n", false},
+		{"quoted-printable text", "From: a@x.example\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n" +
+			strings.ReplaceAll(long, "é", "=C3=A9"), false},
+		{"NULs the stored text drops", "From: a@x.example\r\n\r\n" + strings.ReplaceAll(long, "café", "caf\x00"), false},
+		{"an unreadable header, kept whole as the text", "From a@x.example no colon " + long + "\r\n", true},
+	}
+	env := smtpin.Envelope{RemoteIP: net.ParseIP("127.0.0.1"), MailFrom: "a@x.example", Rcpt: m.Address}
+	rd := inbound.Reader{WorkspaceID: a.WorkspaceID}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := a.Inbound().Receive(ctx, m, env, []byte(c.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stored int
+			var at sql.NullInt64
+			if err := a.DB.QueryRow(ctx, `SELECT length(data), text_at FROM message_raw WHERE message_id = ?`, r.MessageID).Scan(&stored, &at); err != nil {
+				t.Fatal(err)
+			}
+			if at.Valid != c.cut || c.cut && stored >= len(c.raw)-len(long)+100 || !c.cut && stored != len(c.raw) {
+				t.Errorf("stored %d of %d bytes, text_at %v; want cut %v", stored, len(c.raw), at, c.cut)
+			}
+			got, err := a.Inbound().Raw(ctx, rd, r.MessageID)
+			if err != nil || !bytes.Equal(got, []byte(c.raw)) {
+				t.Errorf("raw read back (%v):\n%q\nwant\n%q", err, got, c.raw)
+			}
+		})
+	}
+	r, err := a.Inbound().Receive(ctx, m, env, []byte(cases[0].raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, data, err := a.Inbound().Attachment(ctx, rd, r.MessageID, "a.pdf")
+	if err != nil || ct != "application/pdf" || string(data) != "%PDF-1.4\n" {
+		t.Errorf("attachment out of the cut copy: %q %q %v", ct, data, err)
+	}
+}

@@ -242,7 +242,7 @@ func (s *Service) storeSent(ctx context.Context, tx *store.Tx, msg *Message, thr
 			return err
 		}
 	}
-	return insertMessage(ctx, tx, msg, nil)
+	return insertMessage(ctx, tx, msg, nil, nil)
 }
 
 // sendingMailbox is the mailbox a compose sends as: id (the answered

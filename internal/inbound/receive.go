@@ -96,9 +96,9 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 	case ActionMarkRead:
 		msg.Unread = false
 	}
-	rc := cutText(raw, msg.Text)
+	row, rc := newMessageRow(msg), cutText(raw, msg.Text)
 	err := s.commit(func(ctx context.Context, tx *store.Tx) error {
-		if err := s.storeReceived(ctx, tx, msg, rc); err != nil {
+		if err := s.storeReceived(ctx, tx, msg, row, rc); err != nil {
 			return err
 		}
 		data, err := json.Marshal(receivedRef{Message: msg.ID, PublicURL: s.cfg.PublicURL})
@@ -155,7 +155,7 @@ func (s *Service) Seed(ctx context.Context, m *Mailbox, raws [][]byte) error {
 	}()
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		for i, msg := range msgs {
-			if err := s.storeReceived(ctx, tx, msg, rcs[i]); err != nil {
+			if err := s.storeReceived(ctx, tx, msg, nil, rcs[i]); err != nil {
 				return err
 			}
 		}
@@ -192,12 +192,13 @@ func received(m *Mailbox, env smtpin.Envelope, raw []byte, p *Parsed, ao authOut
 	return msg
 }
 
-// storeReceived threads msg and writes it with its raw copy.
-func (s *Service) storeReceived(ctx context.Context, tx *store.Tx, msg *Message, rc rawCopy) error {
+// storeReceived threads msg and writes it (row: its values, see
+// newMessageRow) with its raw copy.
+func (s *Service) storeReceived(ctx context.Context, tx *store.Tx, msg *Message, row messageRow, rc rawCopy) error {
 	if err := s.thread(ctx, tx, msg); err != nil {
 		return err
 	}
-	return insertMessage(ctx, tx, msg, &rc)
+	return insertMessage(ctx, tx, msg, row, &rc)
 }
 
 func joinHeader(old, v string) string {

@@ -154,10 +154,15 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// insertMessage writes the message with its raw copy (received mail,
-// whose attachments are read back out of it) or, without one (a sent
-// copy), with its parts.
-func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw *rawCopy) error {
+// messageRow is a messages row's values, the thread's left for
+// insertMessage: made before the transaction, its JSON and search columns
+// cost the single writer nothing (issue #47).
+type messageRow []any
+
+// rowThread is thread_id's place in a messageRow.
+const rowThread = 3
+
+func newMessageRow(m *Message) messageRow {
 	var atts, inl []partMeta
 	for _, p := range m.Parts {
 		pm := partMeta{Filename: p.Filename, ContentType: p.ContentType, ContentID: p.ContentID, Size: p.Size}
@@ -173,17 +178,28 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, raw *rawCopy) 
 	if inl == nil {
 		inl = []partMeta{}
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO messages (id, workspace_id, mailbox_id, thread_id, direction, mail_from, from_addr, from_name,
-		to_addrs, cc_addrs, subject, snippet, text_body, html_body, date_header, message_id_header, in_reply_to, refs, list_id,
-		headers, spam_verdict, auth, automated, attachments, inline_images, unread, archived, size, email_id, received_at,
-		search_body, search_people)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.ID, m.WorkspaceID, m.MailboxID, m.ThreadID, m.Direction, m.MailFrom, m.From, store.TextOrNull(m.FromName),
+	return messageRow{m.ID, m.WorkspaceID, m.MailboxID, nil, m.Direction, m.MailFrom, m.From, store.TextOrNull(m.FromName),
 		jsonText(m.To), jsonText(m.Cc), m.Subject, m.Snippet, store.OrNull(m.Text), store.OrNull(m.HTML), store.TextOrNull(m.Date),
 		store.TextOrNull(m.MessageID), store.TextOrNull(m.InReplyTo), jsonText(m.References), store.TextOrNull(m.ListID),
 		jsonText(m.Headers), m.SpamVerdict, jsonText(m.Auth), store.BoolInt(m.Automated), jsonText(atts), jsonText(inl),
 		store.BoolInt(m.Unread), store.BoolInt(m.Archived), m.Size, store.TextOrNull(m.EmailID), store.Millis(m.ReceivedAt),
-		storedSearchBody(m), searchPeople(m))
+		storedSearchBody(m), searchPeople(m)}
+}
+
+// insertMessage writes the message (row: its values, made by
+// newMessageRow; nil makes them now) with its raw copy (received mail,
+// whose attachments are read back out of it) or, without one (a sent
+// copy), with its parts.
+func insertMessage(ctx context.Context, tx *store.Tx, m *Message, row messageRow, raw *rawCopy) error {
+	if row == nil {
+		row = newMessageRow(m)
+	}
+	row[rowThread] = m.ThreadID
+	_, err := tx.Exec(ctx, `INSERT INTO messages (id, workspace_id, mailbox_id, thread_id, direction, mail_from, from_addr, from_name,
+		to_addrs, cc_addrs, subject, snippet, text_body, html_body, date_header, message_id_header, in_reply_to, refs, list_id,
+		headers, spam_verdict, auth, automated, attachments, inline_images, unread, archived, size, email_id, received_at,
+		search_body, search_people)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, row...)
 	if err != nil {
 		return err
 	}

@@ -7,36 +7,75 @@ import (
 )
 
 // rawCopy is a received message's raw copy as message_raw keeps it: the
-// bytes with the text body cut out where it stands in them byte for byte
-// (an 8bit or 7bit text part), since messages.text_body holds it already,
-// and textAt, where it goes back (-1: data is the whole message). Issue
-// #47: the text was a tenth of what receiving wrote.
+// bytes with the text and html bodies cut out where they stand in them
+// byte for byte (7bit and 8bit parts), since messages.text_body and
+// html_body hold them already, and where they go back (issue #47: the
+// text was a tenth of what receiving wrote). The text is cut first, then
+// the html out of what is left; restoring goes the other way round.
 type rawCopy struct {
 	data   []byte
-	textAt int
+	textAt int           // in the message as it arrived; -1: not cut
+	htmlAt int           // in the message without its text; -1: not cut
 	buf    *bytes.Buffer // data's pooled buffer when cut; see release
 }
 
-// minCut is the shortest text worth cutting out: below it the search
-// and the copy cost more than the bytes saved.
+// minCut is the shortest body worth cutting out: below it the search and
+// the copy cost more than the bytes saved.
 const minCut = 1024
 
-// cutText is raw's copy for message_raw, text (the stored text body) cut
-// out of it when raw holds it verbatim.
-func cutText(raw []byte, text *string) rawCopy {
-	if text == nil || len(*text) < minCut || len(raw) == 0 {
-		return rawCopy{data: raw, textAt: -1}
+// cutBodies is raw's copy for message_raw, the stored text and html
+// bodies cut out of it where raw holds them verbatim.
+func cutBodies(raw []byte, text, html *string) rawCopy {
+	c := rawCopy{data: raw, textAt: -1, htmlAt: -1}
+	t := bodyIndex(raw, text)
+	nt := 0
+	if t >= 0 {
+		c.textAt, nt = t, len(*text)
 	}
-	// The search reads both in place; neither changes meanwhile.
-	i := bytes.Index(raw, unsafe.Slice(unsafe.StringData(*text), len(*text)))
-	if i < 0 {
-		return rawCopy{data: raw, textAt: -1}
+	// The html outside the text, as a place in raw and in raw less the text.
+	h, at := -1, -1
+	if t < 0 {
+		h = bodyIndex(raw, html)
+		at = h
+	} else if h = bodyIndex(raw[:t], html); h >= 0 {
+		at = h
+	} else if h = bodyIndex(raw[t+nt:], html); h >= 0 {
+		at, h = t+h, t+nt+h
 	}
-	buf := getBuffer()
-	buf.Grow(len(raw) - len(*text))
-	buf.Write(raw[:i])
-	buf.Write(raw[i+len(*text):])
-	return rawCopy{data: buf.Bytes(), textAt: i, buf: buf}
+	nh := 0
+	if h >= 0 {
+		c.htmlAt, nh = at, len(*html)
+	}
+	if t < 0 && h < 0 {
+		return c
+	}
+	// The ranges kept: raw less [t, t+nt) and [h, h+nh), in order.
+	first, firstN, second, secondN := t, nt, h, nh
+	if t < 0 || h >= 0 && h < t {
+		first, firstN, second, secondN = h, nh, t, nt
+	}
+	c.buf = getBuffer()
+	c.buf.Grow(len(raw) - nt - nh)
+	if second < 0 {
+		c.buf.Write(raw[:first])
+		c.buf.Write(raw[first+firstN:])
+	} else {
+		c.buf.Write(raw[:first])
+		c.buf.Write(raw[first+firstN : second])
+		c.buf.Write(raw[second+secondN:])
+	}
+	c.data = c.buf.Bytes()
+	return c
+}
+
+// bodyIndex is where s first stands in b, -1 when nowhere or when s is nil or
+// shorter than minCut.
+func bodyIndex(b []byte, s *string) int {
+	if s == nil || len(*s) < minCut {
+		return -1
+	}
+	// Both are read in place; neither changes meanwhile.
+	return bytes.Index(b, unsafe.Slice(unsafe.StringData(*s), len(*s)))
 }
 
 // release gives the cut copy's buffer back once its statement has run.
@@ -46,16 +85,25 @@ func (c rawCopy) release() {
 	}
 }
 
-var errRawCorrupt = errors.New("inbound: a raw copy's cut-out text is missing or out of place")
+var errRawCorrupt = errors.New("inbound: a raw copy's cut-out body is missing or out of place")
 
-// restoreText puts text back into data at at: the raw message as it
-// arrived, byte for byte.
-func restoreText(data []byte, at int, text string) ([]byte, error) {
-	if at < 0 || at > len(data) {
-		return nil, errRawCorrupt
+// restoreBodies puts the html and then the text back into data (-1 and
+// nil: not cut): the message as it arrived, byte for byte.
+func restoreBodies(data []byte, textAt, htmlAt int, text, html *string) ([]byte, error) {
+	for _, b := range []struct {
+		at int
+		s  *string
+	}{{htmlAt, html}, {textAt, text}} {
+		if b.at < 0 {
+			continue
+		}
+		if b.s == nil || b.at > len(data) {
+			return nil, errRawCorrupt
+		}
+		out := make([]byte, 0, len(data)+len(*b.s))
+		out = append(out, data[:b.at]...)
+		out = append(out, *b.s...)
+		data = append(out, data[b.at:]...)
 	}
-	out := make([]byte, 0, len(data)+len(text))
-	out = append(out, data[:at]...)
-	out = append(out, text...)
-	return append(out, data[at:]...), nil
+	return data, nil
 }

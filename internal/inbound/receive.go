@@ -96,7 +96,7 @@ func (s *Service) Receive(ctx context.Context, m *Mailbox, env smtpin.Envelope, 
 	case ActionMarkRead:
 		msg.Unread = false
 	}
-	row, rc := newMessageRow(msg), cutText(raw, msg.Text)
+	row, rc := newMessageRow(msg), cutBodies(raw, msg.Text, msg.HTML)
 	err := s.commit(func(ctx context.Context, tx *store.Tx) error {
 		if err := s.storeReceived(ctx, tx, msg, row, rc); err != nil {
 			return err
@@ -146,7 +146,7 @@ func (s *Service) Seed(ctx context.Context, m *Mailbox, raws [][]byte) error {
 	for i, raw := range raws {
 		p := parseKept(raw, false)
 		msgs[i] = received(m, smtpin.Envelope{MailFrom: p.FromAddr}, raw, p, none, now)
-		rcs[i] = cutText(raw, msgs[i].Text)
+		rcs[i] = cutBodies(raw, msgs[i].Text, msgs[i].HTML)
 	}
 	defer func() {
 		for _, rc := range rcs {

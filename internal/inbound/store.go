@@ -204,11 +204,8 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, row messageRow
 		return err
 	}
 	if raw != nil {
-		var at any
-		if raw.textAt >= 0 {
-			at = raw.textAt
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data, text_at) VALUES (?, ?, ?)`, m.ID, raw.data, at)
+		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data, text_at, html_at) VALUES (?, ?, ?, ?)`,
+			m.ID, raw.data, cutAt(raw.textAt), cutAt(raw.htmlAt))
 		return err
 	}
 	for _, p := range m.Parts {
@@ -390,22 +387,34 @@ func attachment(ctx context.Context, q store.Querier, workspaceID, mailboxID, id
 	return ct, data, err
 }
 
-// rawMessage reads the raw copy with the text body put back where it was
-// cut out (text_at, see rawCopy).
+// cutAt is a rawCopy offset as message_raw keeps it: NULL for none.
+func cutAt(at int) any {
+	if at < 0 {
+		return nil
+	}
+	return at
+}
+
+// rawMessage reads the raw copy with the text and html bodies put back
+// where they were cut out (text_at, html_at; see rawCopy).
 func rawMessage(ctx context.Context, q store.Querier, workspaceID, mailboxID, id string) ([]byte, error) {
 	where, args := scope("m", workspaceID, mailboxID)
 	var data []byte
-	var at sql.NullInt64
-	var text sql.NullString
-	err := q.QueryRow(ctx, `SELECT r.data, r.text_at, CASE WHEN r.text_at IS NULL THEN NULL ELSE m.text_body END
-		FROM message_raw r JOIN messages m ON m.id = r.message_id WHERE `+where+` AND m.id = ?`, append(args, id)...).Scan(&data, &at, &text)
-	if err != nil || !at.Valid {
+	var textAt, htmlAt sql.NullInt64
+	var text, html *string
+	err := q.QueryRow(ctx, `SELECT r.data, r.text_at, r.html_at, CASE WHEN r.text_at IS NULL THEN NULL ELSE m.text_body END,
+		CASE WHEN r.html_at IS NULL THEN NULL ELSE m.html_body END
+		FROM message_raw r JOIN messages m ON m.id = r.message_id WHERE `+where+` AND m.id = ?`, append(args, id)...).Scan(&data, &textAt, &htmlAt, &text, &html)
+	if err != nil || !textAt.Valid && !htmlAt.Valid {
 		return data, err
 	}
-	if !text.Valid {
-		return nil, errRawCorrupt
+	at := func(n sql.NullInt64) int {
+		if !n.Valid {
+			return -1
+		}
+		return int(n.Int64)
 	}
-	return restoreText(data, int(at.Int64), text.String)
+	return restoreBodies(data, at(textAt), at(htmlAt), text, html)
 }
 
 // Thread is a conversation as lists show it.

@@ -11,7 +11,9 @@ import (
 // byte for byte (7bit and 8bit parts), since messages.text_body and
 // html_body hold them already, and where they go back (issue #47: the
 // text was a tenth of what receiving wrote). The text is cut first, then
-// the html out of what is left; restoring goes the other way round.
+// the html out of what is left; restoring goes the other way round. So a
+// received message's text_body and html_body never change while its raw
+// copy is kept.
 type rawCopy struct {
 	data   []byte
 	textAt int           // in the message as it arrived; -1: not cut

@@ -236,7 +236,10 @@ func relaxedBodyHashByByte(body []byte) [32]byte {
 
 func FuzzRelaxedBodyHash(f *testing.F) {
 	for _, s := range []string{"", "a  b \t\r\n\r\n", "x\ny\r\n \r\n\tz", "lone\rcr", "a b c d\r\n", " lead", "trail ", strings.Repeat("w ", 3000), strings.Repeat("x", 5000) + " \n",
-		"12345678 2345678  345678\x01 ", "abcdefg h", "abcdefgh ", "abcdefgh  x", "\xc3\xa9t\xc3\xa9 caf\xc3\xa9s", strings.Repeat("Lorem ipsum dolor sit amet.\r\n", 400)} {
+		"12345678 2345678  345678\x01 ", "abcdefg h", "abcdefgh ", "abcdefgh  x", "\xc3\xa9t\xc3\xa9 caf\xc3\xa9s", strings.Repeat("Lorem ipsum dolor sit amet.\r\n", 400),
+		// At the edges of canonicalEnd's fast path.
+		"a\r\nb", "a\r\nb\r\n", "a\r\nb\r\n\r\n\r\n", "\r\n", "\r\n\r\n", "\r\n\r\nx", " \r\n", "a \r\n", "a\r\n ", "a\r\n b",
+		"a\n", "a\r", "a\r\r\n", "a\n\r\n", "a\r\n\r", "a\r\n\n", "\n", "\r", "a\tb\r\n", "a b\r\n", " a\r\n", "x\r\n\r\n \r\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

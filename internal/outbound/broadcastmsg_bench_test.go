@@ -57,3 +57,30 @@ func (nullKey) Public() crypto.PublicKey { return ed25519.PublicKey(make([]byte,
 func (nullKey) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
 	return make([]byte, ed25519.SignatureSize), nil
 }
+
+// BenchmarkBroadcastBodyHash is the relaxed body hash of a built
+// broadcast message.
+func BenchmarkBroadcastBodyHash(b *testing.B) {
+	raw, err := Build(broadcastMessage(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		relaxedBodyHash(raw)
+	}
+}
+
+// BenchmarkBroadcastCanonicalEnd is the check that lets the body hash
+// skip canonicalization.
+func BenchmarkBroadcastCanonicalEnd(b *testing.B) {
+	raw, err := Build(broadcastMessage(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, body := splitHeader(raw, nil)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		canonicalEnd(body)
+	}
+}

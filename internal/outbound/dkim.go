@@ -386,7 +386,7 @@ func canonicalEnd(body []byte) (int, bool) {
 	if end > 0 && bodySpecial[body[end-1]] {
 		return 0, false
 	}
-	if bytes.IndexByte(body, '\t') >= 0 || bytes.Index(body, []byte("  ")) >= 0 || bytes.Index(body, []byte(" \r")) >= 0 {
+	if bytes.IndexByte(body, '\t') >= 0 || hasDoubleSpace(body) {
 		return 0, false
 	}
 	lines := 0
@@ -395,13 +395,44 @@ func canonicalEnd(body []byte) (int, bool) {
 		if j < 0 {
 			break
 		}
-		if i += j; i == 0 || body[i-1] != '\r' {
+		if i += j; i == 0 || body[i-1] != '\r' || i >= 2 && body[i-2] == ' ' {
 			return 0, false
 		}
 		lines++
 	}
 	// Each CR is then one before an LF.
 	return end, bytes.Count(body, []byte{'\r'}) == lines
+}
+
+// hasDoubleSpace reports whether b has two spaces in a row, eight bytes
+// a step seven apart (each window holds seven of the pairs), four windows
+// a round: bytes.Index looks for a pair byte by byte, and prose has a
+// space every few bytes.
+func hasDoubleSpace(b []byte) bool {
+	const ones, highs, spaces, top = 0x0101010101010101, 0x8080808080808080, 0x2020202020202020, 0xff << 56
+	if len(b) < 8 {
+		return bytes.Contains(b, []byte("  "))
+	}
+	// Byte k of pair(m) is zero when bytes k and k+1 of the window are
+	// spaces; the last byte has no pair in the window. The high bits are
+	// taken once at the end.
+	pair := func(w []byte) uint64 {
+		m := binary.LittleEndian.Uint64(w) ^ spaces
+		p := m | m>>8 | top
+		return (p - ones) &^ p
+	}
+	var found uint64
+	last := len(b) - 8
+	i := 0
+	for ; i+21 <= last; i += 28 {
+		w := b[i : i+29]
+		found |= pair(w[0:8]) | pair(w[7:15]) | pair(w[14:22]) | pair(w[21:29])
+	}
+	for ; i < last; i += 7 {
+		found |= pair(b[i : i+8])
+	}
+	found |= pair(b[last:]) // the last window, over bytes seen before
+	return found&highs != 0
 }
 
 // plainBodyRun reports whether the eight bytes in w (little-endian) all

@@ -286,3 +286,15 @@ func TestAppendSignReusesBuffer(t *testing.T) {
 		t.Fatalf("AppendSign into a reused buffer allocated %d bytes per %d-byte message", per, len(raw))
 	}
 }
+
+// FuzzHasDoubleSpace holds the word-at-a-time search to bytes.Contains.
+func FuzzHasDoubleSpace(f *testing.F) {
+	for _, s := range []string{"", " ", "  ", "a  b", "abcdefg  ", "abcdefgh  ", "abcdef  gh", "abcdefg hijklmn opq", strings.Repeat("ab ", 20) + " ", "       !"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := hasDoubleSpace(b), bytes.Contains(b, []byte("  ")); got != want {
+			t.Fatalf("hasDoubleSpace(%q) = %v, want %v", b, got, want)
+		}
+	})
+}

@@ -72,23 +72,26 @@ func writeSevenBit(buf *bytes.Buffer, body string) bool {
 	buf.Grow(len(body) + len(body)/32)
 	if plainASCII(body) {
 		// Without a CR, each line is its content: only its length is left
-		// to check (sevenBit per line was a third of the build's CPU).
+		// to check (sevenBit per line was a third of the build's CPU). The
+		// lines are appended to the buffer's free space, then taken in
+		// one Write, not two WriteString calls a line.
+		out := buf.AvailableBuffer()
 		for len(body) > 0 {
 			i := strings.IndexByte(body, '\n')
 			if i < 0 {
 				if len(body) > 998 {
 					return false
 				}
-				buf.WriteString(body)
-				return true
+				out = append(out, body...)
+				break
 			}
 			if i > 998 {
 				return false
 			}
-			buf.WriteString(body[:i])
-			buf.WriteString("\r\n")
+			out = append(append(out, body[:i]...), '\r', '\n')
 			body = body[i+1:]
 		}
+		buf.Write(out)
 		return true
 	}
 	for len(body) > 0 {

@@ -52,7 +52,9 @@ func BenchmarkBroadcastBuildSign(b *testing.B) {
 // nullKey passes for an Ed25519 key and signs with zeros.
 type nullKey struct{}
 
-func (nullKey) Public() crypto.PublicKey { return ed25519.PublicKey(make([]byte, ed25519.PublicKeySize)) }
+func (nullKey) Public() crypto.PublicKey {
+	return ed25519.PublicKey(make([]byte, ed25519.PublicKeySize))
+}
 
 func (nullKey) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
 	return make([]byte, ed25519.SignatureSize), nil

@@ -130,10 +130,6 @@ func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 	if err := validate(m); err != nil {
 		return nil, err
 	}
-	h, err := header(m)
-	if err != nil {
-		return nil, err
-	}
 	text := m.Text
 	if text == "" && m.HTML != "" {
 		t, buf := htmlText(textBufs.Get(), m.HTML)
@@ -143,14 +139,22 @@ func AppendBuild(dst []byte, m *Message) ([]byte, error) {
 	}
 	buf := bytes.NewBuffer(dst)
 	buf.Grow(len(m.HTML) + 2*len(text) + 1024 + attachmentsSize(m.Attachments))
-	if inline, files := splitInline(m); len(inline) > 0 {
+	inline, files := splitInline(m)
+	if len(inline) == 0 && len(m.Attachments) == 0 {
+		var room [16]field
+		h := fields{l: room[:0]}
+		fillHeader(&h, m)
+		writeInline(buf, &h, text, m.HTML)
+		return buf.Bytes(), nil
+	}
+	h, err := header(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(inline) > 0 {
 		if err := buildRelated(buf, h, text, m.HTML, inline, files); err != nil {
 			return nil, err
 		}
-		return buf.Bytes(), nil
-	}
-	if len(m.Attachments) == 0 {
-		writeInline(buf, h, text, m.HTML)
 		return buf.Bytes(), nil
 	}
 
@@ -191,18 +195,34 @@ var textBufs Buffers
 
 func header(m *Message) (mail.Header, error) {
 	var h mail.Header
+	fillHeader(&h, m)
+	return h, nil
+}
+
+// headerSetter is what fillHeader writes to: a *mail.Header, or the
+// *fields of a message writeInline writes.
+type headerSetter interface {
+	Set(k, v string)
+	Del(k string)
+	AddRaw(kv []byte)
+	SetDate(t time.Time)
+	SetMessageID(id string)
+}
+
+// fillHeader sets m's header fields in h.
+func fillHeader(h headerSetter, m *Message) {
 	h.SetDate(m.Date)
-	setField(&h, "From", addressList("From", []Address{m.From}))
+	setField(h, "From", addressList("From", []Address{m.From}))
 	if len(m.To) > 0 {
-		setField(&h, "To", addressList("To", m.To))
+		setField(h, "To", addressList("To", m.To))
 	}
 	if len(m.Cc) > 0 {
-		setField(&h, "Cc", addressList("Cc", m.Cc))
+		setField(h, "Cc", addressList("Cc", m.Cc))
 	}
 	if len(m.ReplyTo) > 0 {
-		setField(&h, "Reply-To", addressList("Reply-To", m.ReplyTo))
+		setField(h, "Reply-To", addressList("Reply-To", m.ReplyTo))
 	}
-	setField(&h, "Subject", encodedWords("Subject", m.Subject))
+	setField(h, "Subject", encodedWords("Subject", m.Subject))
 	id := strings.TrimSuffix(strings.TrimPrefix(m.MessageID, "<"), ">")
 	if id == "" {
 		id = strings.Trim(NewMessageID(mailauth.DomainOf(m.From.Address)), "<>")
@@ -219,9 +239,8 @@ func header(m *Message) (mail.Header, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		setField(&h, k, encodedWords(k, m.Headers[k]))
+		setField(h, k, encodedWords(k, m.Headers[k]))
 	}
-	return h, nil
 }
 
 // FeedbackID is the Feedback-ID value for Gmail's feedback loop

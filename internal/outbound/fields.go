@@ -46,12 +46,13 @@ func (h *fields) SetMessageID(id string) {
 const dateLayout = "Mon, 02 Jan 2006 15:04:05 -0700"
 
 func (h *fields) Set(k, v string) {
+	k = canonicalKey(k)
 	h.Del(k)
-	h.l = append(h.l, field{k: textproto.CanonicalMIMEHeaderKey(k), v: v})
+	h.l = append(h.l, field{k: k, v: v})
 }
 
 func (h *fields) Del(k string) {
-	k = textproto.CanonicalMIMEHeaderKey(k)
+	k = canonicalKey(k)
 	h.l = slices.DeleteFunc(h.l, func(f field) bool { return f.k == k })
 }
 
@@ -60,8 +61,20 @@ func (h *fields) AddRaw(kv []byte) {
 	if colon < 0 {
 		panic("outbound: fields.AddRaw: missing colon")
 	}
-	k := textproto.CanonicalMIMEHeaderKey(string(bytes.Trim(kv[:colon], " \t")))
+	k := canonicalKey(string(bytes.Trim(kv[:colon], " \t")))
 	h.l = append(h.l, field{k: k, v: string(kv), raw: true})
+}
+
+// canonicalKey is textproto.CanonicalMIMEHeaderKey(k), without making
+// a new string for the names every message has that it changes.
+func canonicalKey(k string) string {
+	switch k {
+	case "MIME-Version":
+		return "Mime-Version"
+	case "Feedback-ID":
+		return "Feedback-Id"
+	}
+	return textproto.CanonicalMIMEHeaderKey(k)
 }
 
 // appendTo appends the header and the blank line after it as

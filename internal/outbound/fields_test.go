@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	nettextproto "net/textproto"
+
 	"github.com/emersion/go-message/mail"
 	"github.com/emersion/go-message/textproto"
 )
@@ -96,6 +98,14 @@ func TestFillHeaderMatchesMailHeader(t *testing.T) {
 		}
 		if !bytes.Equal(gb, wb.Bytes()) {
 			t.Fatalf("got %q\nwant %q", gb, wb.Bytes())
+		}
+	}
+}
+
+func TestCanonicalKey(t *testing.T) {
+	for _, k := range []string{"MIME-Version", "Feedback-ID", "message-id", "List-Unsubscribe-Post", "x-ENTITY-ref-id", "Bad Key"} {
+		if got, want := canonicalKey(k), nettextproto.CanonicalMIMEHeaderKey(k); got != want {
+			t.Errorf("canonicalKey(%q) = %q, want %q", k, got, want)
 		}
 	}
 }

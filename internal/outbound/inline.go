@@ -149,8 +149,10 @@ var mimeBoundary = randomBoundary
 // in hex.
 func randomBoundary() string {
 	var b [30]byte
+	var h [60]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // contentTypeWithBoundary is go-message's SetContentType value for typ

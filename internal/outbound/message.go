@@ -270,17 +270,26 @@ func validate(m *Message) error {
 	if len(m.To)+len(m.Cc)+len(m.Bcc) == 0 {
 		return errors.New("outbound: at least one recipient is required")
 	}
-	check := []string{m.Subject, m.MessageID, m.From.Name, m.From.Address}
-	for _, l := range [][]Address{m.To, m.Cc, m.Bcc, m.ReplyTo} {
+	crlf := func(s ...string) bool {
+		for _, s := range s {
+			if strings.ContainsAny(s, "\r\n") {
+				return true
+			}
+		}
+		return false
+	}
+	if crlf(m.Subject, m.MessageID, m.From.Name, m.From.Address) {
+		return ErrHeaderInjection
+	}
+	for _, l := range [...][]Address{m.To, m.Cc, m.Bcc, m.ReplyTo} {
 		for _, a := range l {
-			check = append(check, a.Name, a.Address)
+			if crlf(a.Name, a.Address) {
+				return ErrHeaderInjection
+			}
 		}
 	}
 	for _, a := range m.Attachments {
-		check = append(check, a.Filename, a.ContentType, a.ContentID)
-	}
-	for _, s := range check {
-		if strings.ContainsAny(s, "\r\n") {
+		if crlf(a.Filename, a.ContentType, a.ContentID) {
 			return ErrHeaderInjection
 		}
 	}

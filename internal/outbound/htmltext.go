@@ -154,6 +154,12 @@ func (t *textWriter) text(s []byte, inLink bool) {
 	if len(s) == 0 {
 		return
 	}
+	if !inLink && plainText(s) {
+		// One run, as the loop below would find it, checked in one pass.
+		t.word(s, false)
+		t.pendingSpace = false
+		return
+	}
 	if isSpace(s[0]) {
 		t.pendingSpace = true
 	}
@@ -213,6 +219,32 @@ func plainRun(w uint64) int {
 	x := w ^ 0x20*ones // a space is now a zero byte
 	spaces := ^((x & low7) + low7 | x) & highs
 	return bits.TrailingZeros64(special|spaces&((spaces|special)>>8)|spaces&(0x80<<56)) / 8
+}
+
+// plainText reports whether s is one run from end to end: printable
+// ASCII or DEL, no space first, last or before another space (most text
+// between two tags of prose). It reads eight bytes a step seven apart, the
+// checks gathered and tested once at the end.
+func plainText(s []byte) bool {
+	const ones, highs, low7, spaces, top = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f, 0x2020202020202020, 0xff << 56
+	if len(s) < 8 || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	bad := func(w uint64) uint64 {
+		// A byte of 0x80 and over or under 0x20, as in plainRun; byte k
+		// of pair zero when bytes k and k+1 are spaces.
+		special := w | ^((w & low7) + 0x60*ones)
+		m := w ^ spaces
+		pair := m | m>>8 | top
+		return special | (pair-ones)&^pair
+	}
+	var found uint64
+	last := len(s) - 8
+	for i := 0; i < last; i += 7 {
+		found |= bad(binary.LittleEndian.Uint64(s[i : i+8]))
+	}
+	found |= bad(binary.LittleEndian.Uint64(s[last:]))
+	return found&highs == 0
 }
 
 // asciiSpace marks the ASCII bytes unicode.IsSpace reports.

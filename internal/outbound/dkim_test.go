@@ -287,6 +287,39 @@ func TestAppendSignReusesBuffer(t *testing.T) {
 	}
 }
 
+// TestCanonicalEnd holds the fast path to the bodies it is for (those we
+// build) and away from the others; FuzzRelaxedBodyHash holds its hash.
+func TestCanonicalEnd(t *testing.T) {
+	line := "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\r\n"
+	for _, c := range []struct {
+		body string
+		end  int
+		ok   bool
+	}{
+		{"", 0, true},
+		{"\r\n\r\n", 0, true},
+		{line, len(line) - 2, true},
+		{" " + line + "\r\n\r\n", len(line) - 1, true},
+		{strings.Repeat(line, 9) + "x", 9*len(line) + 1, true},
+		{"\r\n" + strings.Repeat(line, 3) + "\r\n", 2 + 3*len(line) - 2, true},
+		{"Lorem  ipsum\r\n", 0, false},
+		{"Lorem ipsu  \r\n", 0, false},
+		{"Lorem ipsum dolo  sit\r\n", 0, false},
+		{"Lorem ipsum \r\nx", 0, false},
+		{"Lorem\tipsum dolor\r\n", 0, false},
+		{"Lorem ipsum dolor\n", 0, false},
+		{"Lorem ipsum dolor\rx\r\n", 0, false},
+		{"\nLorem ipsum dolor\r\n", 0, false},
+		{"Lorem ipsum dolor \r\n", 0, false},
+		{"Lorem ipsum dolor sit\r\n\r\n ", 0, false},
+	} {
+		end, ok := canonicalEnd([]byte(c.body))
+		if ok != c.ok || ok && end != c.end {
+			t.Errorf("canonicalEnd(%q) = %d, %v; want %d, %v", c.body, end, ok, c.end, c.ok)
+		}
+	}
+}
+
 // FuzzHasDoubleSpace holds the word-at-a-time search to bytes.Contains.
 func FuzzHasDoubleSpace(f *testing.F) {
 	for _, s := range []string{"", " ", "  ", "a  b", "abcdefg  ", "abcdefgh  ", "abcdef  gh", "abcdefg hijklmn opq", strings.Repeat("ab ", 20) + " ", "       !"} {

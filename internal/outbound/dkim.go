@@ -84,8 +84,10 @@ func (s *Signer) AppendSign(dst, raw []byte) ([]byte, error) {
 	var fieldsBuf [32][]byte
 	fields, body := splitHeader(raw, fieldsBuf[:0])
 	bh := relaxedBodyHash(body)
+	var keysBuf [32]int
+	keys := fieldKeys(fields, keysBuf[:0])
 	var counts [len(signedKeys)]int
-	countKeys(fields, &counts)
+	countKeys(fields, keys, &counts)
 	// bh= and t= are read only while the field is written: encoded on the
 	// stack, not in strings of their own.
 	var bhBuf [44]byte
@@ -98,11 +100,11 @@ func (s *Signer) AppendSign(dst, raw []byte) ([]byte, error) {
 	}
 	h := sha256.New()
 	scratch := make([]byte, 0, 1024)
-	for i, k := range signedKeys {
+	for i := range signedKeys {
 		// As many instances as h= names, from the bottom up (RFC 6376
 		// section 5.4.2); an over-signed name's extra one hashes nothing.
 		for j, n := len(fields)-1, counts[i]; j >= 0 && n > 0; j-- {
-			if name, _, _ := bytes.Cut(fields[j], []byte(":")); nameIs(name, k) {
+			if keys[j] == i {
 				scratch = appendRelaxedHeader(scratch[:0], fields[j])
 				h.Write(scratch)
 				n--
@@ -132,13 +134,44 @@ var dkimNow = time.Now
 // signedWhenPresent.
 var signedKeys = [len(overSigned) + len(signedWhenPresent)]string(append(overSigned[:len(overSigned):len(overSigned)], signedWhenPresent[:]...))
 
-// countKeys counts the fields of each of signedKeys' names, in h= terms:
-// an over-signed name once more than present.
-func countKeys(fields [][]byte, counts *[len(signedKeys)]int) {
+// fieldKeys appends to dst, for each field, the index in signedKeys of
+// its name (up to its first colon) or -1: each field's name is matched
+// once, and only with the names of its length when it is ASCII, rather
+// than with every name per name signed (profiled).
+func fieldKeys(fields [][]byte, dst []int) []int {
+	for _, f := range fields {
+		name, _, _ := bytes.Cut(f, []byte(":"))
+		dst = append(dst, keyOf(name))
+	}
+	return dst
+}
+
+// keyOf is the index in signedKeys of the name nameIs finds name to be,
+// or -1. No two of signedKeys are one name to nameIs.
+func keyOf(name []byte) int {
+	trimmed := bytes.TrimSpace(name)
+	ascii := true
+	for _, c := range trimmed {
+		if c >= utf8.RuneSelf {
+			ascii = false // strings.ToLower may change its length
+			break
+		}
+	}
+	for i, k := range signedKeys {
+		if (!ascii || len(trimmed) == len(k)) && nameIs(name, k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// countKeys counts the fields of each of signedKeys' names (keys, from
+// fieldKeys), in h= terms: an over-signed name once more than present.
+func countKeys(fields [][]byte, keys []int, counts *[len(signedKeys)]int) {
 	for i := range overSigned {
 		counts[i] = 1
 	}
-	for _, f := range fields {
+	for j, f := range fields {
 		if f[0] == ' ' || f[0] == '\t' {
 			continue // a continuation line before any field: headerKeys's reading
 		}
@@ -146,11 +179,8 @@ func countKeys(fields [][]byte, counts *[len(signedKeys)]int) {
 		if !ok || bytes.IndexByte(name, '\n') >= 0 {
 			continue
 		}
-		for i, k := range signedKeys {
-			if nameIs(name, k) {
-				counts[i]++
-				break
-			}
+		if keys[j] >= 0 {
+			counts[keys[j]]++
 		}
 	}
 }
@@ -197,7 +227,7 @@ func nameIs(name []byte, k string) bool {
 func headerKeys(raw []byte) []string {
 	fields, _ := splitHeader(raw, nil)
 	var counts [len(signedKeys)]int
-	countKeys(fields, &counts)
+	countKeys(fields, fieldKeys(fields, nil), &counts)
 	return strings.Split(joinKeys(&counts), ":")
 }
 

@@ -331,3 +331,25 @@ func FuzzHasDoubleSpace(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKeyOf holds keyOf to matching name with each of signedKeys, and
+// to there being at most one match.
+func FuzzKeyOf(f *testing.F) {
+	for _, s := range []string{"From", " from ", "REPLY-TO", "Feedbac\u212a-ID", "X-Other", "", "List-Unsubscribe-Post", "Cc\t", "c\u00e7"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name []byte) {
+		want := -1
+		for i, k := range signedKeys {
+			if nameIs(name, k) {
+				if want >= 0 {
+					t.Fatalf("%q is both %q and %q", name, signedKeys[want], k)
+				}
+				want = i
+			}
+		}
+		if got := keyOf(name); got != want {
+			t.Fatalf("keyOf(%q) = %d, want %d", name, got, want)
+		}
+	})
+}

@@ -236,7 +236,10 @@ func relaxedBodyHashByByte(body []byte) [32]byte {
 
 func FuzzRelaxedBodyHash(f *testing.F) {
 	for _, s := range []string{"", "a  b \t\r\n\r\n", "x\ny\r\n \r\n\tz", "lone\rcr", "a b c d\r\n", " lead", "trail ", strings.Repeat("w ", 3000), strings.Repeat("x", 5000) + " \n",
-		"12345678 2345678  345678\x01 ", "abcdefg h", "abcdefgh ", "abcdefgh  x", "\xc3\xa9t\xc3\xa9 caf\xc3\xa9s", strings.Repeat("Lorem ipsum dolor sit amet.\r\n", 400)} {
+		"12345678 2345678  345678\x01 ", "abcdefg h", "abcdefgh ", "abcdefgh  x", "\xc3\xa9t\xc3\xa9 caf\xc3\xa9s", strings.Repeat("Lorem ipsum dolor sit amet.\r\n", 400),
+		// At the edges of canonicalEnd's fast path.
+		"a\r\nb", "a\r\nb\r\n", "a\r\nb\r\n\r\n\r\n", "\r\n", "\r\n\r\n", "\r\n\r\nx", " \r\n", "a \r\n", "a\r\n ", "a\r\n b",
+		"a\n", "a\r", "a\r\r\n", "a\n\r\n", "a\r\n\r", "a\r\n\n", "\n", "\r", "a\tb\r\n", "a b\r\n", " a\r\n", "x\r\n\r\n \r\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -282,4 +285,71 @@ func TestAppendSignReusesBuffer(t *testing.T) {
 	if per := (after.TotalAlloc - before.TotalAlloc) / 20; per > uint64(len(raw))/4 {
 		t.Fatalf("AppendSign into a reused buffer allocated %d bytes per %d-byte message", per, len(raw))
 	}
+}
+
+// TestCanonicalEnd holds the fast path to the bodies it is for (those we
+// build) and away from the others; FuzzRelaxedBodyHash holds its hash.
+func TestCanonicalEnd(t *testing.T) {
+	line := "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\r\n"
+	for _, c := range []struct {
+		body string
+		end  int
+		ok   bool
+	}{
+		{"", 0, true},
+		{"\r\n\r\n", 0, true},
+		{line, len(line) - 2, true},
+		{" " + line + "\r\n\r\n", len(line) - 1, true},
+		{strings.Repeat(line, 9) + "x", 9*len(line) + 1, true},
+		{"\r\n" + strings.Repeat(line, 3) + "\r\n", 2 + 3*len(line) - 2, true},
+		{"Lorem  ipsum\r\n", 0, false},
+		{"Lorem ipsu  \r\n", 0, false},
+		{"Lorem ipsum dolo  sit\r\n", 0, false},
+		{"Lorem ipsum \r\nx", 0, false},
+		{"Lorem\tipsum dolor\r\n", 0, false},
+		{"Lorem ipsum dolor\n", 0, false},
+		{"Lorem ipsum dolor\rx\r\n", 0, false},
+		{"\nLorem ipsum dolor\r\n", 0, false},
+		{"Lorem ipsum dolor \r\n", 0, false},
+		{"Lorem ipsum dolor sit\r\n\r\n ", 0, false},
+	} {
+		end, ok := canonicalEnd([]byte(c.body))
+		if ok != c.ok || ok && end != c.end {
+			t.Errorf("canonicalEnd(%q) = %d, %v; want %d, %v", c.body, end, ok, c.end, c.ok)
+		}
+	}
+}
+
+// FuzzHasDoubleSpace holds the word-at-a-time search to bytes.Contains.
+func FuzzHasDoubleSpace(f *testing.F) {
+	for _, s := range []string{"", " ", "  ", "a  b", "abcdefg  ", "abcdefgh  ", "abcdef  gh", "abcdefg hijklmn opq", strings.Repeat("ab ", 20) + " ", "       !"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := hasDoubleSpace(b), bytes.Contains(b, []byte("  ")); got != want {
+			t.Fatalf("hasDoubleSpace(%q) = %v, want %v", b, got, want)
+		}
+	})
+}
+
+// FuzzKeyOf holds keyOf to matching name with each of signedKeys, and
+// to there being at most one match.
+func FuzzKeyOf(f *testing.F) {
+	for _, s := range []string{"From", " from ", "REPLY-TO", "Feedbac\u212a-ID", "X-Other", "", "List-Unsubscribe-Post", "Cc\t", "c\u00e7"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name []byte) {
+		want := -1
+		for i, k := range signedKeys {
+			if nameIs(name, k) {
+				if want >= 0 {
+					t.Fatalf("%q is both %q and %q", name, signedKeys[want], k)
+				}
+				want = i
+			}
+		}
+		if got := keyOf(name); got != want {
+			t.Fatalf("keyOf(%q) = %d, want %d", name, got, want)
+		}
+	})
 }

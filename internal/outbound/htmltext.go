@@ -3,6 +3,7 @@ package outbound
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -153,6 +154,12 @@ func (t *textWriter) text(s []byte, inLink bool) {
 	if len(s) == 0 {
 		return
 	}
+	if !inLink && plainText(s) {
+		// One run, as the loop below would find it, checked in one pass.
+		t.word(s, false)
+		t.pendingSpace = false
+		return
+	}
 	if isSpace(s[0]) {
 		t.pendingSpace = true
 	}
@@ -163,9 +170,11 @@ func (t *textWriter) text(s []byte, inLink bool) {
 		}
 		j := i
 		for j < len(s) { // to the next space that is not a lone ' ' between words
-			if !inLink && j+8 <= len(s) && plainRun(binary.LittleEndian.Uint64(s[j:])) {
-				j += 8
-				continue
+			if !inLink && j+8 <= len(s) {
+				if n := plainRun(binary.LittleEndian.Uint64(s[j:])); n > 0 {
+					j += n
+					continue
+				}
 			}
 			c := s[j]
 			if c >= utf8.RuneSelf {
@@ -196,18 +205,46 @@ func (t *textWriter) text(s []byte, inLink bool) {
 	}
 }
 
-// plainRun reports whether the eight bytes in w (little-endian) all go on
-// in a run: printable ASCII or DEL, with no space before another space
-// and none last (the byte after it is not known). Prose is mostly such
-// words, so text copies runs eight bytes a step rather than one.
-func plainRun(w uint64) bool {
+// plainRun is how many of the eight bytes in w (little-endian) go on in
+// a run from the first: printable ASCII or DEL, a space only before such
+// a byte (not before a space, a special byte or the unknown byte after
+// the eight). Prose is mostly such words, so text copies runs up to eight
+// bytes a step rather than one, and a word's space as the eighth byte no
+// longer sends the whole word byte by byte.
+func plainRun(w uint64) int {
 	const ones, highs, low7 = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	// A byte of 0x80 and over, or under 0x20 (adding 0x60 to its low
 	// seven bits leaves its high bit clear; no carry crosses a byte).
 	special := w&highs | ^((w&low7)+0x60*ones)&highs
 	x := w ^ 0x20*ones // a space is now a zero byte
 	spaces := ^((x & low7) + low7 | x) & highs
-	return special|spaces&(spaces>>8)|spaces&(0x80<<56) == 0
+	return bits.TrailingZeros64(special|spaces&((spaces|special)>>8)|spaces&(0x80<<56)) / 8
+}
+
+// plainText reports whether s is one run from end to end: printable
+// ASCII or DEL, no space first, last or before another space (most text
+// between two tags of prose). It reads eight bytes a step seven apart, the
+// checks gathered and tested once at the end.
+func plainText(s []byte) bool {
+	const ones, highs, low7, spaces, top = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f, 0x2020202020202020, 0xff << 56
+	if len(s) < 8 || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	bad := func(w uint64) uint64 {
+		// A byte of 0x80 and over or under 0x20, as in plainRun; byte k
+		// of pair zero when bytes k and k+1 are spaces.
+		special := w | ^((w & low7) + 0x60*ones)
+		m := w ^ spaces
+		pair := m | m>>8 | top
+		return special | (pair-ones)&^pair
+	}
+	var found uint64
+	last := len(s) - 8
+	for i := 0; i < last; i += 7 {
+		found |= bad(binary.LittleEndian.Uint64(s[i : i+8]))
+	}
+	found |= bad(binary.LittleEndian.Uint64(s[last:]))
+	return found&highs == 0
 }
 
 // asciiSpace marks the ASCII bytes unicode.IsSpace reports.

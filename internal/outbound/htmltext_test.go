@@ -60,7 +60,13 @@ func oldSpaceAt(s []byte, i int) int {
 // FuzzTextRuns holds the run-copying text to word-by-word writing, from
 // any state of the writer.
 func FuzzTextRuns(f *testing.F) {
-	for _, s := range []string{"a b  c", " lead and trail ", "tab\tand\nnl", "nbsp\u00a0here", "v\vf\fr\r", "x \u2003y", "\xff \xfe", "a "} {
+	for _, s := range []string{"a b  c", " lead and trail ", "tab\tand\nnl", "nbsp\u00a0here", "v\vf\fr\r", "x \u2003y", "\xff \xfe", "a ",
+		// plainRun's partial words: a space before a space, a control or
+		// a non-ASCII byte inside the eight, and as the eighth.
+		"Lorem ipsum dolor sit amet, consectetur adipiscing", "abc  defghijk", "abc \ndefghijk", "ab \u00a0cdefghij", "ab \xc3\xa9cdefghij", "abcdefg hijklmno", "ab\x01 cdefghijk", "a\x7f b\x7fcdefgh",
+		// plainText's whole tokens, and tokens just outside it.
+		"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.", "abcdefgh", "abcdefg ", " abcdefg", "abcdefghijklmnop  q",
+		"abcdefghijklmno  ", "abc\tdefghijklmn", "abcdefghijklmn\xc3\xa9", "ab cd ef gh ij kl"} {
 		f.Add([]byte(s), "prior", true, false)
 		f.Add([]byte(s), "", false, true)
 	}

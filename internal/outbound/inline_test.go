@@ -62,6 +62,11 @@ func FuzzBuildInlineBytes(f *testing.F) {
 	f.Add("plain\nlines\n", "<p>x=y</p>")
 	f.Add("Grüße\r\n", "a\rb")
 	f.Add(strings.Repeat("z", 1200), ".\n.\r\n..")
+	// writeSevenBit's plain ASCII path: lines at and over the limit, last
+	// or not, with and without a final newline.
+	f.Add("a\n"+strings.Repeat("b", 998)+"\n", "<p>\n"+strings.Repeat("c", 999)+"\n</p>")
+	f.Add(strings.Repeat("d", 998), "x\n"+strings.Repeat("e", 999))
+	f.Add("\n\n", "<p>only\n\nlines</p>\n")
 	f.Fuzz(func(t *testing.T, text, html string) {
 		if !utf8.ValidString(text) || !utf8.ValidString(html) || strings.ContainsRune(text+html, 0) || text+html == "" {
 			return // the API accepts only valid UTF-8 without NUL
@@ -225,4 +230,18 @@ func TestAppendBuildReusesItsScratch(t *testing.T) {
 	if per := (after.TotalAlloc - before.TotalAlloc) / 50; per > uint64(len(m.HTML)) {
 		t.Fatalf("AppendBuild allocated %d bytes per message of %d bytes of html", per, len(m.HTML))
 	}
+}
+
+// FuzzPlainASCII holds plainASCII, writeSevenBit's fast check, to
+// sevenBit.
+func FuzzPlainASCII(f *testing.F) {
+	for _, s := range []string{"", "a", strings.Repeat("abcdefgh", 9), strings.Repeat("x", 40) + "\x80", strings.Repeat("y", 31) + "\r",
+		"\x00" + strings.Repeat("z", 40), strings.Repeat("w", 64) + "\xff", "caf\u00e9", strings.Repeat("\x7f", 33)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if plainASCII(s) != sevenBit(s) {
+			t.Fatalf("plainASCII(%q) = %v, sevenBit %v", s, plainASCII(s), sevenBit(s))
+		}
+	})
 }

@@ -87,7 +87,7 @@ func ParseAddress(s string) (Address, error) {
 }
 
 // simpleAddress reads the two common forms, "local@domain" and "Words Of
-// Name <local@domain>", where every word and both parts of the address are
+// Name <local@domain>" (the name quoted or not), where every word and both parts of the address are
 // plain ASCII atoms. It answers false for anything else (quotes, comments,
 // encoded words, runs of spaces, non-ASCII, ...), which net/mail reads
 // instead. net/mail allocates an error for each form it tries before the
@@ -104,6 +104,11 @@ func simpleAddress(s string) (name, addr string, ok bool) {
 		if name != "" {
 			// Words separated by single spaces, and one space before '<'.
 			words, rest := name[:len(name)-1], name[len(name)-1:]
+			if len(words) >= 2 && words[0] == '"' && words[len(words)-1] == '"' {
+				// Quoted as mail.Address.String writes every name (so as
+				// each stored From reads), its words plain atoms inside.
+				words = words[1 : len(words)-1]
+			}
 			if rest != " " || !isPhrase(words) {
 				return "", "", false
 			}

@@ -44,6 +44,8 @@ func FuzzSimpleAddressAgrees(f *testing.F) {
 		"a@b.co", "Alice <alice@Example.COM>", "Acme Billing Team <billing+eu@acme.example>", "<a@b.co>",
 		"Bench<a@b.co>", "Two  Spaces <a@b.co>", "J. Doe <a@b.co>", "=?utf-8?q?x?= <a@b.co>", "a..b@c.d", ".a@b.c",
 		"a@b.c.", "a@-b.c", "O'Brien <o'brien@x.ie>", "a@b", "x <a@b.c> ", "x <a@b.c>>", "x <<a@b.c>", "a@b@c.d",
+		`"News" <onboarding@mailroom.localhost>`, `"A B" <a@b.co>`, `"a" "b" <a@b.co>`, `"" <a@b.co>`, `"=?utf-8?q?x?=" <a@b.co>`,
+		`"A  B" <a@b.co>`, `" A" <a@b.co>`, `"J. Doe" <a@b.co>`, `"x\"y" <a@b.co>`, `"News"<a@b.co>`, `""" <a@b.co>`,
 	} {
 		f.Add(s)
 	}
@@ -60,4 +62,13 @@ func FuzzSimpleAddressAgrees(f *testing.F) {
 			t.Fatalf("simpleAddress(%q) = %q, %q; net/mail reads %q, %q", s, name, addr, m.Name, m.Address)
 		}
 	})
+}
+
+// TestSimpleAddressQuotedName: the form every stored From has (net/mail's
+// String quotes each name) is read without net/mail.
+func TestSimpleAddressQuotedName(t *testing.T) {
+	name, addr, ok := simpleAddress(`"News Team" <onboarding@mailroom.localhost>`)
+	if !ok || name != "News Team" || addr != "onboarding@mailroom.localhost" {
+		t.Fatalf("got %q %q %v", name, addr, ok)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -79,6 +80,7 @@ func padded(addrs []string) []string {
 	for n < len(addrs) {
 		n *= 2
 	}
+	addrs = slices.Clip(addrs) // the next chunk follows in the array
 	for len(addrs) < n {
 		addrs = append(addrs, addrs[len(addrs)-1])
 	}

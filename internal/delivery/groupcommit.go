@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,16 @@ const maxBatch = 256
 // flushGather: on SQLite, while the last commit is flushed, a smaller batch
 // waits for that flush, as the send path does (see groupcommit.Config).
 const flushGather = 64
+
+// gatherMore, gatherAfter, gatherWait: under load (the last batch had a
+// flush to wait for and gatherAfter writes or more) a batch waits up to
+// gatherWait to reach gatherMore writes: fewer, larger commits, each with
+// its BEGIN, COMMIT and fsync, leave CPU to the deliveries.
+const (
+	gatherMore  = 64
+	gatherAfter = 8
+	gatherWait  = 2 * time.Millisecond
+)
 
 // groupCommit runs the small writes of many concurrent jobs (claims,
 // outcomes) in shared transactions: SQLite has one writer and every commit
@@ -37,6 +48,7 @@ func newGroupCommit(db *store.DB, log *slog.Logger, reg prometheus.Registerer) *
 	return &groupCommit{c: groupcommit.New(groupcommit.Config[*lookup]{
 		Name: "delivery", DB: db, Log: log, Isolation: groupcommit.Optimistic,
 		MaxBatch: maxBatch, FlushGather: flushGather, Registry: reg,
+		Gather: gatherMore, GatherAfter: gatherAfter, GatherWait: gatherWait,
 		Hooks: groupcommit.Hooks[*lookup]{Wrap: readSuppressions},
 	})}
 }

@@ -38,7 +38,7 @@ const (
 // cancelled meanwhile, errGone) and must then roll back alone, but rarely
 // does: the batch runs without savepoints and, when a write fails, runs
 // again without it (groupcommit.Optimistic). SAVEPOINT and RELEASE were
-// four of a delivered email's nine statements. Every write here may thus
+// four of the 8.4 statements a delivered email cost. Every write here may thus
 // run more than once, and sets only state it fully overwrites.
 type groupCommit struct {
 	c *groupcommit.Committer[*lookup]

@@ -61,6 +61,12 @@ func (s *Service) ignore(kind, reason string, args ...any) {
 	s.log.Info("ignoring a report: "+reason, append([]any{"kind", kind}, args...)...)
 }
 
+// ignoreAfter is ignore from inside a write, once it commits: the group
+// commit may run a write more than once (groupcommit.Optimistic).
+func (s *Service) ignoreAfter(tx *store.Tx, kind, reason string, args ...any) {
+	tx.AfterCommit(func() { s.ignore(kind, reason, args...) })
+}
+
 // findEmail locates the reported email: by the VERP id, else by the id in a
 // VERP return path quoted in the report, else by the returned Message-ID.
 func (s *Service) findEmail(ctx context.Context, ids []string, messageID string) (*email, error) {
@@ -132,7 +138,7 @@ func (s *Service) handleDSN(ctx context.Context, verpID string, d *bounce.DSN) e
 			}
 			i := match(rcpts, dr.FinalRecipient, dr.OriginalRecipient)
 			if i < 0 {
-				s.ignore("dsn", "names no recipient of the email", "email_id", e.ID, "final_recipient", dr.FinalRecipient)
+				s.ignoreAfter(tx, "dsn", "names no recipient of the email", "email_id", e.ID, "final_recipient", dr.FinalRecipient)
 				continue
 			}
 			if rcpts[i].Status == RcptBounced || rcpts[i].Status == RcptSuppressed {
@@ -203,7 +209,7 @@ func (s *Service) handleARF(ctx context.Context, verpID string, from mailauth.Se
 		}
 		who := complainers(rcpts, a.OriginalRcptTo)
 		if len(who) == 0 {
-			s.ignore("arf", "names no recipient the email reached", "email_id", e.ID, "original_rcpt_to", a.OriginalRcptTo)
+			s.ignoreAfter(tx, "arf", "names no recipient the email reached", "email_id", e.ID, "original_rcpt_to", a.OriginalRcptTo)
 			return nil
 		}
 		var addrs []string

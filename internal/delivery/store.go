@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"mailroom/internal/ids"
@@ -62,14 +61,16 @@ func soleRecipient(e *email) string {
 	return ""
 }
 
-// writeAttempts inserts the attempts inside the outcome's transaction; a
-// rerun after a crash that wrote them finds them there (DO NOTHING).
-func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRow) error {
+// writeAttempts queues the attempts to be inserted with the outcome's
+// transaction, just before it commits, together with those of the other
+// outcomes sharing the commit (pendingAttempts); a rerun after a crash that
+// wrote them finds them there (DO NOTHING).
+func writeAttempts(_ context.Context, tx *store.Tx, e *email, rows []attemptRow) error {
 	sole := soleRecipient(e)
 	if len(rows) == 0 {
 		return nil
 	}
-	args := make([]any, 0, len(rows)*attemptCols)
+	p := attemptsOf(tx)
 	for _, a := range rows {
 		r := a.Result
 		reply := truncateReply(r.Message)
@@ -81,27 +82,57 @@ func writeAttempts(ctx context.Context, tx *store.Tx, e *email, rows []attemptRo
 		if rcpt == sole {
 			rcpt = ""
 		}
-		args = append(args, e.ID, rcpt, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
+		p.rows = append(p.rows, e.ID, rcpt, a.Attempt, store.Millis(a.At), a.Took.Milliseconds(), a.Outcome,
 			r.Stage, r.Code, r.Enhanced, reply, r.Host, r.RemoteIP, r.Session.SourceIP, r.TLS, r.Session.Cipher,
 			store.BoolInt(r.Session.Verified), r.Session.MTASTS, store.BoolInt(r.Session.Reused), string(steps))
 	}
-	q := insertAttempt // one recipient, the usual case: the statement is not built again
-	if len(rows) > 1 {
-		q = attemptsHead + strings.TrimSuffix(strings.Repeat(attemptTuple+", ", len(rows)), ", ") + attemptsTail
+	return nil
+}
+
+// pendingAttempts are the attempt rows a transaction's outcomes wrote, in
+// attemptsHead's columns: inserted as multi-row statements just before the
+// commit (one statement per attempt was a third of a delivered email's
+// statements). A read of the attempts inside the transaction (outcomesOf)
+// takes them into account. Rewindable: a write rolled back to its savepoint
+// takes its rows back.
+type pendingAttempts struct{ rows []any }
+
+type attemptsKey struct{}
+
+// attemptsOf is tx's pending attempts, registered on first use to be
+// written before the commit.
+func attemptsOf(tx *store.Tx) *pendingAttempts {
+	return tx.Local(attemptsKey{}, func() any {
+		p := &pendingAttempts{}
+		tx.BeforeFlush(func(ctx context.Context, tx *store.Tx) error {
+			rows := p.rows
+			p.rows = nil
+			return tx.ExecValues(ctx, attemptsInsert, attemptCols, rows, attemptsTail)
+		})
+		return p
+	}).(*pendingAttempts)
+}
+
+func (p *pendingAttempts) Mark() int      { return len(p.rows) }
+func (p *pendingAttempts) Rewind(pos int) { p.rows = p.rows[:pos] }
+
+// each calls f with the pending rows of email id: recipient, attempt,
+// outcome, stage, code, enhanced, reply, as outcomesOf reads them.
+func (p *pendingAttempts) each(id string, f func(rcpt string, attempt int, outcome, stage string, code int, enhanced, reply string)) {
+	for i := 0; i+attemptCols <= len(p.rows); i += attemptCols {
+		r := p.rows[i : i+attemptCols]
+		if r[0].(string) == id {
+			f(r[1].(string), r[2].(int), r[5].(string), r[6].(string), r[7].(int), r[8].(string), r[9].(string))
+		}
 	}
-	_, err := tx.Exec(ctx, q, args...)
-	return err
 }
 
 // The attempts' INSERT, in parts.
 const (
-	attemptCols  = 19
-	attemptsHead = `INSERT INTO email_attempts (email_id, recipient, attempt, created_at, duration_ms, outcome,
-		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)
-		VALUES `
-	attemptTuple  = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" // attemptCols
-	attemptsTail  = ` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`
-	insertAttempt = attemptsHead + attemptTuple + attemptsTail
+	attemptCols    = 19
+	attemptsInsert = `INSERT INTO email_attempts (email_id, recipient, attempt, created_at, duration_ms, outcome,
+		stage, code, enhanced, reply, mx, remote_ip, source_ip, tls_version, tls_cipher, tls_verified, mta_sts, reused, steps)`
+	attemptsTail = ` ON CONFLICT (email_id, recipient, attempt) DO NOTHING`
 )
 
 // Attempt is one recipient's delivery attempt with its session and replies.
@@ -191,6 +222,14 @@ func PurgeAttempts(ctx context.Context, db *store.DB, before time.Time, limit in
 // delivered.
 func outcomesOf(ctx context.Context, q store.Querier, id string, addrs []string) ([]Recipient, error) {
 	last := map[string]Recipient{}
+	note := func(rcpt string, attempt int, outcome, stage string, code int, enhanced, reply string) {
+		if rcpt == "" && len(addrs) == 1 {
+			rcpt = addrs[0] // the email's one address (soleRecipient)
+		}
+		if r, ok := last[rcpt]; !ok || attempt > r.Attempts {
+			last[rcpt] = outcomeOf(rcpt, attempt, outcome, stage, code, enhanced, reply)
+		}
+	}
 	rows, err := q.Query(ctx, `SELECT recipient, attempt, outcome, stage, code, enhanced, reply FROM email_attempts WHERE email_id = ?`, id)
 	if err != nil {
 		return nil, err
@@ -202,15 +241,13 @@ func outcomesOf(ctx context.Context, q store.Querier, id string, addrs []string)
 		if err := rows.Scan(&rcpt, &attempt, &outcome, &stage, &code, &enhanced, &reply); err != nil {
 			return nil, err
 		}
-		if rcpt == "" && len(addrs) == 1 {
-			rcpt = addrs[0] // the email's one address (soleRecipient)
-		}
-		if r, ok := last[rcpt]; !ok || attempt > r.Attempts {
-			last[rcpt] = outcomeOf(rcpt, attempt, outcome, stage, code, enhanced, reply)
-		}
+		note(rcpt, attempt, outcome, stage, code, enhanced, reply)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if tx, ok := q.(*store.Tx); ok {
+		attemptsOf(tx).each(id, note) // written in this transaction, not yet inserted
 	}
 	out := make([]Recipient, len(addrs))
 	for i, a := range addrs {

@@ -222,21 +222,19 @@ func (s *Service) envelope(ctx context.Context, e *email, send []string) (outbou
 // added them) are changed at once; those at a receiving domain held back
 // wait, no attempt counted, until the hold ends (holdWait, see backoff);
 // the rest are sent to now.
-func (s *Service) sendable(ctx context.Context, q store.Querier, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
-	var owed []int
-	var addrs []string
-	for i, r := range rcpts {
-		if r.owed() {
-			owed = append(owed, i)
-			addrs = append(addrs, r.Email)
+// sup is what the claim's batch read of the suppressions (readSuppressions);
+// when nil they are read here, through q.
+func (s *Service) sendable(ctx context.Context, q store.Querier, e *email, rcpts []Recipient, sup map[string]string, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, err error) {
+	if sup == nil {
+		if sup, err = suppressions.Suppressed(ctx, q, e.WorkspaceID, owedAddrs(rcpts)); err != nil {
+			return nil, nil, 0, err
 		}
 	}
-	sup, err := suppressions.Suppressed(ctx, q, e.WorkspaceID, addrs)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	for _, i := range owed {
+	for i := range rcpts {
 		r := &rcpts[i]
+		if !r.owed() {
+			continue
+		}
 		if reason, ok := sup[suppressions.Normalize(r.Email)]; ok {
 			r.Status, r.Message = RcptSuppressed, "address is suppressed ("+reason+"); not sent"
 			changed = append(changed, *r)
@@ -261,10 +259,11 @@ func (s *Service) sendable(ctx context.Context, q store.Querier, e *email, rcpts
 func (s *Service) claim(ctx context.Context, e *email, rcpts []Recipient, now time.Time) (changed []Recipient, send []string, holdWait time.Duration, claimed bool, err error) {
 	token := ids.Secret(8)
 	var split []Recipient
-	err = s.writes.Do(ctx, func(tx *store.Tx) error {
-		// Run again alone if the shared commit fails: every result is set afresh.
+	l := &lookup{workspaceID: e.WorkspaceID, addrs: owedAddrs(rcpts)}
+	err = s.writes.DoReading(ctx, l, func(tx *store.Tx) error {
+		// Run again if the shared commit fails: every result is set afresh.
 		claimed, split = false, slices.Clone(rcpts)
-		if changed, send, holdWait, err = s.sendable(ctx, tx, e, split, now); err != nil || len(send) == 0 {
+		if changed, send, holdWait, err = s.sendable(ctx, tx, e, split, l.found, now); err != nil || len(send) == 0 {
 			return err
 		}
 		ok, err := sending.MarkSending(ctx, tx, e.ID, token, now)
@@ -279,6 +278,17 @@ func (s *Service) claim(ctx context.Context, e *email, rcpts []Recipient, now ti
 		e.claim = token
 	}
 	return changed, send, holdWait, claimed, nil
+}
+
+// owedAddrs lists the addresses of the recipients owed an attempt.
+func owedAddrs(rcpts []Recipient) []string {
+	var addrs []string
+	for _, r := range rcpts {
+		if r.owed() {
+			addrs = append(addrs, r.Email)
+		}
+	}
+	return addrs
 }
 
 // transmit hands the message to the transport: one transaction, or for a

@@ -2,6 +2,7 @@ package groupcommit
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -104,51 +105,89 @@ func (c *Committer[T]) alone(ctx context.Context, w *write[T]) error {
 
 // run commits the writes in one transaction (twice when Hooks.Ended asks)
 // and returns CommitLater's wait. errs receives each write's own failure
-// where the strategy lets the others commit (Savepoint).
+// where the strategy lets the others commit (Savepoint, Optimistic).
 func (c *Committer[T]) run(ctx context.Context, ws []*write[T], errs []error) (wait func() error, err error) {
 	b := &Batch[T]{Items: make([]T, len(ws))}
 	for i, w := range ws {
 		b.Items[i] = w.item
 	}
+	iso, reruns := c.cfg.Isolation, 0
 	for {
-		clear(errs)
+		if reruns == 0 {
+			clear(errs)
+		}
 		wait, err = c.cfg.DB.InTxLater(ctx, func(tx *store.Tx) error {
 			if c.cfg.Hooks.Wrap != nil {
-				return c.cfg.Hooks.Wrap(ctx, tx, b, func(ctx context.Context) error { return c.writes(ctx, tx, ws, errs) })
+				return c.cfg.Hooks.Wrap(ctx, tx, b, func(ctx context.Context) error { return c.writes(ctx, tx, ws, errs, iso) })
 			}
-			return c.writes(ctx, tx, ws, errs)
+			return c.writes(ctx, tx, ws, errs, iso)
 		})
+		if errors.Is(err, errRunAgain) {
+			// A write failed (Optimistic): the batch runs again without it.
+			c.metrics.reruns.Inc()
+			if reruns++; reruns >= optimisticRuns {
+				iso = Savepoint
+			}
+			continue
+		}
 		if c.cfg.Hooks.Ended == nil || !c.cfg.Hooks.Ended(b, err) || b.Attempt > 0 {
 			return wait, err
 		}
 		b.Attempt++
+		iso, reruns = c.cfg.Isolation, 0
 	}
 }
 
-// writes runs the writes in tx under the committer's isolation strategy.
-// An error it returns fails the whole transaction.
-func (c *Committer[T]) writes(ctx context.Context, tx *store.Tx, ws []*write[T], errs []error) error {
-	if c.cfg.Isolation != Savepoint || len(ws) == 1 {
+// optimisticRuns bounds how often an Optimistic batch runs again without
+// its failed writes before it falls back to savepoints: a batch where many
+// writes fail must not run once per failure.
+const optimisticRuns = 3
+
+// errRunAgain ends an Optimistic run whose write failed (its error is in
+// errs): the transaction rolls back and the batch runs again without it.
+var errRunAgain = errors.New("groupcommit: a write failed; running the batch again without it")
+
+// writes runs the writes in tx under isolation iso, skipping those that
+// already failed in an earlier run of the batch (errs). An error it returns
+// fails the whole transaction.
+func (c *Committer[T]) writes(ctx context.Context, tx *store.Tx, ws []*write[T], errs []error, iso Isolation) error {
+	if len(ws) == 1 {
+		iso = RetryAlone // alone, its failure is the transaction's
+	}
+	switch iso {
+	case Savepoint:
+		for i, w := range ws {
+			if errs[i] != nil {
+				continue
+			}
+			mark := tx.Mark()
+			if _, err := tx.Exec(ctx, "SAVEPOINT w"); err != nil {
+				return err
+			}
+			if errs[i] = call(ctx, tx, w.fn); errs[i] != nil {
+				if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+					return err
+				}
+				tx.Rewind(mark)
+			}
+			if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
+				return err
+			}
+		}
+	case Optimistic:
+		for i, w := range ws {
+			if errs[i] != nil {
+				continue
+			}
+			if errs[i] = call(ctx, tx, w.fn); errs[i] != nil {
+				return errRunAgain
+			}
+		}
+	default:
 		for _, w := range ws {
 			if err := call(ctx, tx, w.fn); err != nil {
 				return err
 			}
-		}
-		return nil
-	}
-	for i, w := range ws {
-		mark := tx.Mark()
-		if _, err := tx.Exec(ctx, "SAVEPOINT w"); err != nil {
-			return err
-		}
-		if errs[i] = call(ctx, tx, w.fn); errs[i] != nil {
-			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
-				return err
-			}
-			tx.Rewind(mark)
-		}
-		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
-			return err
 		}
 	}
 	return nil

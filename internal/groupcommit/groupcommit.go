@@ -8,10 +8,12 @@
 // Stop (a job running while the node boots or drains) commit alone in the
 // caller instead, so a write is never lost for want of a committer.
 //
-// Two isolation strategies keep one bad write from failing its neighbours
+// Three isolation strategies keep one bad write from failing its neighbours
 // (see Isolation): RetryAlone runs the batch plainly and, when it fails,
 // runs each write again in a transaction of its own; Savepoint wraps each
-// write in a SAVEPOINT and rolls back only the one that failed.
+// write in a SAVEPOINT and rolls back only the one that failed; Optimistic
+// runs the batch plainly and, when a write fails, runs it again without
+// that write.
 //
 // The techniques the send path measured are options of the one committer:
 // on SQLite a commit's answers wait for its WAL flush while the next batch
@@ -54,6 +56,15 @@ const (
 	// write may fail as a matter of course (a delivery outcome for an
 	// email cancelled meanwhile).
 	Savepoint
+	// Optimistic runs a batch's writes plainly, as RetryAlone; a write that
+	// fails is answered as under Savepoint (its error, nothing of it kept),
+	// but by rolling the whole transaction back and running the batch
+	// again without it. The writes before it thus run twice and must set
+	// only state they fully overwrite. After optimisticRuns failed runs
+	// the batch falls back to savepoints. It costs nothing per write while
+	// writes succeed: use it where a write fails as a matter of course, but
+	// rarely (delivery's claims and outcomes).
+	Optimistic
 )
 
 // Func is one write. It must touch the database only through tx.

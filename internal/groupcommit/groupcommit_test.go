@@ -28,6 +28,7 @@ var strategies = []struct {
 }{
 	{"RetryAlone", RetryAlone},
 	{"Savepoint", Savepoint},
+	{"Optimistic", Optimistic},
 }
 
 // bundle is one committer on its own database with a table t (n INTEGER).
@@ -169,6 +170,21 @@ func (b *bundle) commits(t *testing.T) (n uint64, writes, fallbacks float64) {
 	return n, writes, fallbacks
 }
 
+// reruns answers how many Optimistic batches ran again without a failed write.
+func (b *bundle) reruns(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "mailroom_group_commit_reruns_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
 var errBad = errors.New("a bad write")
 
 func TestCommitter(t *testing.T) {
@@ -228,14 +244,18 @@ func TestCommitter(t *testing.T) {
 				}
 				// RetryAlone runs the writes again, alone (those up to the
 				// failing one had run in the batch too); a savepoint keeps a write
-				// from ever running twice.
-				wantFallbacks := 0.0
-				if st.iso == RetryAlone {
+				// from ever running twice; Optimistic runs the batch again
+				// without the failed write, so those before it run twice.
+				wantFallbacks, wantReruns := 0.0, 0.0
+				switch st.iso {
+				case RetryAlone:
 					wantFallbacks = 1
+				case Optimistic:
+					wantReruns = 1
 				}
 				for i := 1; i <= 5; i++ {
 					want := int32(1)
-					if st.iso == RetryAlone && i <= 3 {
+					if st.iso == RetryAlone && i <= 3 || st.iso == Optimistic && i < 3 {
 						want = 2
 					}
 					if runs[i].Load() != want {
@@ -244,6 +264,9 @@ func TestCommitter(t *testing.T) {
 				}
 				if _, _, f := b.commits(t); f != wantFallbacks {
 					t.Errorf("%v fallbacks to single writes, want %v", f, wantFallbacks)
+				}
+				if r := b.reruns(t); r != wantReruns {
+					t.Errorf("%v reruns, want %v", r, wantReruns)
 				}
 			})
 
@@ -428,6 +451,46 @@ func TestCommitter(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// An Optimistic batch in which many writes fail runs again without them at
+// most optimisticRuns times, then isolates the rest with savepoints: each
+// write is still answered with its own result.
+func TestOptimisticBatchOfManyFailuresFallsBackToSavepoints(t *testing.T) {
+	b := setup(t, Config[int]{Isolation: Optimistic})
+	b.start(t)
+	var runs [11]atomic.Int32
+	release := b.hold(t)
+	var chs []<-chan error
+	for i := 1; i <= 10; i++ {
+		chs = append(chs, b.c.Submit(i, func(ctx context.Context, tx *store.Tx) error {
+			runs[i].Add(1)
+			if err := insert(i)(ctx, tx); err != nil {
+				return err
+			}
+			if i%2 == 0 {
+				return errBad
+			}
+			return nil
+		}))
+	}
+	release()
+	for i, err := range answers(t, chs, 10*time.Second) {
+		if want := (i+1)%2 == 0; errors.Is(err, errBad) != want || (!want && err != nil) {
+			t.Errorf("write %d answered %v", i+1, err)
+		}
+	}
+	if got, want := b.rows(t), []int{0, 1, 3, 5, 7, 9}; !slices.Equal(got, want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+	if r := b.reruns(t); r != optimisticRuns {
+		t.Errorf("%v reruns, want %d before falling back to savepoints", r, optimisticRuns)
+	}
+	for i := 1; i <= 10; i++ {
+		if n := runs[i].Load(); n > optimisticRuns+1 {
+			t.Errorf("write %d ran %d times, want at most %d", i, n, optimisticRuns+1)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ type metrics struct {
 	flush     prometheus.Histogram // after COMMIT until on disk (SQLite's WAL flush; PostgreSQL's COMMIT is durable)
 	fallbacks prometheus.Counter   // batches that failed and were run again one write at a time
 	deadlocks prometheus.Counter   // writes run again alone after PostgreSQL picked them as a deadlock victim
+	reruns    prometheus.Counter   // Optimistic batches run again without a write that failed
 }
 
 func newMetrics(name string, maxBatch int, reg prometheus.Registerer) metrics {
@@ -42,9 +43,13 @@ func newMetrics(name string, maxBatch int, reg prometheus.Registerer) metrics {
 			Name: "mailroom_group_commit_deadlock_retries_total", Help: "Writes run again alone after PostgreSQL picked them as a deadlock victim.",
 			ConstLabels: labels,
 		}),
+		reruns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mailroom_group_commit_reruns_total", Help: "Group commits (Optimistic) rolled back and run again without a write that failed.",
+			ConstLabels: labels,
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.writes, m.seconds, m.flush, m.fallbacks, m.deadlocks)
+		reg.MustRegister(m.writes, m.seconds, m.flush, m.fallbacks, m.deadlocks, m.reruns)
 	}
 	return m
 }

@@ -46,23 +46,13 @@ func TestFanOutBatchesResumeAfterTheLast(t *testing.T) {
 
 	// Pending again: the first recipient, two in the middle of different
 	// batches, and the last.
-	ctx := t.Context()
 	again := []int{0, broadcasts.BatchSize - 1, broadcasts.BatchSize + 50, n - 1}
 	var addrs []string
 	for _, i := range again {
 		addrs = append(addrs, fmt.Sprintf("'m%05d@example.net'", i))
 	}
-	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcast_recipients SET status = 'pending', email_id = ''
-		WHERE broadcast_id = '`+bc+`' AND email IN (`+strings.Join(addrs, ",")+`)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcasts SET status = 'sending', finished_at = NULL WHERE id = '`+bc+`'`); err != nil {
-		t.Fatal(err)
-	}
 	before := sink.Count()
-	if err := a.Broadcasts().FanOut(ctx, a.WorkspaceID, bc); err != nil {
-		t.Fatal(err)
-	}
+	rerunAfterCrash(t, a, bc, `email IN (`+strings.Join(addrs, ",")+`)`)
 	testapp.Eventually(t, 20*time.Second, func() bool { return sink.Count() >= before+len(again) }, "the rerun did not reach every pending recipient")
 	time.Sleep(200 * time.Millisecond) // nothing more arrives
 	var got []string
@@ -95,5 +85,23 @@ func TestPendingBatchSeeksPastHandedOver(t *testing.T) {
 	all := testdb.QueryPlan(t, a.DB.R, broadcasts.PendingBatchSQL, "bc_x", "ct_x", 100)
 	if !strings.Contains(all, "contact_id>?") || strings.Contains(all, "TEMP B-TREE") {
 		t.Errorf("the batch read does not seek past the last batch:\n%s", all)
+	}
+}
+
+// rerunAfterCrash leaves broadcast bc as a crash mid-fan-out would (sending,
+// the recipients matching where not yet handed over) and runs its fan-out
+// again.
+func rerunAfterCrash(t *testing.T, a *testapp.App, bc, where string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcast_recipients SET status = 'pending', email_id = ''
+		WHERE broadcast_id = '`+bc+`' AND `+where); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcasts SET status = 'sending', finished_at = NULL WHERE id = '`+bc+`'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Broadcasts().FanOut(ctx, a.WorkspaceID, bc); err != nil {
+		t.Fatal(err)
 	}
 }

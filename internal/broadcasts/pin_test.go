@@ -35,18 +35,8 @@ func TestRerunKeepsTemplateVersion(t *testing.T) {
 
 	// The state a crash mid-fan-out leaves: the broadcast sending, a
 	// recipient not yet handed over.
-	ctx := t.Context()
-	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcast_recipients SET status = 'pending', email_id = ''
-		WHERE broadcast_id = '`+bc+`' AND contact_id = (SELECT MIN(contact_id) FROM broadcast_recipients WHERE broadcast_id = '`+bc+`')`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.DB.W.ExecContext(ctx, `UPDATE broadcasts SET status = 'sending', finished_at = NULL WHERE id = '`+bc+`'`); err != nil {
-		t.Fatal(err)
-	}
 	before := sink.Count()
-	if err := a.Broadcasts().FanOut(ctx, a.WorkspaceID, bc); err != nil {
-		t.Fatal(err)
-	}
+	rerunAfterCrash(t, a, bc, `contact_id = (SELECT MIN(contact_id) FROM broadcast_recipients WHERE broadcast_id = '`+bc+`')`)
 	testapp.Eventually(t, 20*time.Second, func() bool { return sink.Count() == before+1 }, "the rerun sent nothing")
 	if got := string(sink.Messages()[before].Data); !strings.Contains(got, "Subject: News v1") || !strings.Contains(got, "v1 for") {
 		t.Fatalf("the rerun rendered another version:\n%s", got)

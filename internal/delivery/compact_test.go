@@ -35,13 +35,7 @@ func TestDeliveredRecipientsCompacted(t *testing.T) {
 			t.Errorf("rebuilt outcome %+v", r)
 		}
 	}
-	reads := func() string {
-		var out []string
-		for _, p := range []string{"/v1/emails/" + id, "/v1/emails/" + id + "/attempts", "/v1/emails?limit=3"} {
-			out = append(out, string(b.a.Do("GET", p, nil).Body))
-		}
-		return strings.Join(out, "\n")
-	}
+	reads := func() string { return emailReads(b, id) }
 	compact := reads()
 	// Stored whole, as before the cut: the same answers and outcomes.
 	full, _ := json.Marshal(rebuilt)
@@ -76,13 +70,7 @@ func TestDeliveredToCompacted(t *testing.T) {
 	if len(rebuilt) != 1 || rebuilt[0].Email != "ann@example.net" || rebuilt[0].Status != delivery.RcptDelivered || rebuilt[0].Code != 250 {
 		t.Fatalf("rebuilt %+v", rebuilt)
 	}
-	reads := func() string {
-		var out []string
-		for _, p := range []string{"/v1/emails/" + id, "/v1/emails/" + id + "/attempts", "/v1/emails?limit=3"} {
-			out = append(out, string(b.a.Do("GET", p, nil).Body))
-		}
-		return strings.Join(out, "\n")
-	}
+	reads := func() string { return emailReads(b, id) }
 	compact := reads()
 	// Its attempt row stores its one address as '' (soleRecipient).
 	var rcpt string
@@ -107,4 +95,14 @@ func TestDeliveredToCompacted(t *testing.T) {
 			t.Errorf("outcomes stored as %s: %+v, rebuilt %+v", stored, got, rebuilt)
 		}
 	}
+}
+
+// emailReads is what the API answers about email id: the email, its
+// attempts and the list holding it, to compare stored forms by.
+func emailReads(b *bundle, id string) string {
+	var out []string
+	for _, p := range []string{"/v1/emails/" + id, "/v1/emails/" + id + "/attempts", "/v1/emails?limit=3"} {
+		out = append(out, string(b.a.Do("GET", p, nil).Body))
+	}
+	return strings.Join(out, "\n")
 }

@@ -20,6 +20,10 @@ type stmtCache struct {
 	mu     sync.Mutex
 	m      map[string]*sql.Stmt // nil value: being prepared (or failed)
 	closed bool
+	// preparing counts the goroutines still preparing: close waits for them,
+	// since one that opened a connection as the pool closed would create the
+	// database's -wal and -shm files again after Close returned.
+	preparing sync.WaitGroup
 }
 
 func newStmtCache(pool *sql.DB) *stmtCache {
@@ -37,8 +41,10 @@ func (c *stmtCache) get(q string) *sql.Stmt {
 		return st
 	}
 	c.m[q] = nil
+	c.preparing.Add(1)
 	c.mu.Unlock()
 	go func() {
+		defer c.preparing.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		st, err := c.pool.PrepareContext(ctx, q)
@@ -61,11 +67,12 @@ func (c *stmtCache) close() {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
 	for _, st := range c.m {
 		if st != nil {
 			st.Close()
 		}
 	}
+	c.mu.Unlock()
+	c.preparing.Wait() // a late one closes its own statement (closed is set)
 }

@@ -873,10 +873,10 @@ func (c *Client) Reset() error {
 		return err
 	}
 
-	// allow custom HELLO again
-	c.didHello = false
-	c.helloError = nil
-
+	// Mailroom: the session keeps its EHLO across RSET (RFC 5321 4.1.1.5
+	// clears only the transaction); v0.25.1 said EHLO again before the next
+	// MAIL, a round trip per reused session, and some servers answer a
+	// second EHLO 503, which delivery took for a refused MAIL.
 	c.rcpts = nil
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,4 +111,35 @@ func TestServerMaxSessionDuration(t *testing.T) {
 		}
 	}
 	t.Fatal("session outlived MaxSessionDuration")
+}
+
+// TestClientResetKeepsHello: after RSET the next transaction goes on
+// without a second EHLO.
+func TestClientResetKeepsHello(t *testing.T) {
+	var ehlos atomic.Int32
+	_, s, c, _ := testServer(t, func(s *smtp.Server) {
+		s.Command = func(_ *smtp.Conn, verb string) (bool, error) {
+			if verb == "EHLO" || verb == "HELO" {
+				ehlos.Add(1)
+			}
+			return true, nil
+		}
+	})
+	defer s.Close()
+	cl := smtp.NewClient(c)
+	defer cl.Close()
+	if err := cl.Hello("localhost"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := cl.Mail("root@nsa.gov", nil); err != nil {
+			t.Fatalf("MAIL %d: %v", i, err)
+		}
+		if err := cl.Reset(); err != nil {
+			t.Fatalf("RSET %d: %v", i, err)
+		}
+	}
+	if n := ehlos.Load(); n != 1 {
+		t.Fatalf("%d greetings over three transactions and two RSETs, want 1", n)
+	}
 }

@@ -103,10 +103,12 @@ func New(cfg Config) *Service {
 		r = cfg.Resolver
 	}
 	s.resolver = newTXTCache(r, cfg.Clock)
-	// Received messages share commits (one fsync on SQLite for many), each
-	// in its own savepoint so that one failing write fails alone.
+	// Received messages share commits (one fsync on SQLite for many). A
+	// failing write fails alone: its batch runs again without it
+	// (Optimistic). A savepoint per message made SQLite copy every page it
+	// touched into the savepoint's journal.
 	s.commits = groupcommit.New(groupcommit.Config[struct{}]{Name: "inbound", DB: cfg.DB, Log: cfg.Log,
-		Isolation: groupcommit.Savepoint, MaxBatch: receiveBatch, FlushGather: receiveGather, Registry: cfg.Registry})
+		Isolation: groupcommit.Optimistic, MaxBatch: receiveBatch, FlushGather: receiveGather, Registry: cfg.Registry})
 	return s
 }
 

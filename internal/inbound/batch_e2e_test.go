@@ -85,3 +85,43 @@ func TestReceiveBatchOneFailsAlone(t *testing.T) {
 		t.Errorf("%d events and %d threads for the mailbox, want %d of each", events, threads, n-1)
 	}
 }
+
+// TestIndexWrittenOncePerCommit: on SQLite a commit's new messages enter the
+// full-text index by one statement (indexLater), so FTS5 writes one segment
+// for them; a trigger per message wrote one per message (64 here, merged
+// down only later). Each message is found by its own word.
+func TestIndexWrittenOncePerCommit(t *testing.T) {
+	a := testapp.Start(t)
+	if a.DB.Dialect != store.SQLite {
+		t.Skip("PostgreSQL indexes a generated column")
+	}
+	ctx := t.Context()
+	mbs, err := a.Inbound().Mailboxes(ctx, a.WorkspaceID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	segments := func() (n int) {
+		if err := a.DB.QueryRow(ctx, `SELECT count(DISTINCT segid) FROM messages_search_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := segments()
+	const n = 64
+	raws := make([][]byte, n)
+	for i := range raws {
+		raws[i] = fmt.Appendf(nil, "From: a@x.example\r\nSubject: note %d\r\n\r\nword%dword and more\r\n", i, i)
+	}
+	if err := a.Inbound().Seed(ctx, &mbs[0], raws); err != nil {
+		t.Fatal(err)
+	}
+	if got := segments() - before; got != 1 {
+		t.Errorf("%d index segments added by one commit of %d messages, want 1", got, n)
+	}
+	for _, i := range []int{0, 31, 63} {
+		hits, err := a.Inbound().Search(ctx, inbound.Reader{WorkspaceID: a.WorkspaceID}, fmt.Sprintf("word%dword", i), 10)
+		if err != nil || len(hits) != 1 || hits[0].Subject != fmt.Sprintf("note %d", i) {
+			t.Errorf("search for message %d's word: %v %+v", i, err, hits)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,6 +204,7 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, row messageRow
 	if err != nil {
 		return err
 	}
+	indexLater(tx, m.ID)
 	if raw != nil {
 		_, err := tx.Exec(ctx, `INSERT INTO message_raw (message_id, data, text_at, html_at) VALUES (?, ?, ?, ?)`,
 			m.ID, raw.data, cutAt(raw.textAt), cutAt(raw.htmlAt))
@@ -218,6 +220,45 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, row messageRow
 			return err
 		}
 	}
+	return nil
+}
+
+// indexLater queues message id for SQLite's full-text index, written for
+// the whole transaction by one statement before it commits (00127):
+// FTS5 writes its pending entries out as a new segment at every statement
+// that changes it, so a trigger per message made a segment, and later
+// merges, per message. PostgreSQL indexes a generated column.
+func indexLater(tx *store.Tx, id string) {
+	if tx.Dialect() != store.SQLite {
+		return
+	}
+	q := tx.Local(searchQueueKey{}, func() any {
+		q := &searchQueue{}
+		tx.BeforeFlush(q.write)
+		return q
+	}).(*searchQueue)
+	q.ids = append(q.ids, id)
+}
+
+type searchQueueKey struct{}
+
+// searchQueue holds the ids of the messages a transaction inserted. One
+// rolled back (to a savepoint) stays queued and is simply not found.
+type searchQueue struct{ ids []string }
+
+// searchIndexChunk bounds one statement's IN list.
+const searchIndexChunk = 256
+
+func (q *searchQueue) write(ctx context.Context, tx *store.Tx) error {
+	for ids := range slices.Chunk(q.ids, searchIndexChunk) {
+		args, in := store.PaddedIn(nil, ids)
+		if _, err := tx.Exec(ctx, `INSERT INTO messages_search (rowid, subject, search_people, search_body)
+			SELECT rowid, subject, search_people, CASE WHEN search_body = '' THEN COALESCE(text_body, '') ELSE search_body END
+			FROM messages WHERE id IN (`+in+`) ORDER BY rowid`, args...); err != nil { // FTS5 flushes at a lower rowid
+			return err
+		}
+	}
+	q.ids = nil
 	return nil
 }
 

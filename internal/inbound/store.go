@@ -226,8 +226,9 @@ func insertMessage(ctx context.Context, tx *store.Tx, m *Message, row messageRow
 // indexLater queues message id for SQLite's full-text index, written for
 // the whole transaction by one statement before it commits (00127):
 // FTS5 writes its pending entries out as a new segment at every statement
-// that changes it, so a trigger per message made a segment, and later
-// merges, per message. PostgreSQL indexes a generated column.
+// savepoint and before a lower rowid, so a trigger per message made a
+// segment, and later merges, per message. PostgreSQL indexes a generated
+// column.
 func indexLater(tx *store.Tx, id string) {
 	if tx.Dialect() != store.SQLite {
 		return
